@@ -1,0 +1,48 @@
+# Two commands do everything on a fresh machine (Python 3.11+):
+#   make demo   install, migrate, seed demo data, serve http://127.0.0.1:8000 with background jobs
+#   make test   install what the tests need and run the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install install-test demo test lint migrate worker bench-claims clean
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[test]'
+	@command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+		echo "chromium is not installed: browser tests will be skipped (install Debian's chromium)"
+	touch $@
+
+install-test: $(VENV)/.installed-test
+
+migrate: install
+	$(PY) manage.py migrate --no-input
+
+demo: migrate
+	$(PY) manage.py seed_demo
+	$(PY) manage.py rundemo --addr $(HOST) --port $(PORT)
+
+test: install-test
+	HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-test
+	$(VENV)/bin/ruff check .
+
+worker: install
+	$(VENV)/bin/celery -A config worker -Q default,generation -l info
+
+clean:
+	rm -rf $(VENV) var db.sqlite3 db.sqlite3-wal db.sqlite3-shm

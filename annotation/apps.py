@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class AnnotationConfig(AppConfig):
+    name = "annotation"
+    verbose_name = "Annotation, media and benchmark versions"
+
+    def ready(self):
+        from annotation import media_jobs  # noqa: F401  (registers the media job kinds)
+        from annotation.bootstrap import on_post_migrate
+
+        post_migrate.connect(on_post_migrate, sender=self, dispatch_uid="annotation-bootstrap")

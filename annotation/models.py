@@ -1,0 +1,228 @@
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+class MediaAsset(models.Model):
+    """What videos and images share: the stored file, its checksum and who brought it."""
+
+    class Status(models.TextChoices):
+        PROBING = "probing", "Probing"
+        READY = "ready", "Ready"
+
+    class Source(models.TextChoices):
+        UPLOAD = "upload", "Upload"
+        IMPORT = "import", "Import"
+        DERIVED = "derived", "Derived"
+
+    title = models.CharField(max_length=255)
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField()
+    checksum = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the file's bytes")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROBING, db_index=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
+    provenance = models.JSONField(default=dict, blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    probe_job = models.ForeignKey("generation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return self.title
+
+
+class Video(MediaAsset):
+    file = models.FileField(upload_to="videos/", max_length=255)
+    poster = models.ImageField(upload_to="posters/", blank=True, max_length=255)
+    duration = models.FloatField(null=True, blank=True, help_text="seconds")
+    fps = models.FloatField(null=True, blank=True)
+    frame_count = models.IntegerField(null=True, blank=True)
+    width = models.IntegerField(null=True, blank=True)
+    height = models.IntegerField(null=True, blank=True)
+    codec = models.CharField(max_length=32, blank=True)
+
+    class Meta(MediaAsset.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(duration__isnull=True) | models.Q(duration__gt=0), name="video_duration_positive"
+            ),
+        ]
+
+
+class Image(MediaAsset):
+    file = models.FileField(upload_to="images/", max_length=255)
+    thumbnail = models.ImageField(upload_to="thumbnails/", blank=True, max_length=255)
+    width = models.IntegerField(null=True, blank=True)
+    height = models.IntegerField(null=True, blank=True)
+    format = models.CharField(max_length=16, blank=True)
+
+
+class Benchmark(models.Model):
+    class Slug(models.TextChoices):
+        BLACKSWAN = "blackswan", "BlackSwanSuite"
+        CVQA = "cvqa", "C-VQA"
+        NLEYE = "nleye", "NL-EYE"
+        CVRR = "cvrr", "CVRR-ES"
+        MAIA = "maia", "MAIA"
+
+    slug = models.CharField(max_length=16, choices=Slug.choices, unique=True)
+    name = models.CharField(max_length=64)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.name
+
+
+class FrozenError(ValidationError):
+    """Raised on any attempt to change a frozen benchmark version or its items."""
+
+
+class BenchmarkVersion(models.Model):
+    class Source(models.TextChoices):
+        IMPORT = "import", "Imported release"
+        CURATION = "curation", "Curation"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="versions")
+    label = models.CharField(max_length=64)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CURATION)
+    description = models.TextField(blank=True)
+    frozen = models.BooleanField(default=False)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    item_count = models.PositiveIntegerField(default=0)
+    checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the items, set on freezing")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark__slug", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "label"], name="unique_version_label_per_benchmark"),
+            models.CheckConstraint(
+                condition=models.Q(frozen=False) | ~models.Q(checksum=""), name="frozen_version_has_checksum"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.benchmark.slug}:{self.label}"
+
+    def save(self, *args, **kwargs):
+        if self.pk:
+            stored = BenchmarkVersion.objects.filter(pk=self.pk).values(
+                "frozen", "label", "benchmark_id", "checksum", "item_count"
+            ).first()
+            if stored and stored["frozen"]:
+                changed = [k for k, v in stored.items() if getattr(self, k) != v]
+                if changed:
+                    raise FrozenError(f"Version {self} is frozen: {', '.join(changed)} cannot change.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self.frozen:
+            raise FrozenError(f"Version {self} is frozen and cannot be deleted.")
+        return super().delete(*args, **kwargs)
+
+
+class BenchmarkItemQuerySet(models.QuerySet):
+    def _refuse_if_frozen(self):
+        if self.filter(version__frozen=True).exists():
+            raise FrozenError("These items belong to a frozen version and cannot change.")
+
+    def update(self, **kwargs):
+        self._refuse_if_frozen()
+        return super().update(**kwargs)
+
+    def delete(self):
+        self._refuse_if_frozen()
+        return super().delete()
+
+
+class BenchmarkItem(models.Model):
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=128, help_text="Stable id, e.g. the release's own id")
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BenchmarkItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["version_id", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "external_id"], name="unique_item_id_per_version"),
+        ]
+
+    def __str__(self):
+        return f"{self.version}/{self.external_id}"
+
+    def _refuse_if_frozen(self):
+        if BenchmarkVersion.objects.filter(pk=self.version_id, frozen=True).exists():
+            raise FrozenError(f"Version {self.version} is frozen: its items cannot change.")
+
+    def clean(self):
+        from annotation.payloads import validate_payload
+
+        validate_payload(self.version.benchmark.slug, self.payload)
+
+    def save(self, *args, **kwargs):
+        self._refuse_if_frozen()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self._refuse_if_frozen()
+        return super().delete(*args, **kwargs)
+
+
+class ItemMediaQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        if self.filter(item__version__frozen=True).exists():
+            raise FrozenError("Media of a frozen version cannot change.")
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self.filter(item__version__frozen=True).exists():
+            raise FrozenError("Media of a frozen version cannot change.")
+        return super().delete()
+
+
+class ItemMedia(models.Model):
+    """A video or image an item uses, under a role such as `premise` or `pre`."""
+
+    item = models.ForeignKey(BenchmarkItem, on_delete=models.CASCADE, related_name="media")
+    role = models.CharField(max_length=32)
+    video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="item_uses")
+    image = models.ForeignKey(Image, null=True, blank=True, on_delete=models.PROTECT, related_name="item_uses")
+
+    objects = ItemMediaQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["item_id", "role"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "role"], name="unique_media_role_per_item"),
+            models.CheckConstraint(
+                condition=(models.Q(video__isnull=False, image__isnull=True)
+                           | models.Q(video__isnull=True, image__isnull=False)),
+                name="item_media_exactly_one_asset",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.item} {self.role}"
+
+    @property
+    def asset(self):
+        return self.video or self.image
+
+    def save(self, *args, **kwargs):
+        if BenchmarkItem.objects.filter(pk=self.item_id, version__frozen=True).exists():
+            raise FrozenError("Media of a frozen version cannot change.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if BenchmarkItem.objects.filter(pk=self.item_id, version__frozen=True).exists():
+            raise FrozenError("Media of a frozen version cannot change.")
+        return super().delete(*args, **kwargs)

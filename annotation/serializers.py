@@ -1,0 +1,93 @@
+from django.urls import reverse
+from rest_framework import serializers
+
+from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, Image, ItemMedia, Video
+
+
+class _AssetSerializer(serializers.ModelSerializer):
+    file_url = serializers.SerializerMethodField()
+    probe_job = serializers.PrimaryKeyRelatedField(read_only=True)
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    def get_file_url(self, obj) -> str:
+        return reverse(f"media-{obj.__class__.__name__.lower()}-file", args=[obj.pk])
+
+
+class VideoSerializer(_AssetSerializer):
+    poster_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Video
+        fields = ["id", "title", "original_name", "size_bytes", "checksum", "status", "source", "duration", "fps",
+                  "frame_count", "width", "height", "codec", "file_url", "poster_url", "probe_job", "uploaded_by",
+                  "provenance", "created_at"]
+        read_only_fields = fields
+
+    def get_poster_url(self, obj) -> str | None:
+        return reverse("media-video-poster", args=[obj.pk]) if obj.poster else None
+
+
+class ImageSerializer(_AssetSerializer):
+    thumbnail_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Image
+        fields = ["id", "title", "original_name", "size_bytes", "checksum", "status", "source", "width", "height",
+                  "format", "file_url", "thumbnail_url", "probe_job", "uploaded_by", "provenance", "created_at"]
+        read_only_fields = fields
+
+    def get_thumbnail_url(self, obj) -> str | None:
+        return reverse("media-image-thumbnail", args=[obj.pk]) if obj.thumbnail else None
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(allow_empty_file=True)
+    title = serializers.CharField(required=False, allow_blank=True, max_length=255)
+
+
+class BenchmarkSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Benchmark
+        fields = ["id", "slug", "name", "description"]
+
+
+class BenchmarkVersionSerializer(serializers.ModelSerializer):
+    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = BenchmarkVersion
+        fields = ["id", "benchmark", "label", "source", "description", "frozen", "frozen_at", "item_count",
+                  "checksum", "created_by", "created_at"]
+        read_only_fields = ["frozen", "frozen_at", "item_count", "checksum", "created_by", "created_at"]
+
+
+class ItemMediaSerializer(serializers.ModelSerializer):
+    kind = serializers.SerializerMethodField()
+    asset_id = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ItemMedia
+        fields = ["role", "kind", "asset_id"]
+
+    def get_kind(self, obj) -> str:
+        return "video" if obj.video_id else "image"
+
+    def get_asset_id(self, obj) -> int:
+        return obj.video_id or obj.image_id
+
+
+class MediaRefSerializer(serializers.Serializer):
+    role = serializers.CharField(max_length=32)
+    kind = serializers.ChoiceField(choices=["video", "image"])
+    asset_id = serializers.IntegerField()
+
+
+class BenchmarkItemSerializer(serializers.ModelSerializer):
+    media = ItemMediaSerializer(many=True, read_only=True)
+    media_refs = MediaRefSerializer(many=True, write_only=True, required=False)
+
+    class Meta:
+        model = BenchmarkItem
+        fields = ["id", "external_id", "payload", "media", "media_refs", "created_at"]
+        read_only_fields = ["id", "media", "created_at"]

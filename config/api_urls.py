@@ -1,0 +1,24 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
+from config.auth_api import TokenView, WhoAmIView
+from generation.api import JobViewSet
+
+router = DefaultRouter()
+router.include_root_view = False
+router.register("videos", VideoViewSet, basename="api-video")
+router.register("images", ImageViewSet, basename="api-image")
+router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
+router.register("versions", BenchmarkVersionViewSet, basename="api-version")
+router.register("jobs", JobViewSet, basename="api-job")
+
+urlpatterns = [
+    path("", include(router.urls)),
+    path("auth/token/", TokenView.as_view(), name="api-token"),
+    path("auth/me/", WhoAmIView.as_view(), name="api-me"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+]

@@ -1,0 +1,24 @@
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.roles import ANY_ROLE, user_roles
+
+
+class TokenView(ObtainAuthToken):
+    """Exchange a username and password for an API token (send it as `Authorization: Token <key>`)."""
+
+    permission_classes = [AllowAny]
+    allowed_roles = "public"
+
+
+class WhoAmIView(APIView):
+    allowed_roles = ANY_ROLE
+
+    @extend_schema(responses=inline_serializer("WhoAmI", {
+        "username": serializers.CharField(), "roles": serializers.ListField(child=serializers.CharField())}))
+    def get(self, request):
+        return Response({"username": request.user.username, "roles": sorted(user_roles(request.user))})

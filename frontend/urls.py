@@ -1,0 +1,23 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from frontend import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html",
+                                                 redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("tasks/", views.my_tasks, name="my-tasks"),
+    path("queues/", views.queues, name="queues"),
+    path("generation/", views.generation_page, name="generation"),
+    path("library/", views.media_library, name="media-library"),
+    path("library/videos/<int:pk>/", views.video_detail, name="video-detail"),
+    path("library/images/<int:pk>/", views.image_detail, name="image-detail"),
+    path("benchmarks/", views.benchmarks, name="benchmarks"),
+    path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
+    path("runs/", views.runs, name="runs"),
+    path("results/", views.results, name="results"),
+    path("jobs/", views.jobs_page, name="jobs"),
+    path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+]

@@ -1,0 +1,41 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.roles import ADMIN, ANY_ROLE, STAFF_ROLES, has_role
+from generation import jobs
+from generation.models import Job
+from generation.serializers import JobSerializer
+
+
+def visible_jobs(user):
+    """Curators, researchers and admins see every job; anyone else only the jobs they asked for."""
+    queryset = Job.objects.select_related("requested_by")
+    return queryset if has_role(user, *STAFF_ROLES) else queryset.filter(requested_by=user)
+
+
+class JobViewSet(viewsets.ReadOnlyModelViewSet):
+    """Background jobs with live status and progress. Filter with `?status=` and `?kind=`."""
+
+    allowed_roles = ANY_ROLE
+    serializer_class = JobSerializer
+
+    def get_queryset(self):
+        queryset = visible_jobs(self.request.user)
+        for field in ("status", "kind"):
+            value = self.request.query_params.get(field)
+            if value:
+                queryset = queryset.filter(**{field: value})
+        return queryset
+
+    @extend_schema(request=None, responses=JobSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        job = self.get_object()
+        if job.requested_by_id != request.user.pk and not has_role(request.user, ADMIN):
+            return Response({"error": "Only the person who started a job, or an admin, can cancel it."}, status=403)
+        if not jobs.cancel(job):
+            return Response({"error": f"Job #{job.pk} has already finished ({job.status})."}, status=409)
+        job.refresh_from_db()
+        return Response(self.get_serializer(job).data)

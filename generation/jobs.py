@@ -1,0 +1,134 @@
+"""Background jobs: register a handler per kind, enqueue it, report progress while it runs.
+
+A handler is a plain function `handler(job_context, **params) -> dict` registered with
+`@job_handler("kind", queue=...)`. `enqueue()` writes a `Job` row and hands its id to Celery once
+the surrounding transaction commits; the worker runs `run_job`, which keeps the row up to date.
+"""
+
+import logging
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from generation.models import Job
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    handler: Callable
+    queue: str
+    label: str
+
+
+_REGISTRY: dict[str, JobKind] = {}
+
+
+def job_handler(name: str, *, queue: str = "default", label: str = ""):
+    def register(func):
+        _REGISTRY[name] = JobKind(name=name, handler=func, queue=queue, label=label or name)
+        return func
+
+    return register
+
+
+def job_kind(name: str) -> JobKind:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"Unknown job kind {name!r}.") from None
+
+
+def registered_kinds() -> dict[str, JobKind]:
+    return dict(_REGISTRY)
+
+
+class JobCancelled(Exception):
+    pass
+
+
+class JobContext:
+    """What a handler uses to talk about its progress."""
+
+    def __init__(self, job: Job):
+        self.job = job
+
+    def progress(self, percent: float, message: str = "") -> None:
+        percent = max(0, min(100, int(percent)))
+        fields = {"progress": percent}
+        if message:
+            fields["message"] = message[:500]
+        Job.objects.filter(pk=self.job.pk).update(**fields)
+        if Job.objects.filter(pk=self.job.pk, status=Job.Status.CANCELLED).exists():
+            raise JobCancelled()
+
+    def log(self, line: str) -> None:
+        stamp = timezone.now().strftime("%H:%M:%S")
+        self.job.refresh_from_db(fields=["log"])
+        self.job.log += f"[{stamp}] {line}\n"
+        Job.objects.filter(pk=self.job.pk).update(log=self.job.log)
+
+
+def create(kind: str, *, params: dict | None = None, user=None) -> Job:
+    """Create a queued job row without sending it (a caller that runs it itself uses this)."""
+    spec = job_kind(kind)
+    return Job.objects.create(
+        kind=kind, queue=spec.queue, params=params or {}, requested_by=user if user and user.pk else None
+    )
+
+
+def enqueue(kind: str, *, params: dict | None = None, user=None) -> Job:
+    """Create the job row and send it to its queue when the current transaction commits."""
+    job = create(kind, params=params, user=user)
+    transaction.on_commit(lambda: _send(job))
+    return job
+
+
+def _send(job: Job) -> None:
+    from generation.tasks import run_job
+
+    run_job.apply_async(args=[job.pk], queue=job.queue)
+
+
+def run_job(job_id: int) -> Job | None:
+    """Run one job to its end; safe to call twice (a finished or running job is left alone)."""
+    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+        status=Job.Status.RUNNING, started_at=timezone.now(), message="Started"
+    )
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or not claimed:
+        return job
+    context = JobContext(job)
+    try:
+        result = job_kind(job.kind).handler(context, **job.params) or {}
+    except JobCancelled:
+        _finish(job, Job.Status.CANCELLED, "Cancelled", {})
+    except Exception as exc:  # the job row is where the user reads why it failed
+        logger.exception("Job %s failed", job_id)
+        context.log(traceback.format_exc())
+        _finish(job, Job.Status.FAILED, str(exc) or exc.__class__.__name__, {})
+    else:
+        _finish(job, Job.Status.SUCCEEDED, result.pop("message", "Done"), result, progress=100)
+    job.refresh_from_db()
+    return job
+
+
+def cancel(job: Job) -> bool:
+    return bool(
+        Job.objects.filter(pk=job.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+            status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled"
+        )
+    )
+
+
+def _finish(job: Job, status: str, message: str, result: dict, progress: int | None = None) -> None:
+    fields = {"status": status, "message": message[:500], "result": result, "finished_at": timezone.now()}
+    if progress is not None:
+        fields["progress"] = progress
+    # A job cancelled while running keeps its cancelled state.
+    Job.objects.filter(pk=job.pk).exclude(status=Job.Status.CANCELLED).update(**fields)
