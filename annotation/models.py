@@ -226,3 +226,18 @@ class ItemMedia(models.Model):
         if BenchmarkItem.objects.filter(pk=self.item_id, version__frozen=True).exists():
             raise FrozenError("Media of a frozen version cannot change.")
         return super().delete(*args, **kwargs)
+
+from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
+    Claim,
+    Draft,
+    HistoryEntry,
+    Qualification,
+    QualificationAttempt,
+    QualificationTest,
+    Study,
+    StudyExclusion,
+    StudyItem,
+    Submission,
+    WorkerProfile,
+    WorkerQualification,
+)

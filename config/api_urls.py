@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
+from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from config.auth_api import TokenView, WhoAmIView
 from generation.api import JobViewSet
 
@@ -13,6 +14,9 @@ router.register("images", ImageViewSet, basename="api-image")
 router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
+router.register("studies", StudyViewSet, basename="api-study")
+router.register("claims", ClaimViewSet, basename="api-claim")
+router.register("submissions", SubmissionViewSet, basename="api-submission")
 
 urlpatterns = [
     path("", include(router.urls)),

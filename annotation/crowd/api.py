@@ -1,0 +1,214 @@
+"""REST endpoints of the crowd engine: workers claim, save drafts, submit, release; curators run
+studies and review queues. Errors from the services carry their own HTTP status."""
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.crowd import assignment, history, review, submissions
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from annotation.crowd.serializers import (
+    AnswerSerializer,
+    BulkReviewSerializer,
+    ReviewSerializer,
+    StudyItemInSerializer,
+    StudySerializer,
+    SubmissionSerializer,
+    WorkerClaimSerializer,
+)
+from config.roles import ADMIN, ANNOTATOR, CURATOR
+
+CURATORS = (CURATOR, ADMIN)
+TRANSITIONS = {
+    "open": {Study.State.DRAFT, Study.State.PAUSED},
+    "pause": {Study.State.OPEN},
+    "close": {Study.State.DRAFT, Study.State.OPEN, Study.State.PAUSED},
+}
+TARGET = {"open": Study.State.OPEN, "pause": Study.State.PAUSED, "close": Study.State.CLOSED}
+
+
+class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Studies. Curators create and manage them; workers only claim (`POST /studies/<slug>/claim/`)."""
+
+    allowed_roles = CURATORS
+    action_roles = {"claim": (ANNOTATOR, *CURATORS)}
+    queryset = Study.objects.select_related("required_qualification")
+    serializer_class = StudySerializer
+    lookup_field = "slug"
+
+    def perform_create(self, serializer):
+        serializer.save(created_by=self.request.user)
+
+    def perform_update(self, serializer):
+        if serializer.instance.state == Study.State.CLOSED:
+            raise ValidationError({"error": "A closed study cannot change."})
+        serializer.save()
+
+    def _set_state(self, request, verb):
+        with transaction.atomic():
+            study = Study.objects.select_for_update().get(pk=self.get_object().pk)
+            if study.state not in TRANSITIONS[verb]:
+                return Response({"error": f"A {study.state} study cannot {verb}."}, status=409)
+            if verb == "open" and not study.items.exists():
+                return Response({"error": "Add items before opening the study."}, status=409)
+            old = study.state
+            study.state = TARGET[verb]
+            study.save(update_fields=["state"])
+            history.record("study", study.pk, old, study.state, actor=request.user, study=study)
+        return Response(StudySerializer(study).data)
+
+    @extend_schema(request=None, responses=StudySerializer)
+    @action(detail=True, methods=["post"], url_path="open")
+    def open_study(self, request, slug=None):
+        return self._set_state(request, "open")
+
+    @extend_schema(request=None, responses=StudySerializer)
+    @action(detail=True, methods=["post"])
+    def pause(self, request, slug=None):
+        return self._set_state(request, "pause")
+
+    @extend_schema(request=None, responses=StudySerializer)
+    @action(detail=True, methods=["post"])
+    def close(self, request, slug=None):
+        return self._set_state(request, "close")
+
+    @extend_schema(request=StudyItemInSerializer(many=True), responses={201: serializers.DictField()})
+    @action(detail=True, methods=["post"])
+    def items(self, request, slug=None):
+        study = self.get_object()
+        if study.state == Study.State.CLOSED:
+            return Response({"error": "A closed study takes no new items."}, status=409)
+        rows = StudyItemInSerializer(data=request.data, many=True)
+        rows.is_valid(raise_exception=True)
+        ids = [row["external_id"] for row in rows.validated_data]
+        clashes = set(StudyItem.objects.filter(study=study, external_id__in=ids).values_list("external_id", flat=True))
+        if clashes or len(set(ids)) != len(ids):
+            return Response({"error": "Duplicate item ids.", "details": sorted(clashes) or ids}, status=409)
+        created = assignment.add_items(study, rows.validated_data)
+        return Response({"created": len(created)}, status=201)
+
+    @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})
+    @action(detail=True, methods=["post"])
+    def claim(self, request, slug=None):
+        study = get_object_or_404(Study, slug=slug)
+        had = assignment.active_claim(study, request.user)
+        claim = assignment.claim_next(study, request.user)
+        if claim is None:
+            return Response({"claim": None, "message": "There is no item left for you in this study. Thank you!"},
+                            status=200)
+        body = WorkerClaimSerializer(claim).data
+        return Response(body, status=200 if had else 201)
+
+    @extend_schema(parameters=[OpenApiParameter("queue", str, enum=list(review.QUEUES)),
+                               OpenApiParameter("state", str, enum=list(review.STATES))],
+                   responses=SubmissionSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def queue(self, request, slug=None):
+        study = self.get_object()
+        submissions_ = review.queue(study, request.query_params.get("queue", "all"),
+                                    request.query_params.get("state", "pending"))
+        page = self.paginate_queryset(submissions_)
+        response = self.get_paginated_response(SubmissionSerializer(page, many=True).data)
+        response.data["counts"] = review.queue_counts(study)
+        return response
+
+    @extend_schema(request=BulkReviewSerializer, responses={200: serializers.DictField()})
+    @action(detail=True, methods=["post"])
+    def review(self, request, slug=None):
+        study = self.get_object()
+        body = BulkReviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        chosen = Submission.objects.filter(claim__study=study, pk__in=body.validated_data["submission_ids"])
+        if chosen.count() != len(set(body.validated_data["submission_ids"])):
+            return Response({"error": "Some submissions do not belong to this study."}, status=400)
+        if body.validated_data["action"] == "reject" and not body.validated_data["reason"].strip():
+            return Response({"error": "A rejection needs a reason."}, status=400)
+        return Response(review.bulk(chosen, request.user, action=body.validated_data["action"],
+                                    reason=body.validated_data["reason"]))
+
+
+class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """A worker's own claims. Other workers' claims do not exist for them (404)."""
+
+    allowed_roles = (ANNOTATOR, *CURATORS)
+    serializer_class = WorkerClaimSerializer
+
+    def get_queryset(self):
+        return Claim.objects.filter(worker=self.request.user).select_related("study", "item", "draft")
+
+    @extend_schema(request=AnswerSerializer, responses={200: serializers.DictField()})
+    @action(detail=True, methods=["put", "post"])
+    def draft(self, request, pk=None):
+        claim = self._claim(pk)
+        body = AnswerSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        draft = submissions.save_draft(claim, request.user, body.validated_data["data"],
+                                       active_seconds=body.validated_data["active_seconds"])
+        return Response({"revision": draft.revision, "updated_at": draft.updated_at})
+
+    @extend_schema(request=AnswerSerializer, responses={201: serializers.DictField()})
+    @action(detail=True, methods=["post"])
+    def submit(self, request, pk=None):
+        claim = self._claim(pk)
+        body = AnswerSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        submission, created, feedback = submissions.submit(
+            claim, request.user, body.validated_data["data"], active_seconds=body.validated_data["active_seconds"])
+        return Response({"submission": submission.pk, "created": created, "feedback": feedback},
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=WorkerClaimSerializer)
+    @action(detail=True, methods=["post"])
+    def release(self, request, pk=None):
+        claim = assignment.release(self._claim(pk), request.user)
+        return Response({"id": claim.pk, "status": claim.status})
+
+    def _claim(self, pk) -> Claim:
+        claim = Claim.objects.select_related("study", "item").filter(pk=pk).first()
+        if claim is None:
+            raise CrowdError("No such claim.", status=404)
+        if claim.worker_id != self.request.user.pk:
+            raise CrowdError("This item is not assigned to you.", status=403)
+        return claim
+
+
+class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve)."""
+
+    allowed_roles = CURATORS
+    queryset = Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")
+    serializer_class = SubmissionSerializer
+
+    @extend_schema(request=ReviewSerializer, responses=SubmissionSerializer)
+    @action(detail=True, methods=["post"], url_path="review")
+    def decide(self, request, pk=None):
+        submission = self.get_object()
+        body = ReviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        verb, reason = body.validated_data["action"], body.validated_data["reason"]
+        if verb == "approve":
+            review.approve(submission, request.user, reason=reason)
+        elif verb == "reject":
+            review.reject(submission, request.user, reason=reason)
+        else:
+            if "data" not in body.validated_data:
+                return Response({"error": "Send the corrected answers in 'data'."}, status=400)
+            review.approve(submission, request.user, edited=body.validated_data["data"], reason=reason)
+        submission.refresh_from_db()
+        return Response(SubmissionSerializer(submission).data)
+
+    @extend_schema(responses=serializers.ListField(child=serializers.DictField()))
+    @action(detail=True, methods=["get"])
+    def history(self, request, pk=None):
+        submission = self.get_object()
+        rows = list(history.for_object("submission", submission.pk)) + list(
+            history.for_object("claim", submission.claim_id))
+        rows.sort(key=lambda r: (r.created_at, r.pk))
+        return Response([{"entity": r.entity, "from": r.from_state, "to": r.to_state,
+                          "by": r.actor.username if r.actor else None, "at": r.created_at, "reason": r.reason}
+                         for r in rows])

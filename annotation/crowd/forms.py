@@ -1,0 +1,184 @@
+"""Human-judgment forms configured per study, validated on the server.
+
+A study's `form_schema` is {"fields": [field, ...]}. Field types:
+- single_choice: {"name", "label", "options": [...] | "options_from": "payload key",
+                  "explanation": "none"|"optional"|"required", "certainty": true|false}
+- multi_select:  {"name", "label", "candidates_from": "payload key" | "options": [...], "shuffle": true,
+                  "min_selected": 0}  (candidates are shown in an order recorded per worker)
+- likert:        {"name", "label", "min": 1, "max": 5, "labels": {"1": "…", "5": "…"}}
+- free_text:     {"name", "label", "min_length": 0, "max_length": 2000}
+- yes_no_statements: {"name", "label", "statements_from": "payload key" | "statements": [...]}
+Options and candidates are strings, or objects {"id", "text"} (ids are what answers store).
+"""
+
+import hashlib
+import random
+
+from annotation.crowd.errors import InvalidSubmission
+
+CERTAINTY = ["certain", "somewhat certain", "uncertain"]
+FIELD_TYPES = {"single_choice", "multi_select", "likert", "free_text", "yes_no_statements"}
+
+
+def _choices(field: dict, payload: dict, key_list: str, key_from: str) -> list[dict]:
+    raw = field.get(key_list)
+    if raw is None and field.get(key_from):
+        raw = payload.get(field[key_from], [])
+    out = []
+    for index, entry in enumerate(raw or []):
+        if isinstance(entry, dict):
+            out.append({"id": str(entry.get("id", index)), "text": str(entry.get("text", ""))})
+        else:
+            out.append({"id": str(entry), "text": str(entry)})
+    return out
+
+
+def validate_schema(schema: dict) -> list[str]:
+    problems = []
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    if not isinstance(fields, list) or not fields:
+        return ["the form needs a non-empty 'fields' list"]
+    names = set()
+    for index, field in enumerate(fields):
+        name = field.get("name") if isinstance(field, dict) else None
+        if not name:
+            problems.append(f"field {index + 1} has no name")
+            continue
+        if name in names:
+            problems.append(f"field name '{name}' is used twice")
+        names.add(name)
+        if field.get("type") not in FIELD_TYPES:
+            problems.append(f"field '{name}' has unknown type {field.get('type')!r}")
+        if field.get("type") == "likert" and int(field.get("min", 1)) >= int(field.get("max", 5)):
+            problems.append(f"field '{name}': min must be below max")
+    return problems
+
+
+def presentation_for(schema: dict, payload: dict, *, seed: str) -> dict:
+    """What one worker is shown: the shuffled order of each shuffled field, seeded and recorded."""
+    orders = {}
+    for field in (schema or {}).get("fields", []):
+        if field.get("type") == "multi_select" and field.get("shuffle", True):
+            ids = [c["id"] for c in _choices(field, payload, "options", "candidates_from")]
+            rng = random.Random(int(hashlib.sha256(f"{seed}:{field['name']}".encode()).hexdigest()[:12], 16))
+            rng.shuffle(ids)
+            orders[field["name"]] = ids
+    return {"orders": orders} if orders else {}
+
+
+def render_fields(schema: dict, payload: dict, presentation: dict, values: dict | None = None) -> list[dict]:
+    """The fields as the template draws them, in the worker's order, with saved values filled in."""
+    values = values or {}
+    out = []
+    for field in (schema or {}).get("fields", []):
+        kind = field.get("type")
+        entry = {**field, "value": values.get(field["name"]), "input_name": field["name"]}
+        if kind == "single_choice":
+            entry["choices"] = _choices(field, payload, "options", "options_from")
+            entry["certainty_levels"] = CERTAINTY if field.get("certainty") else []
+        elif kind == "multi_select":
+            choices = {c["id"]: c for c in _choices(field, payload, "options", "candidates_from")}
+            order = (presentation or {}).get("orders", {}).get(field["name"], list(choices))
+            entry["choices"] = [choices[i] for i in order if i in choices]
+        elif kind == "likert":
+            low, high = int(field.get("min", 1)), int(field.get("max", 5))
+            labels = field.get("labels", {})
+            entry["scale"] = [{"value": v, "label": labels.get(str(v), "")} for v in range(low, high + 1)]
+        elif kind == "yes_no_statements":
+            entry["statements"] = _choices(field, payload, "statements", "statements_from")
+        out.append(entry)
+    return out
+
+
+def validate(schema: dict, payload: dict, data) -> dict:
+    """Return the cleaned answers or raise InvalidSubmission with a message per field."""
+    if not isinstance(data, dict):
+        raise InvalidSubmission("The answers must be a JSON object.")
+    errors, clean = {}, {}
+    for field in (schema or {}).get("fields", []):
+        name, kind = field["name"], field.get("type")
+        value = data.get(name)
+        try:
+            clean.update(_CLEANERS[kind](field, payload, value, data))
+        except ValueError as exc:
+            errors[name] = str(exc)
+    unknown = set(data) - {f["name"] for f in (schema or {}).get("fields", [])} - {
+        f"{f['name']}_explanation" for f in (schema or {}).get("fields", [])} - {
+        f"{f['name']}_certainty" for f in (schema or {}).get("fields", [])}
+    for name in sorted(unknown):
+        errors[name] = "unknown field"
+    if errors:
+        raise InvalidSubmission("Some answers are missing or invalid.", details=errors)
+    return clean
+
+
+def _clean_single(field, payload, value, data):
+    ids = [c["id"] for c in _choices(field, payload, "options", "options_from")]
+    if value is None or str(value) not in ids:
+        raise ValueError("choose one of the options")
+    out = {field["name"]: str(value)}
+    explanation_mode = field.get("explanation", "none")
+    if explanation_mode != "none":
+        text = str(data.get(f"{field['name']}_explanation") or "").strip()
+        if explanation_mode == "required" and not text:
+            raise ValueError("an explanation is required")
+        if len(text) > int(field.get("max_length", 2000)):
+            raise ValueError("the explanation is too long")
+        out[f"{field['name']}_explanation"] = text
+    if field.get("certainty"):
+        certainty = data.get(f"{field['name']}_certainty")
+        if certainty not in CERTAINTY:
+            raise ValueError("say how certain you are")
+        out[f"{field['name']}_certainty"] = certainty
+    return out
+
+
+def _clean_multi(field, payload, value, data):
+    ids = {c["id"] for c in _choices(field, payload, "options", "candidates_from")}
+    if value is None:
+        value = []
+    if not isinstance(value, list) or not all(str(v) in ids for v in value):
+        raise ValueError("select among the listed candidates only")
+    chosen = sorted({str(v) for v in value})
+    if len(chosen) < int(field.get("min_selected", 0)):
+        raise ValueError(f"select at least {field.get('min_selected')}")
+    return {field["name"]: chosen}
+
+
+def _clean_likert(field, payload, value, data):
+    low, high = int(field.get("min", 1)), int(field.get("max", 5))
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"pick a value from {low} to {high}") from None
+    if isinstance(value, bool) or not low <= number <= high or str(value).strip() != str(number):
+        raise ValueError(f"pick a value from {low} to {high}")
+    return {field["name"]: number}
+
+
+def _clean_text(field, payload, value, data):
+    text = "" if value is None else str(value).strip()
+    low, high = int(field.get("min_length", 1)), int(field.get("max_length", 2000))
+    if len(text) < low:
+        raise ValueError("this answer is required" if low <= 1 else f"write at least {low} characters")
+    if len(text) > high:
+        raise ValueError(f"write at most {high} characters")
+    return {field["name"]: text}
+
+
+def _clean_yes_no(field, payload, value, data):
+    ids = [s["id"] for s in _choices(field, payload, "statements", "statements_from")]
+    if not isinstance(value, dict) or set(map(str, value)) != set(ids):
+        raise ValueError("answer yes or no for every statement")
+    if any(v not in ("yes", "no") for v in value.values()):
+        raise ValueError("answer yes or no for every statement")
+    return {field["name"]: {str(k): v for k, v in value.items()}}
+
+
+_CLEANERS = {
+    "single_choice": _clean_single,
+    "multi_select": _clean_multi,
+    "likert": _clean_likert,
+    "free_text": _clean_text,
+    "yes_no_statements": _clean_yes_no,
+}

@@ -1,0 +1,294 @@
+"""The crowd work engine's records: studies, their items, claims, drafts, submissions, reviews.
+
+Invariants the database itself guards (so they hold on SQLite, where row locks do nothing):
+- `StudyItem.open_slots` never goes below zero (check constraint); claiming decrements it with a
+  conditional UPDATE, so no item is ever handed out more than `k` times at once;
+- one claim per (item, worker), ever (unique constraint);
+- at most one active claim per (study, worker) (partial unique constraint);
+- one submission per claim (one-to-one), which also makes submitting idempotent.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Qualification(models.Model):
+    name = models.SlugField(max_length=64, unique=True)
+    description = models.TextField(blank=True)
+
+    def __str__(self):
+        return self.name
+
+
+class WorkerProfile(models.Model):
+    """Facts about a worker that eligibility rules read, and where the worker came from."""
+
+    class Platform(models.TextChoices):
+        LOCAL = "local", "Local account"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker_profile")
+    platform = models.CharField(max_length=16, choices=Platform.choices, default=Platform.LOCAL)
+    platform_worker_id = models.CharField(max_length=128, blank=True, db_index=True)
+    attributes = models.JSONField(default=dict, blank=True,
+                                  help_text='e.g. {"native_language": "it", "country_of_upbringing": "IT"}')
+    qualifications = models.ManyToManyField(Qualification, through="WorkerQualification", blank=True)
+
+    def __str__(self):
+        return f"{self.user} ({self.platform})"
+
+
+class WorkerQualification(models.Model):
+    profile = models.ForeignKey(WorkerProfile, on_delete=models.CASCADE)
+    qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE)
+    granted_at = models.DateTimeField(auto_now_add=True)
+    source = models.CharField(max_length=64, blank=True, help_text="the test that granted it, or 'manual'")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["profile", "qualification"], name="unique_worker_qualification")]
+
+
+class Study(models.Model):
+    """A campaign of one kind of human step over a set of items."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        OPEN = "open", "Open"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64, unique=True)
+    step_kind = models.CharField(max_length=32, default="form",
+                                 help_text="which step runs the items: 'form' (a configured human-judgment form) "
+                                           "or a benchmark workflow such as 'staged_reveal'")
+    form_schema = models.JSONField(default=dict, blank=True,
+                                   help_text="fields of the form (see annotation.crowd.forms)")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT, db_index=True)
+    annotators_per_item = models.PositiveSmallIntegerField(default=1, help_text="k")
+    count_accepted_only = models.BooleanField(
+        default=True, help_text="a rejected answer frees its place, so each item gets k accepted answers")
+    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    instructions = models.TextField(blank=True, help_text="Markdown")
+    estimated_minutes = models.DecimalField(max_digits=6, decimal_places=2, default=1)
+    pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    currency = models.CharField(max_length=8, default="USD")
+    # eligibility
+    required_qualification = models.ForeignKey(Qualification, null=True, blank=True, on_delete=models.PROTECT)
+    required_attributes = models.JSONField(
+        default=dict, blank=True, help_text='worker attributes that must match, e.g. {"native_language": "it"}')
+    include_workers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+",
+                                             help_text="if any are listed, only they may work")
+    exclude_workers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    # quality control
+    gold_share = models.FloatField(default=0.0, help_text="share of a worker's items that are gold items")
+    expert_share = models.FloatField(default=0.10, help_text="share of each worker's submissions sent to experts")
+    expert_first = models.PositiveSmallIntegerField(default=2, help_text="a worker's first N submissions are reviewed")
+    min_accept_rate = models.FloatField(default=0.7, help_text="workers whose expert-accepted rate falls below "
+                                                                  "this are excluded")
+    min_reviews_for_exclusion = models.PositiveSmallIntegerField(default=3)
+    attention_warn_after = models.PositiveSmallIntegerField(default=1)
+    attention_block_after = models.PositiveSmallIntegerField(default=2)
+    # crowd platforms
+    completion_code = models.CharField(max_length=64, blank=True)
+    completion_url = models.URLField(blank=True, help_text="where to send a worker who finished, e.g. Prolific's")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="studies_created")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="study_k_at_least_1"),
+            models.CheckConstraint(condition=Q(gold_share__gte=0, gold_share__lte=1), name="study_gold_share_0_1"),
+            models.CheckConstraint(condition=Q(expert_share__gte=0, expert_share__lte=1),
+                                   name="study_expert_share_0_1"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class StudyItem(models.Model):
+    """One thing to work on. `payload` is what the worker sees; `answer_key` is never sent to workers."""
+
+    class Role(models.TextChoices):
+        REGULAR = "regular", "Regular"
+        GOLD = "gold", "Gold"
+        ATTENTION = "attention", "Attention check"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=128)
+    payload = models.JSONField(default=dict)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.REGULAR)
+    answer_key = models.JSONField(default=dict, blank=True,
+                                  help_text="gold/attention answers and comparison rules per field")
+    open_slots = models.IntegerField(help_text="places left; claiming takes one with a conditional update")
+    completed_count = models.PositiveIntegerField(default=0)
+    benchmark_item = models.ForeignKey("annotation.BenchmarkItem", null=True, blank=True, on_delete=models.PROTECT)
+    video = models.ForeignKey("annotation.Video", null=True, blank=True, on_delete=models.PROTECT)
+    image = models.ForeignKey("annotation.Image", null=True, blank=True, on_delete=models.PROTECT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="unique_study_item_id"),
+            models.CheckConstraint(condition=Q(open_slots__gte=0), name="study_item_slots_not_negative"),
+        ]
+        indexes = [models.Index(fields=["study", "role", "open_slots"], name="study_item_open_idx")]
+
+    def __str__(self):
+        return f"{self.study.slug}/{self.external_id}"
+
+
+class Claim(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SUBMITTED = "submitted", "Awaiting review"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        RETURNED = "returned", "Returned"
+        EXPIRED = "expired", "Timed out"
+
+    HOLDS_SLOT = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED)
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="claims")
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="claims")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE, db_index=True)
+    lease_expires_at = models.DateTimeField(db_index=True)
+    platform_assignment_id = models.CharField(max_length=128, blank=True)
+    presentation = models.JSONField(default=dict, blank=True,
+                                    help_text="what this worker was shown, e.g. the shuffled order of candidates")
+    step = models.CharField(max_length=32, blank=True, help_text="current step of multi-step workflows")
+    claimed_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-claimed_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "worker"], name="one_claim_per_item_and_worker"),
+            models.UniqueConstraint(fields=["study", "worker"], condition=Q(status="active"),
+                                    name="one_active_claim_per_study_and_worker"),
+        ]
+
+    def __str__(self):
+        return f"claim {self.pk} {self.item} by {self.worker} ({self.status})"
+
+
+class Draft(models.Model):
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="draft")
+    data = models.JSONField(default=dict)
+    revision = models.PositiveIntegerField(default=0)
+    active_seconds = models.FloatField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class Submission(models.Model):
+    class Review(models.TextChoices):
+        NOT_SAMPLED = "not_sampled", "Not sampled"
+        PENDING = "pending", "Awaiting review"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    claim = models.OneToOneField(Claim, on_delete=models.PROTECT, related_name="submission")
+    data = models.JSONField()
+    reviewed_data = models.JSONField(null=True, blank=True, help_text="a reviewer's corrected version; data is kept")
+    active_seconds = models.FloatField(default=0, help_text="time with the page visible and focused")
+    wall_seconds = models.FloatField(default=0, help_text="from claim to submission")
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    review_state = models.CharField(max_length=16, choices=Review.choices, default=Review.NOT_SAMPLED, db_index=True)
+    review_queue = models.CharField(max_length=32, blank=True, db_index=True,
+                                    help_text="why it is reviewed: expert_sample, gold, attention")
+    check_passed = models.BooleanField(null=True, blank=True, help_text="gold/attention result; null if neither")
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-submitted_at"]
+
+    @property
+    def final_data(self):
+        return self.reviewed_data if self.reviewed_data is not None else self.data
+
+
+class StudyExclusion(models.Model):
+    """A worker removed from a study's pool, and why."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="exclusions")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "worker"], name="unique_study_exclusion")]
+
+
+class InsertOnlyQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise PermissionError("History is insert-only.")
+
+    def delete(self):
+        raise PermissionError("History is insert-only.")
+
+
+class HistoryEntry(models.Model):
+    """Insert-only record of every state change of a claim, a submission or an item."""
+
+    entity = models.CharField(max_length=32, db_index=True)
+    entity_id = models.BigIntegerField(db_index=True)
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="history")
+    from_state = models.CharField(max_length=32, blank=True)
+    to_state = models.CharField(max_length=32)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="+")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = InsertOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "history"
+
+    def __str__(self):
+        return f"{self.entity} {self.entity_id}: {self.from_state or '∅'} → {self.to_state}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise PermissionError("History is insert-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("History is insert-only.")
+
+
+class QualificationTest(models.Model):
+    """Questions with answer keys; passing grants the qualification."""
+
+    qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="tests")
+    name = models.CharField(max_length=200)
+    questions = models.JSONField(help_text='[{"id": "q1", "prompt": "...", "choices": [...], "answer": "..."}]')
+    pass_threshold = models.FloatField(default=0.8)
+    retry_delay_seconds = models.PositiveIntegerField(default=24 * 3600)
+
+    def __str__(self):
+        return self.name
+
+
+class QualificationAttempt(models.Model):
+    test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="attempts")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    answers = models.JSONField()
+    score = models.FloatField()
+    passed = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,167 @@
+"""Quality control: gold and attention checks, expert sampling, exclusion, qualification tests."""
+
+import contextlib
+import math
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.crowd import eligibility, history
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.models import (
+    Claim,
+    QualificationAttempt,
+    QualificationTest,
+    Study,
+    StudyExclusion,
+    StudyItem,
+    Submission,
+    WorkerQualification,
+)
+
+# Feedback never names the expected answer.
+GOLD_FAILED_FEEDBACK = "This answer did not pass one of our quality checks. Please reread the instructions."
+ATTENTION_WARNING = ("You missed an attention check. Please read each item carefully: "
+                     "missing another one ends your participation in this study.")
+
+
+def _compare(rule: dict, value) -> bool:
+    kind = rule.get("rule", "exact")
+    expected = rule.get("answer")
+    if kind == "exact":
+        return str(value).strip().lower() == str(expected).strip().lower()
+    if kind == "one_of":
+        return str(value).strip().lower() in {str(e).strip().lower() for e in expected}
+    if kind == "set_equal":
+        return isinstance(value, list) and {str(v) for v in value} == {str(e) for e in expected}
+    if kind == "within":
+        try:
+            return abs(float(value) - float(expected)) <= float(rule.get("tolerance", 0))
+        except (TypeError, ValueError):
+            return False
+    if kind == "contains":
+        return str(expected).strip().lower() in str(value).lower()
+    if kind == "mapping":
+        return isinstance(value, dict) and {str(k): v for k, v in value.items()} == {
+            str(k): v for k, v in expected.items()}
+    raise ValueError(f"unknown comparison rule {kind!r}")
+
+
+def passes_key(answer_key: dict, data: dict) -> bool:
+    """All keyed fields must match their rule."""
+    fields = (answer_key or {}).get("fields", {})
+    return bool(fields) and all(_compare(rule, data.get(name)) for name, rule in fields.items())
+
+
+def after_submission(submission: Submission) -> dict:
+    """Run the checks a new submission triggers; return feedback safe to show the worker."""
+    claim = submission.claim
+    item, study, worker = claim.item, claim.study, claim.worker
+    feedback = {}
+    if item.role in (StudyItem.Role.GOLD, StudyItem.Role.ATTENTION):
+        passed = passes_key(item.answer_key, submission.data)
+        submission.check_passed = passed
+        submission.review_queue = item.role
+        submission.save(update_fields=["check_passed", "review_queue"])
+        if not passed:
+            feedback["message"] = GOLD_FAILED_FEEDBACK
+            if item.role == StudyItem.Role.ATTENTION:
+                feedback.update(_attention_policy(study, worker))
+        return feedback
+    if _sample_for_expert(study, worker):
+        submission.review_state = Submission.Review.PENDING
+        submission.review_queue = "expert_sample"
+        submission.save(update_fields=["review_state", "review_queue"])
+    return feedback
+
+
+def _sample_for_expert(study: Study, worker) -> bool:
+    """A worker's first submissions always, then every submission that crosses the share."""
+    done = Submission.objects.filter(
+        claim__study=study, claim__worker=worker, claim__item__role=StudyItem.Role.REGULAR
+    ).count()
+    if done <= study.expert_first:
+        return True
+    share = study.expert_share
+    return share > 0 and math.floor(done * share) > math.floor((done - 1) * share)
+
+
+def _attention_policy(study: Study, worker) -> dict:
+    failures = Submission.objects.filter(
+        claim__study=study, claim__worker=worker, claim__item__role=StudyItem.Role.ATTENTION, check_passed=False
+    ).count()
+    if failures >= study.attention_block_after:
+        exclude(study, worker, f"failed {failures} attention checks")
+        return {"blocked": True}
+    if failures >= study.attention_warn_after:
+        return {"warning": ATTENTION_WARNING}
+    return {}
+
+
+def exclude(study: Study, worker, reason: str, actor=None) -> bool:
+    """Remove a worker from the pool; their open claim goes back to others."""
+    from annotation.crowd.assignment import _end
+
+    try:
+        with transaction.atomic():
+            StudyExclusion.objects.create(study=study, worker=worker, reason=reason)
+            history.record("worker", worker.pk, "in_pool", "excluded", actor=actor, study=study, reason=reason)
+    except IntegrityError:
+        return False
+    for claim in Claim.objects.filter(study=study, worker=worker, status=Claim.Status.ACTIVE):
+        with contextlib.suppress(CrowdError):
+            _end(claim, Claim.Status.RETURNED, actor=actor, reason=f"worker excluded: {reason}")
+    return True
+
+
+def expert_accept_rate(study: Study, worker) -> tuple[int, int]:
+    reviewed = Submission.objects.filter(
+        claim__study=study, claim__worker=worker, review_queue="expert_sample",
+        review_state__in=[Submission.Review.APPROVED, Submission.Review.REJECTED],
+    )
+    return reviewed.filter(review_state=Submission.Review.APPROVED).count(), reviewed.count()
+
+
+def apply_expert_threshold(study: Study, worker, actor=None) -> bool:
+    """Exclude the worker once enough expert reviews show an accepted rate below the threshold."""
+    accepted, reviewed = expert_accept_rate(study, worker)
+    if reviewed >= study.min_reviews_for_exclusion and accepted / reviewed < study.min_accept_rate:
+        return exclude(study, worker, f"expert-accepted rate {accepted}/{reviewed} below "
+                                      f"{study.min_accept_rate:.0%}", actor=actor)
+    return False
+
+
+# --- Qualification tests -------------------------------------------------------------------------
+
+def public_questions(test: QualificationTest) -> list[dict]:
+    """The questions without their answers."""
+    return [{k: v for k, v in q.items() if k != "answer"} for q in test.questions]
+
+
+def take_qualification_test(test: QualificationTest, worker, answers: dict, *, now=None) -> QualificationAttempt:
+    now = now or timezone.now()
+    last = QualificationAttempt.objects.filter(test=test, worker=worker).first()
+    if last and last.passed:
+        raise CrowdError("You have already passed this test.", status=409)
+    if last and last.created_at + timedelta(seconds=test.retry_delay_seconds) > now:
+        wait = last.created_at + timedelta(seconds=test.retry_delay_seconds) - now
+        raise CrowdError(f"You can try again in {math.ceil(wait.total_seconds() / 60)} minutes.", status=429)
+    if not isinstance(answers, dict):
+        raise CrowdError("Answers must be an object from question id to answer.")
+    right = sum(
+        1 for q in test.questions if str(answers.get(q["id"], "")).strip().lower() == str(q["answer"]).strip().lower()
+    )
+    score = right / len(test.questions) if test.questions else 0.0
+    passed = score >= test.pass_threshold
+    with transaction.atomic():
+        attempt = QualificationAttempt.objects.create(test=test, worker=worker, answers=answers, score=score,
+                                                      passed=passed)
+        if passed:
+            WorkerQualification.objects.get_or_create(
+                profile=eligibility.profile_for(worker), qualification=test.qualification,
+                defaults={"source": f"test:{test.pk}"},
+            )
+        history.record("qualification", attempt.pk, "", "passed" if passed else "failed", actor=worker,
+                       reason=f"{test.name}: {score:.0%}")
+    return attempt

@@ -1,0 +1,93 @@
+"""Curators' decisions on submitted work."""
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from annotation.crowd import forms, history, quality
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+
+QUEUES = {
+    "expert_sample": Q(review_queue="expert_sample"),
+    "gold": Q(review_queue__in=["gold", "attention"]),
+    "all": Q(),
+}
+STATES = {"pending": Q(claim__status=Claim.Status.SUBMITTED), "approved": Q(claim__status=Claim.Status.APPROVED),
+          "rejected": Q(claim__status=Claim.Status.REJECTED)}
+
+
+def queue(study: Study, name: str = "all", state: str = "pending"):
+    if name not in QUEUES or (state and state not in STATES):
+        raise CrowdError(f"Unknown queue {name!r} or state {state!r}.")
+    submissions = Submission.objects.filter(claim__study=study).filter(QUEUES[name])
+    if state:
+        submissions = submissions.filter(STATES[state])
+    return submissions.select_related("claim__item", "claim__worker", "reviewed_by").order_by("submitted_at")
+
+
+def queue_counts(study: Study) -> dict:
+    base = Submission.objects.filter(claim__study=study)
+    counts = {}
+    for name, condition in QUEUES.items():
+        counts[name] = base.filter(condition).aggregate(**{
+            state: Count("pk", filter=cond) for state, cond in STATES.items()
+        })
+    return counts
+
+
+def _decide(submission: Submission, reviewer, approve: bool, reason: str = "", edited: dict | None = None):
+    claim = Claim.objects.select_related("study", "item", "worker").get(pk=submission.claim_id)
+    if claim.status != Claim.Status.SUBMITTED:
+        raise CrowdError(f"This submission was already {claim.get_status_display().lower()}.", status=409)
+    if not approve and not reason.strip():
+        raise CrowdError("A rejection needs a reason.")
+    study = claim.study
+    new_status = Claim.Status.APPROVED if approve else Claim.Status.REJECTED
+    with transaction.atomic():
+        moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.SUBMITTED).update(status=new_status)
+        if not moved:
+            raise CrowdError("This submission was decided meanwhile.", status=409)
+        old_review = submission.review_state
+        if edited is not None:
+            submission.reviewed_data = forms.validate(study.form_schema, claim.item.payload, edited)
+        submission.review_state = Submission.Review.APPROVED if approve else Submission.Review.REJECTED
+        submission.reviewed_by = reviewer
+        submission.reviewed_at = timezone.now()
+        submission.review_reason = reason
+        submission.save()
+        if not approve and study.count_accepted_only:
+            StudyItem.objects.filter(pk=claim.item_id).update(
+                open_slots=F("open_slots") + 1, completed_count=F("completed_count") - 1)
+        history.record("claim", claim.pk, Claim.Status.SUBMITTED, new_status, actor=reviewer, study=study,
+                       reason=reason or ("edited and approved" if edited is not None else ""))
+        history.record("submission", submission.pk, old_review, submission.review_state, actor=reviewer,
+                       study=study, reason=reason)
+    if submission.review_queue == "expert_sample":
+        quality.apply_expert_threshold(study, claim.worker, actor=reviewer)
+    return submission
+
+
+def approve(submission: Submission, reviewer, *, edited: dict | None = None, reason: str = "") -> Submission:
+    return _decide(submission, reviewer, True, reason=reason, edited=edited)
+
+
+def reject(submission: Submission, reviewer, *, reason: str) -> Submission:
+    return _decide(submission, reviewer, False, reason=reason)
+
+
+def bulk(submissions, reviewer, *, action: str, reason: str = "") -> dict:
+    """Approve or reject many; each decision stands alone, failures are reported, not fatal."""
+    done, failed = [], {}
+    for submission in submissions:
+        try:
+            if action == "approve":
+                approve(submission, reviewer, reason=reason)
+            elif action == "reject":
+                reject(submission, reviewer, reason=reason)
+            else:
+                raise CrowdError(f"Unknown action {action!r}.")
+            done.append(submission.pk)
+        except CrowdError as exc:
+            failed[submission.pk] = exc.message
+    return {"done": done, "failed": failed}

@@ -1,0 +1,97 @@
+from rest_framework import serializers
+
+from annotation.crowd import forms
+from annotation.crowd.models import Claim, Qualification, Study, StudyItem, Submission
+
+
+class StudySerializer(serializers.ModelSerializer):
+    required_qualification = serializers.SlugRelatedField(
+        slug_field="name", queryset=Qualification.objects.all(), required=False, allow_null=True)
+    item_count = serializers.IntegerField(source="items.count", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = ["id", "name", "slug", "step_kind", "form_schema", "state", "annotators_per_item",
+                  "count_accepted_only", "lease_seconds", "instructions", "estimated_minutes", "pay_per_item",
+                  "currency", "required_qualification", "required_attributes", "gold_share", "expert_share",
+                  "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "attention_warn_after",
+                  "attention_block_after", "completion_code", "completion_url", "item_count", "created_at"]
+        read_only_fields = ["state", "created_at", "item_count"]
+
+    def validate_form_schema(self, value):
+        if self.initial_data.get("step_kind", "form") == "form":
+            problems = forms.validate_schema(value)
+            if problems:
+                raise serializers.ValidationError(problems)
+        return value
+
+
+class StudyItemInSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=128)
+    payload = serializers.JSONField()
+    role = serializers.ChoiceField(choices=StudyItem.Role.choices, default=StudyItem.Role.REGULAR)
+    answer_key = serializers.JSONField(required=False, default=dict)
+
+    def validate(self, attrs):
+        if attrs["role"] != StudyItem.Role.REGULAR and not attrs.get("answer_key", {}).get("fields"):
+            raise serializers.ValidationError("gold and attention items need an answer_key with 'fields'")
+        return attrs
+
+
+class WorkerClaimSerializer(serializers.ModelSerializer):
+    """What a worker may see of their claim: never the answer key, never other workers' work."""
+
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    item = serializers.SerializerMethodField()
+    draft = serializers.SerializerMethodField()
+    fields_ = serializers.SerializerMethodField(method_name="get_form_fields")
+
+    class Meta:
+        model = Claim
+        fields = ["id", "study", "status", "item", "lease_expires_at", "claimed_at", "draft", "fields_"]
+
+    def get_item(self, obj) -> dict:
+        return {"external_id": obj.item.external_id, "payload": obj.item.payload}
+
+    def get_draft(self, obj) -> dict | None:
+        draft = getattr(obj, "draft", None)
+        return {"data": draft.data, "revision": draft.revision, "updated_at": draft.updated_at} if draft else None
+
+    def get_form_fields(self, obj) -> list:
+        return forms.render_fields(obj.study.form_schema, obj.item.payload, obj.presentation)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["fields"] = data.pop("fields_")
+        return data
+
+
+class AnswerSerializer(serializers.Serializer):
+    data = serializers.JSONField()
+    active_seconds = serializers.FloatField(required=False, default=0, min_value=0)
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    worker = serializers.CharField(source="claim.worker.username", read_only=True)
+    item = serializers.CharField(source="claim.item.external_id", read_only=True)
+    item_role = serializers.CharField(source="claim.item.role", read_only=True)
+    claim_status = serializers.CharField(source="claim.status", read_only=True)
+    reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Submission
+        fields = ["id", "claim", "worker", "item", "item_role", "claim_status", "data", "reviewed_data",
+                  "active_seconds", "wall_seconds", "submitted_at", "review_state", "review_queue", "check_passed",
+                  "reviewed_by", "reviewed_at", "review_reason"]
+
+
+class ReviewSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["approve", "reject", "edit"])
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    data = serializers.JSONField(required=False)
+
+
+class BulkReviewSerializer(serializers.Serializer):
+    submission_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=1000)
+    action = serializers.ChoiceField(choices=["approve", "reject"])
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
