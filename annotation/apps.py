@@ -9,5 +9,6 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from annotation import media_jobs  # noqa: F401  (registers the media job kinds)
         from annotation.bootstrap import on_post_migrate
+        from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
         post_migrate.connect(on_post_migrate, sender=self, dispatch_uid="annotation-bootstrap")

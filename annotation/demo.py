@@ -8,7 +8,10 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
+from annotation.crowd.assignment import add_items
+from annotation.crowd.models import Study
 from annotation.media_import import import_files
+from annotation.models import Image
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 
 DEMO_USERS = [
@@ -59,10 +62,39 @@ def ensure_demo_users() -> list[tuple[str, str, str]]:
     return list(DEMO_USERS)
 
 
+DEMO_STUDY_SLUG = "demo-image-description"
+DEMO_FORM = {"fields": [
+    {"name": "description", "type": "free_text", "label": "Describe the image in one sentence.",
+     "min_length": 10, "max_length": 300},
+    {"name": "person", "type": "single_choice", "label": "Is there a person in the image?",
+     "options": ["yes", "no"], "explanation": "optional", "certainty": True},
+    {"name": "clarity", "type": "likert", "label": "How clear is the main subject?", "min": 1, "max": 5,
+     "labels": {"1": "not at all", "5": "perfectly clear"}},
+]}
+
+
+def ensure_demo_study(curator) -> Study:
+    """A small open study over the demo images, so the annotator has work to try."""
+    study, created = Study.objects.get_or_create(slug=DEMO_STUDY_SLUG, defaults={
+        "name": "Describe sample images", "form_schema": DEMO_FORM, "annotators_per_item": 2,
+        "instructions": "Look at the image and answer the three questions. Be specific and short.",
+        "estimated_minutes": 1, "pay_per_item": "0.20", "completion_code": "DEMO-DONE", "created_by": curator,
+    })
+    if created:
+        rows = [{"external_id": f"image-{image.pk}", "payload": {"title": image.title}, "image": image}
+                for image in Image.objects.filter(status=Image.Status.READY).order_by("pk")]
+        add_items(study, rows)
+        if rows:
+            study.state = Study.State.OPEN
+            study.save(update_fields=["state"])
+    return study
+
+
 def seed_demo(say=lambda line: None) -> dict:
     ensure_benchmarks()
     ensure_role_groups()
     logins = ensure_demo_users()
     curator = get_user_model().objects.get(username="curator")
     report = import_files(sample_media_paths(), user=curator, probe_now=True, say=say)
-    return {"logins": logins, "media": report}
+    study = ensure_demo_study(curator)
+    return {"logins": logins, "media": report, "study": study}

@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
+from annotation.crowd.qualification_api import QualificationTestViewSet
 from config.auth_api import TokenView, WhoAmIView
 from generation.api import JobViewSet
 
@@ -17,6 +18,7 @@ router.register("jobs", JobViewSet, basename="api-job")
 router.register("studies", StudyViewSet, basename="api-study")
 router.register("claims", ClaimViewSet, basename="api-claim")
 router.register("submissions", SubmissionViewSet, basename="api-submission")
+router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 
 urlpatterns = [
     path("", include(router.urls)),

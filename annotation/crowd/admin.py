@@ -1,0 +1,89 @@
+from django.contrib import admin
+
+from annotation.crowd.models import (
+    Claim,
+    HistoryEntry,
+    Qualification,
+    QualificationAttempt,
+    QualificationTest,
+    Study,
+    StudyExclusion,
+    StudyItem,
+    Submission,
+    WorkerProfile,
+)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "step_kind", "state", "annotators_per_item", "pay_per_item", "created_at"]
+    list_filter = ["state", "step_kind"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    filter_horizontal = ["include_workers", "exclude_workers"]
+
+
+@admin.register(StudyItem)
+class StudyItemAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "study", "role", "open_slots", "completed_count"]
+    list_filter = ["study", "role"]
+    search_fields = ["external_id"]
+    raw_id_fields = ["benchmark_item", "video", "image"]
+
+
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "item", "worker", "status", "claimed_at", "lease_expires_at", "finished_at"]
+    list_filter = ["status", "study"]
+    search_fields = ["worker__username", "item__external_id", "platform_assignment_id"]
+    readonly_fields = ["study", "item", "worker", "status", "claimed_at", "finished_at", "presentation"]
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["id", "claim", "review_state", "review_queue", "check_passed", "active_seconds", "submitted_at"]
+    list_filter = ["review_state", "review_queue", "check_passed", "claim__study"]
+    search_fields = ["claim__worker__username", "claim__item__external_id"]
+    readonly_fields = ["claim", "data", "active_seconds", "wall_seconds", "submitted_at"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # rejected work stays visible
+
+
+@admin.register(HistoryEntry)
+class HistoryEntryAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "entity", "entity_id", "from_state", "to_state", "actor", "reason"]
+    list_filter = ["entity", "to_state", "study"]
+    search_fields = ["reason", "actor__username"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WorkerProfile)
+class WorkerProfileAdmin(admin.ModelAdmin):
+    list_display = ["user", "platform", "platform_worker_id"]
+    list_filter = ["platform"]
+    search_fields = ["user__username", "platform_worker_id"]
+
+
+admin.site.register(Qualification)
+admin.site.register(QualificationTest)
+
+
+@admin.register(QualificationAttempt)
+class QualificationAttemptAdmin(admin.ModelAdmin):
+    list_display = ["test", "worker", "score", "passed", "created_at"]
+    list_filter = ["passed", "test"]
+
+
+@admin.register(StudyExclusion)
+class StudyExclusionAdmin(admin.ModelAdmin):
+    list_display = ["study", "worker", "reason", "created_at"]
+    list_filter = ["study"]

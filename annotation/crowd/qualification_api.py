@@ -1,0 +1,41 @@
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from annotation.crowd import quality
+from annotation.crowd.models import QualificationTest
+from config.roles import ADMIN, ANNOTATOR, CURATOR
+
+
+class QualificationTestSerializer(serializers.ModelSerializer):
+    qualification = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    questions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = QualificationTest
+        fields = ["id", "name", "qualification", "questions", "pass_threshold", "retry_delay_seconds"]
+
+    def get_questions(self, obj) -> list:
+        return quality.public_questions(obj)
+
+
+class AttemptSerializer(serializers.Serializer):
+    answers = serializers.DictField(child=serializers.CharField(allow_blank=True))
+
+
+class QualificationTestViewSet(viewsets.ReadOnlyModelViewSet):
+    """Qualification tests: workers read the questions (never the answers) and submit an attempt."""
+
+    allowed_roles = (ANNOTATOR, CURATOR, ADMIN)
+    queryset = QualificationTest.objects.select_related("qualification")
+    serializer_class = QualificationTestSerializer
+
+    @extend_schema(request=AttemptSerializer, responses={201: serializers.DictField()})
+    @action(detail=True, methods=["post"])
+    def attempt(self, request, pk=None):
+        body = AttemptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        attempt = quality.take_qualification_test(self.get_object(), request.user, body.validated_data["answers"])
+        return Response({"score": attempt.score, "passed": attempt.passed,
+                         "qualification": attempt.test.qualification.name if attempt.passed else None}, status=201)
