@@ -83,6 +83,18 @@ class FrozenError(ValidationError):
     """Raised on any attempt to change a frozen benchmark version or its items."""
 
 
+class BenchmarkVersionQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        if self.filter(frozen=True).exists():
+            raise FrozenError("Frozen versions cannot change.")
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self.filter(frozen=True).exists():
+            raise FrozenError("Frozen versions cannot be deleted.")
+        return super().delete()
+
+
 class BenchmarkVersion(models.Model):
     class Source(models.TextChoices):
         IMPORT = "import", "Imported release"
@@ -98,6 +110,8 @@ class BenchmarkVersion(models.Model):
     checksum = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the items, set on freezing")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BenchmarkVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["benchmark__slug", "-created_at"]

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "annotation",
     "evaluation",
     "frontend",
+    "config.apps.PlatformConfig",
 ]
 
 MIDDLEWARE = [
@@ -151,6 +152,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # `check --deploy` checks the deployment alone; check the API schema with
+    # `manage.py spectacular --validate --fail-on-warn --file /dev/null`.
+    "ENABLE_DJANGO_DEPLOY_CHECK": False,
+    # Choice sets shared by several fields, or with a name used twice, get one stable name each.
+    "ENUM_NAME_OVERRIDES": {
+        "BenchmarkSlugEnum": "annotation.models.Benchmark.Slug",
+        "MediaSourceEnum": "annotation.models.MediaAsset.Source",
+        "MediaStatusEnum": "annotation.models.MediaAsset.Status",
+        "VersionSourceEnum": "annotation.models.BenchmarkVersion.Source",
+        "JobStatusEnum": "generation.models.Job.Status",
+    },
 }
 
 # --- Background jobs (Celery) ---------------------------------------------------------------
@@ -176,7 +188,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BEAT_SCHEDULE = {}
+CELERY_BEAT_SCHEDULE = {
+    # Claims whose lease ran out go back to the pool (the next claim request also does this).
+    "expire-claim-leases": {"task": "annotation.crowd.expire_leases", "schedule": 60.0},
+}
 JOB_QUEUES = ("default", "generation", "gpu")
 
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------
@@ -189,7 +204,7 @@ SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-X_FRAME_OPTIONS = "SAMEORIGIN"
+X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
     "version": 1,

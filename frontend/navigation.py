@@ -16,6 +16,7 @@ class NavEntry:
 ENTRIES = [
     NavEntry("My tasks", "my-tasks", (ANNOTATOR,), "Annotate"),
     NavEntry("Queues", "queues", (CURATOR, ADMIN), "Curate"),
+    NavEntry("Studies", "crowd-studies", (CURATOR, ADMIN), "Curate"),
     NavEntry("Media", "media-library", (CURATOR, RESEARCHER, ADMIN), "Curate"),
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),

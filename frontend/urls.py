@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from frontend import views
+from frontend import report_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,4 +20,6 @@ urlpatterns = [
     path("results/", views.results, name="results"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
+    path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),
+    path("", include("frontend.crowd_urls")),
 ]

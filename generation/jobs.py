@@ -63,8 +63,9 @@ class JobContext:
         fields = {"progress": percent}
         if message:
             fields["message"] = message[:500]
-        Job.objects.filter(pk=self.job.pk).update(**fields)
-        if Job.objects.filter(pk=self.job.pk, status=Job.Status.CANCELLED).exists():
+        # A cancelled job keeps the progress and message it was cancelled with.
+        updated = Job.objects.filter(pk=self.job.pk).exclude(status=Job.Status.CANCELLED).update(**fields)
+        if not updated and Job.objects.filter(pk=self.job.pk, status=Job.Status.CANCELLED).exists():
             raise JobCancelled()
 
     def log(self, line: str) -> None:

@@ -2,14 +2,16 @@
 studies and review queues. Errors from the services carry their own HTTP status."""
 
 from django.db import transaction
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.crowd import assignment, history, review, submissions
+from annotation.crowd import assignment, history, reports, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -21,7 +23,7 @@ from annotation.crowd.serializers import (
     SubmissionSerializer,
     WorkerClaimSerializer,
 )
-from config.roles import ADMIN, ANNOTATOR, CURATOR
+from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 
 CURATORS = (CURATOR, ADMIN)
 TRANSITIONS = {
@@ -36,7 +38,8 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     """Studies. Curators create and manage them; workers only claim (`POST /studies/<slug>/claim/`)."""
 
     allowed_roles = CURATORS
-    action_roles = {"claim": (ANNOTATOR, *CURATORS)}
+    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": (RESEARCHER, *CURATORS),
+                    "report_csv": (RESEARCHER, *CURATORS)}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
     lookup_field = "slug"
@@ -77,7 +80,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     def close(self, request, slug=None):
         return self._set_state(request, "close")
 
-    @extend_schema(request=StudyItemInSerializer(many=True), responses={201: serializers.DictField()})
+    @extend_schema(request=StudyItemInSerializer(many=True), responses={201: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def items(self, request, slug=None):
         study = self.get_object()
@@ -96,13 +99,16 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
         study = get_object_or_404(Study, slug=slug)
-        had = assignment.active_claim(study, request.user)
         claim = assignment.claim_next(study, request.user)
         if claim is None:
             return Response({"claim": None, "message": "There is no item left for you in this study. Thank you!"},
                             status=200)
+        new = getattr(claim, "newly_claimed", False)
+        if new:
+            Claim.draft.related.set_cached_value(claim, None)  # a claim made just now has no draft yet
         body = WorkerClaimSerializer(claim).data
-        return Response(body, status=200 if had else 201)
+        # 200: the worker's current claim again; 201: a new one (also when the old lease had expired)
+        return Response(body, status=201 if new else 200)
 
     @extend_schema(parameters=[OpenApiParameter("queue", str, enum=list(review.QUEUES)),
                                OpenApiParameter("state", str, enum=list(review.STATES))],
@@ -117,7 +123,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         response.data["counts"] = review.queue_counts(study)
         return response
 
-    @extend_schema(request=BulkReviewSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=BulkReviewSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def review(self, request, slug=None):
         study = self.get_object()
@@ -131,17 +137,38 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         return Response(review.bulk(chosen, request.user, action=body.validated_data["action"],
                                     reason=body.validated_data["reason"]))
 
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"], renderer_classes=reports.REPORT_RENDERERS)
+    def report(self, request, slug=None, format=None):
+        """Agreement per form field, per-worker quality and speed, throughput, progress."""
+        if request.accepted_renderer.format == "csv":
+            # `report.csv` lands here (DRF's format suffix route comes before `report_csv`'s),
+            # as do ?format=csv and Accept: text/csv
+            return self.report_csv(request, slug=slug)
+        return Response(reports.study_report(self.get_object()))
+
+    @extend_schema(operation_id="studies_report_csv", responses={(200, "text/csv"): str})
+    @action(detail=True, methods=["get"], url_path="report.csv", url_name="report-csv",
+            renderer_classes=[reports.CSVRenderer])
+    def report_csv(self, request, slug=None, format=None):
+        """The per-worker table of the report as a streamed CSV file."""
+        study = self.get_object()
+        response = StreamingHttpResponse(reports.report_csv_lines(study), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-workers.csv"'
+        return response
+
 
 class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """A worker's own claims. Other workers' claims do not exist for them (404)."""
 
     allowed_roles = (ANNOTATOR, *CURATORS)
     serializer_class = WorkerClaimSerializer
+    queryset = Claim.objects.none()  # the real one is the worker's own (get_queryset); this types the schema's `id`
 
     def get_queryset(self):
         return Claim.objects.filter(worker=self.request.user).select_related("study", "item", "draft")
 
-    @extend_schema(request=AnswerSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=AnswerSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["put", "post"])
     def draft(self, request, pk=None):
         claim = self._claim(pk)
@@ -151,7 +178,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                                        active_seconds=body.validated_data["active_seconds"])
         return Response({"revision": draft.revision, "updated_at": draft.updated_at})
 
-    @extend_schema(request=AnswerSerializer, responses={201: serializers.DictField()})
+    @extend_schema(request=AnswerSerializer, responses={201: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         claim = self._claim(pk)
@@ -202,7 +229,10 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data)
 
-    @extend_schema(responses=serializers.ListField(child=serializers.DictField()))
+    @extend_schema(responses=inline_serializer("SubmissionHistoryEntry", many=True, fields={
+        "entity": serializers.CharField(), "from": serializers.CharField(), "to": serializers.CharField(),
+        "by": serializers.CharField(allow_null=True), "at": serializers.DateTimeField(),
+        "reason": serializers.CharField()}))
     @action(detail=True, methods=["get"])
     def history(self, request, pk=None):
         submission = self.get_object()

@@ -8,6 +8,7 @@ of queueing on the same one.
 """
 
 import math
+import time
 from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
@@ -20,6 +21,7 @@ from annotation.crowd.models import Claim, Study, StudyItem
 
 UNLIMITED_SLOTS = 2**31 - 1
 CANDIDATES_PER_TRY = 8
+BUSY_WAIT_SECONDS = 0.005  # all candidates locked by other requests: let them finish
 
 
 def add_items(study: Study, rows: list[dict]) -> list[StudyItem]:
@@ -56,7 +58,8 @@ def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = 
         claim = _claim_role(study, worker, role, now, platform_assignment_id)
         if claim is not None:
             return claim
-    return None
+    # a concurrent request of the same worker may have claimed meanwhile: that claim is theirs
+    return active_claim(study, worker)
 
 
 def _roles_to_try(study: Study, worker) -> list[str]:
@@ -78,16 +81,22 @@ def _claim_role(study, worker, role, now, platform_assignment_id):
                 .exclude(claims__worker=worker)
                 .order_by("completed_count", "id")
             )
-            if connection.features.has_select_for_update_skip_locked:
-                candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-            ids = list(candidates.values_list("id", flat=True)[:CANDIDATES_PER_TRY])
-            if not ids:
+            skip_locked = connection.features.has_select_for_update_skip_locked
+            locked = candidates.select_for_update(skip_locked=True, of=("self",)) if skip_locked else candidates
+            # whole rows, so the item taken needs no second read; open_slots, which taking changes,
+            # is deferred (read again if anybody asks)
+            items = list(locked.defer("open_slots")[:CANDIDATES_PER_TRY])
+            # SKIP LOCKED hides the items other requests are taking right now: nothing is left
+            # only if there is nothing even counting those
+            if not items and not (skip_locked and candidates.exists()):
                 return None
-            for item_id in ids:
-                claim = _take(study, worker, item_id, now, platform_assignment_id)
+            for item in items:
+                claim = _take(study, worker, item, now, platform_assignment_id)
                 if claim is not None:
                     return claim
-        # every candidate was taken by someone else meanwhile: look again
+        # every candidate was taken, or being taken, by someone else meanwhile: look again
+        if not items:
+            time.sleep(BUSY_WAIT_SECONDS)
     return None
 
 
@@ -97,13 +106,12 @@ def _role_group(role):
     return [StudyItem.Role.GOLD, StudyItem.Role.ATTENTION]
 
 
-def _take(study, worker, item_id, now, platform_assignment_id) -> Claim | None:
+def _take(study, worker, item: StudyItem, now, platform_assignment_id) -> Claim | None:
     try:
         with transaction.atomic():
-            took = StudyItem.objects.filter(pk=item_id, open_slots__gt=0).update(open_slots=F("open_slots") - 1)
+            took = StudyItem.objects.filter(pk=item.pk, open_slots__gt=0).update(open_slots=F("open_slots") - 1)
             if not took:
                 return None
-            item = StudyItem.objects.get(pk=item_id)
             claim = Claim.objects.create(
                 study=study, item=item, worker=worker, status=Claim.Status.ACTIVE,
                 lease_expires_at=now + timedelta(seconds=study.lease_seconds),
@@ -111,6 +119,7 @@ def _take(study, worker, item_id, now, platform_assignment_id) -> Claim | None:
                 presentation=forms.presentation_for(study.form_schema, item.payload, seed=f"{item.pk}:{worker.pk}"),
             )
             history.record("claim", claim.pk, "", Claim.Status.ACTIVE, actor=worker, study=study)
+            claim.newly_claimed = True  # the API answers 201 for it without looking the old claim up again
             return claim
     except IntegrityError:
         # Another request of the same worker claimed meanwhile (one active claim per study and

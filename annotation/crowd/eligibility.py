@@ -17,13 +17,15 @@ def check(study: Study, user) -> None:
         raise NotEligible("This study is not open to your account.")
     if study.include_workers.exists() and not study.include_workers.filter(pk=user.pk).exists():
         raise NotEligible("This study is open to invited workers only.")
-    profile = profile_for(user)
-    if study.required_qualification_id and not profile.qualifications.filter(
+    # Read the profile without creating one: a refused request writes nothing.
+    profile = WorkerProfile.objects.filter(user=user).first()
+    if study.required_qualification_id and not (profile and profile.qualifications.filter(
         pk=study.required_qualification_id
-    ).exists():
+    ).exists()):
         raise NotEligible(f"This study needs the qualification '{study.required_qualification.name}'.")
+    attributes = (profile.attributes if profile else None) or {}
     for attribute, wanted in (study.required_attributes or {}).items():
-        have = profile.attributes.get(attribute)
+        have = attributes.get(attribute)
         allowed = wanted if isinstance(wanted, list) else [wanted]
         if have not in allowed:
             raise NotEligible(f"This study needs workers with {attribute.replace('_', ' ')} "

@@ -1,3 +1,4 @@
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -28,10 +29,10 @@ class QualificationTestViewSet(viewsets.ReadOnlyModelViewSet):
     """Qualification tests: workers read the questions (never the answers) and submit an attempt."""
 
     allowed_roles = (ANNOTATOR, CURATOR, ADMIN)
-    queryset = QualificationTest.objects.select_related("qualification")
+    queryset = QualificationTest.objects.select_related("qualification").order_by("name", "pk")
     serializer_class = QualificationTestSerializer
 
-    @extend_schema(request=AttemptSerializer, responses={201: serializers.DictField()})
+    @extend_schema(request=AttemptSerializer, responses={201: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def attempt(self, request, pk=None):
         body = AttemptSerializer(data=request.data)

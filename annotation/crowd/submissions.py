@@ -9,6 +9,7 @@ from annotation.crowd.errors import ClaimNotActive, InvalidSubmission, NotYourCl
 from annotation.crowd.models import Claim, Draft, StudyItem, Submission
 
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600
+CLAIM_COLUMNS = [f.attname for f in Claim._meta.concrete_fields if not f.is_relation and not f.primary_key]
 
 
 def _own(claim: Claim, worker) -> None:
@@ -25,24 +26,30 @@ def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -
         raise InvalidSubmission("A draft must be a JSON object.")
     active = max(0.0, min(float(active_seconds or 0), MAX_ACTIVE_SECONDS_PER_SAVE))
     with transaction.atomic():
-        draft, _ = Draft.objects.get_or_create(claim=claim)
-        Draft.objects.filter(pk=draft.pk).update(
-            data=data, revision=F("revision") + 1, active_seconds=F("active_seconds") + active,
-            updated_at=timezone.now(),
-        )
+        # the first save inserts the draft as revision 1; later ones update it
+        draft, created = Draft.objects.get_or_create(
+            claim=claim, defaults={"data": data, "revision": 1, "active_seconds": active})
+        if not created:
+            Draft.objects.filter(pk=draft.pk).update(
+                data=data, revision=F("revision") + 1, active_seconds=F("active_seconds") + active,
+                updated_at=timezone.now(),
+            )
         assignment.extend_lease(claim)
-    draft.refresh_from_db()
+    if not created:
+        draft.refresh_from_db()
     return draft
 
 
 def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tuple[Submission, bool, dict]:
     """Final submission. Returns (submission, created, feedback); a repeated submit returns the first."""
     _own(claim, worker)
-    existing = Submission.objects.filter(claim=claim).first()
-    if existing is not None:
-        return existing, False, {}
-    claim.refresh_from_db()
+    # the claim's own columns only: its study, item and worker never change, and stay loaded
+    claim.refresh_from_db(fields=CLAIM_COLUMNS)
     if claim.status != Claim.Status.ACTIVE:
+        # the submission is made in the transaction that ends the claim: only an ended claim can have one
+        existing = Submission.objects.filter(claim=claim).first()
+        if existing is not None:
+            return existing, False, {}
         raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer be submitted.")
     clean = forms.validate(claim.study.form_schema, claim.item.payload, data)
     draft = Draft.objects.filter(claim=claim).first()
@@ -55,6 +62,10 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
                 status=Claim.Status.SUBMITTED, finished_at=now
             )
             if not moved:
+                # A concurrent submit of the same claim got there first: answer as a repeat would.
+                first = Submission.objects.filter(claim=claim).first()
+                if first is not None:
+                    return first, False, {}
                 raise ClaimNotActive("This item can no longer be submitted.")
             claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
             submission = Submission.objects.create(
@@ -64,8 +75,11 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
             StudyItem.objects.filter(pk=claim.item_id).update(completed_count=F("completed_count") + 1)
             history.record("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED, actor=worker,
                            study=claim.study)
-            history.record("submission", submission.pk, "", submission.review_state, actor=worker, study=claim.study)
+            if not Claim.worker.is_cached(claim):
+                claim.worker = worker  # the same account (checked above), so the checks need not load it
             feedback = quality.after_submission(submission)
+            # recorded after the checks, which may have sent it to a review queue (state "pending")
+            history.record("submission", submission.pk, "", submission.review_state, actor=worker, study=claim.study)
     except IntegrityError:
         # a concurrent identical submit won the race
         return Submission.objects.get(claim=claim), False, {}

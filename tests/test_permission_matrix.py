@@ -1,0 +1,300 @@
+"""Every URL of the project, classified: who gets what, per role, for GET (and POST where it writes).
+
+Pages send anonymous visitors to the login page (302) and refuse other roles with 403; the API
+answers anonymous callers with 401 or 403 and refuses other roles with 403. A URL name missing
+from MATRIX fails `test_every_url_is_classified`, so each new endpoint has to be placed here.
+
+Objects that the URLs need come from fixtures (a video, an image, a draft version, a finished
+job asked for by the annotator). Crowd-engine URLs point at objects that do not exist: a role
+that may use the endpoint then gets 404, a role that may not still gets 403.
+"""
+
+from dataclasses import dataclass, field
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.test import Client, RequestFactory
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.views import APIView
+
+from config.permissions import HasRole
+from config.roles import ADMIN, ALL_ROLES, ANNOTATOR, CURATOR, RESEARCHER
+
+ANON = "anonymous"
+ROLES = (ANNOTATOR, CURATOR, RESEARCHER, ADMIN)
+WHO = (ANON, *ROLES)
+API_ANON = (401, 403)  # DRF says 401 or 403 depending on the first authenticator
+
+STAFF = (CURATOR, RESEARCHER, ADMIN)
+CURATORS = (CURATOR, ADMIN)
+RESEARCHERS = (RESEARCHER, ADMIN)
+EVERY_ROLE = ROLES
+
+
+def _expand(allowed) -> set[str]:
+    # An admin holds every role, so whatever a role may do, an admin may do too.
+    return set(allowed) | {ADMIN}
+
+
+def page(allowed, ok=200) -> dict:
+    return {ANON: 302, **{role: ok if role in _expand(allowed) else 403 for role in ROLES}}
+
+
+def api(allowed, ok=200, denied=403) -> dict:
+    return {ANON: API_ANON, **{role: ok if role in _expand(allowed) else denied for role in ROLES}}
+
+
+def everyone(status) -> dict:
+    return dict.fromkeys(WHO, status)
+
+
+@dataclass
+class Case:
+    GET: dict
+    POST: dict | None = None
+    kwargs: dict = field(default_factory=dict)  # name -> fixture object key or literal
+
+
+MISSING = 987654  # an id no object has
+
+MATRIX: dict[str, Case] = {
+    # --- Pages ---------------------------------------------------------------------------
+    "home": Case(GET=page(EVERY_ROLE)),
+    "login": Case(GET={ANON: 200, **dict.fromkeys(ROLES, 302)}),  # signed-in users are sent home
+    "logout": Case(GET=everyone(405), POST=everyone(302)),
+    "my-tasks": Case(GET=page((ANNOTATOR,))),
+    "queues": Case(GET=page(CURATORS)),
+    "generation": Case(GET=page(CURATORS)),
+    "media-library": Case(GET=page(STAFF)),
+    "video-detail": Case(GET=page(STAFF), kwargs={"pk": "video"}),
+    "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    "benchmarks": Case(GET=page(STAFF)),
+    "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
+    "runs": Case(GET=page(RESEARCHERS)),
+    "results": Case(GET=page(RESEARCHERS)),
+    "jobs": Case(GET=page(STAFF)),
+    "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
+    # --- Crowd pages (a study that does not exist: allowed -> 404, refused -> 403) ----------
+    "crowd-studies": Case(GET=page(CURATORS)),
+    "crowd-study-detail": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-study-queue": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    # crowd platforms' entry links are public (they sign the worker in)
+    "crowd-entry-prolific": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
+    "crowd-entry-mturk": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
+    # --- Protected media files (annotators only through a grant; none exists here) ---------
+    "media-video-file": Case(GET=page(STAFF), kwargs={"pk": "video"}),
+    "media-video-poster": Case(GET=page(STAFF), kwargs={"pk": "video"}),
+    "media-image-file": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    "media-image-thumbnail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    # --- API: media library (POST without a file: allowed roles get 400, others 403) -------
+    "api-video-list": Case(GET=api(STAFF), POST=api(CURATORS, ok=400)),
+    "api-video-detail": Case(GET=api(STAFF), kwargs={"pk": "video"}),
+    "api-image-list": Case(GET=api(STAFF), POST=api(CURATORS, ok=400)),
+    "api-image-detail": Case(GET=api(STAFF), kwargs={"pk": "image"}),
+    # --- API: benchmarks and versions ------------------------------------------------------
+    "api-benchmark-list": Case(GET=api(STAFF)),
+    "api-benchmark-detail": Case(GET=api(STAFF), kwargs={"slug": "cvqa"}),
+    "api-version-list": Case(GET=api(STAFF), POST=api(CURATORS, ok=400)),
+    "api-version-detail": Case(GET=api(STAFF), kwargs={"pk": "version"}),
+    # freeze is POST only; an empty draft cannot be frozen (400)
+    "api-version-freeze": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
+    # researchers read items; adding one is for curators (the view itself answers 403)
+    "api-version-items": Case(GET=api(STAFF), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
+    # --- API: jobs (the job is the annotator's and already finished) -----------------------
+    "api-job-list": Case(GET=api(EVERY_ROLE)),
+    "api-job-detail": Case(GET=api(EVERY_ROLE), kwargs={"pk": "job"}),
+    # only the requester or an admin may cancel; a finished job cannot be cancelled (409)
+    "api-job-cancel": Case(GET=api(EVERY_ROLE, ok=405),
+                           POST={ANON: API_ANON, ANNOTATOR: 409, CURATOR: 403, RESEARCHER: 403, ADMIN: 409},
+                           kwargs={"pk": "job"}),
+    # --- API: crowd engine (objects that do not exist: allowed -> 404, refused -> 403) ------
+    "api-study-list": Case(GET=api(CURATORS), POST=api(CURATORS, ok=400)),
+    "api-study-detail": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-claim": Case(GET=api(CURATORS, ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                            kwargs={"slug": "no-such-study"}),
+    "api-study-open-study": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404),
+                                 kwargs={"slug": "no-such-study"}),
+    "api-study-pause": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-close": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-items": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-queue": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-review": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404),
+                             kwargs={"slug": "no-such-study"}),
+    "api-claim-list": Case(GET=api((ANNOTATOR, CURATOR))),
+    "api-claim-detail": Case(GET=api((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
+    "api-claim-draft": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                            kwargs={"pk": MISSING}),
+    "api-claim-submit": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                             kwargs={"pk": MISSING}),
+    "api-claim-release": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                              kwargs={"pk": MISSING}),
+    "api-study-report": Case(GET=api((RESEARCHER, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-report-csv": Case(GET=api((RESEARCHER, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "api-qualification-test-list": Case(GET=api((ANNOTATOR, CURATOR))),
+    "api-qualification-test-detail": Case(GET=api((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
+    # the answers are checked before the test is looked up: no answers -> 400
+    "api-qualification-test-attempt": Case(GET=api((ANNOTATOR, CURATOR), ok=405),
+                                           POST=api((ANNOTATOR, CURATOR), ok=400), kwargs={"pk": MISSING}),
+    "api-submission-detail": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-submission-decide": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-submission-history": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    # --- API: auth and documentation -------------------------------------------------------
+    "api-token": Case(GET=everyone(405), POST=everyone(400)),  # public; no credentials -> 400
+    "api-me": Case(GET=api(EVERY_ROLE)),
+    "api-schema": Case(GET=api(EVERY_ROLE)),
+    "api-docs": Case(GET=api(EVERY_ROLE)),
+    "api-redoc": Case(GET=api(EVERY_ROLE)),
+}
+
+# DRF views whose access is not decided by HasRole/allowed_roles, and why.
+NOT_ROLE_BASED = {
+    "api-schema": "drf-spectacular view; SPECTACULAR_SETTINGS['SERVE_PERMISSIONS'] = any signed-in user",
+    "api-docs": "drf-spectacular view; SPECTACULAR_SETTINGS['SERVE_PERMISSIONS'] = any signed-in user",
+    "api-redoc": "drf-spectacular view; SPECTACULAR_SETTINGS['SERVE_PERMISSIONS'] = any signed-in user",
+}
+# Pages that are not limited to roles, and why.
+PAGES_WITHOUT_ROLES = {
+    "home": "any signed-in user (login_required); shows what the user's roles allow",
+    "login": "public",
+    "logout": "public (POST)",
+}
+
+
+def project_patterns():
+    """(name, route, callback) for every URL pattern outside the admin site and static files."""
+
+    def walk(patterns, prefix, namespace):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                ns = entry.namespace or namespace
+                if ns == "admin":
+                    continue
+                yield from walk(entry.url_patterns, prefix + str(entry.pattern), ns)
+            elif isinstance(entry, URLPattern):
+                route = prefix + str(entry.pattern)
+                if route.lstrip("^").startswith("static/"):
+                    continue
+                name = f"{namespace}:{entry.name}" if namespace and entry.name else entry.name
+                yield name, route, entry.callback
+
+    return list(walk(get_resolver().url_patterns, "", None))
+
+
+def test_every_url_is_classified():
+    patterns = project_patterns()
+    unnamed = sorted(route for name, route, _ in patterns if not name)
+    names = {name for name, _, _ in patterns if name}
+    unclassified = sorted(names - set(MATRIX))
+    stale = sorted(set(MATRIX) - names)
+    assert len(names) >= 40, "the URL walk found too few patterns"
+    assert not unnamed, f"URL patterns without a name cannot be classified: {unnamed}"
+    assert not unclassified, (
+        f"Unclassified URL names (add them to MATRIX in {__file__}): {', '.join(unclassified)}")
+    assert not stale, f"MATRIX lists URL names the project no longer has: {', '.join(stale)}"
+
+
+def test_every_api_view_declares_allowed_roles():
+    checked = 0
+    for name, _route, callback in project_patterns():
+        view_class = getattr(callback, "cls", None)
+        if view_class is None or not issubclass(view_class, APIView):
+            continue
+        checked += 1
+        uses_has_role = any(issubclass(p, HasRole) for p in view_class.permission_classes)
+        if not uses_has_role:
+            assert name in NOT_ROLE_BASED or getattr(view_class, "allowed_roles", None), (
+                f"{name} ({view_class.__name__}) neither uses HasRole nor says who may use it")
+            continue
+        roles = getattr(view_class, "allowed_roles", None)
+        assert roles, f"{name} ({view_class.__name__}) declares no allowed_roles: HasRole refuses everybody"
+        assert set(roles) <= set(ALL_ROLES), f"{name}: unknown roles in {roles}"
+        for action, action_roles in (getattr(view_class, "action_roles", None) or {}).items():
+            assert set(action_roles) <= set(ALL_ROLES), f"{name}: unknown roles for action {action!r}"
+    assert checked >= 20
+
+
+def test_every_page_declares_roles_or_is_listed():
+    for name, _route, callback in project_patterns():
+        if getattr(callback, "cls", None) is not None or name.startswith("api-"):
+            continue
+        if name in PAGES_WITHOUT_ROLES:
+            continue
+        roles = getattr(callback, "allowed_roles", None) or getattr(getattr(callback, "view_class", None),
+                                                                    "allowed_roles", None)
+        assert roles, f"page {name} does not declare allowed_roles"
+        if roles == "public":  # deliberately open to everybody (e.g. crowd platforms' entry links)
+            assert MATRIX[name].GET[ANON] != 302, f"public page {name} sends anonymous users to log in"
+            continue
+        assert not isinstance(roles, str) and set(roles) <= set(ALL_ROLES), f"page {name}: bad roles {roles!r}"
+
+
+def test_has_role_refuses_views_that_declare_nothing(admin_user):
+    request = RequestFactory().get("/")
+    request.user = admin_user
+
+    class Undeclared:
+        pass
+
+    class Declared:
+        allowed_roles = (CURATOR,)
+        action_roles = {"create": (RESEARCHER,)}
+        action = "create"
+
+    assert HasRole().has_permission(request, Undeclared()) is False
+    assert HasRole().has_permission(request, Declared()) is True  # admin holds every role
+    request.user = AnonymousUser()
+    assert HasRole().has_permission(request, Declared()) is False
+
+
+@pytest.fixture
+def url_objects(video, image, draft_version, finished_job) -> dict:
+    return {"video": video.pk, "image": image.pk, "version": draft_version.pk, "job": finished_job.pk}
+
+
+def _matches(expected, status) -> bool:
+    return status in expected if isinstance(expected, tuple) else status == expected
+
+
+def test_permission_matrix(role_users, url_objects):
+    names = {name for name, _, _ in project_patterns() if name}
+    failures = []
+    requests = 0
+
+    def client_for(who):
+        client = Client()
+        if who != ANON:
+            client.force_login(role_users[who])
+        return client
+
+    clients = {who: client_for(who) for who in WHO}
+    for name in sorted(names & set(MATRIX)):
+        case = MATRIX[name]
+        kwargs = {key: url_objects.get(value, value) if isinstance(value, str) else value
+                  for key, value in case.kwargs.items()}
+        url = reverse(name, kwargs=kwargs)
+        for method in ("GET", "POST"):
+            expected_by_role = getattr(case, method)
+            if expected_by_role is None:
+                continue
+            assert set(expected_by_role) == set(WHO), f"{name} {method}: give an outcome for each of {WHO}"
+            for who in WHO:
+                # logging out ends the session, so that request gets a client of its own
+                client = client_for(who) if name == "logout" else clients[who]
+                response = client.get(url) if method == "GET" else client.post(url, {})
+                requests += 1
+                status = response.status_code
+                expected = expected_by_role[who]
+                if not _matches(expected, status):
+                    failures.append(f"{method} {url} ({name}) as {who}: expected {expected}, got {status}")
+                elif status == 302 and who == ANON and name not in PAGES_WITHOUT_ROLES:
+                    login = reverse("login")
+                    if not response["Location"].startswith(f"{login}?next="):
+                        failures.append(f"{method} {url} as {who}: redirected to {response['Location']}, not login")
+                if response.streaming:
+                    b"".join(response.streaming_content)  # drain, so the test client closes the file
+    assert requests > 200
+    assert not failures, "Permission matrix mismatches:\n" + "\n".join(failures)
