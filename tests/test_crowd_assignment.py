@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -401,6 +401,20 @@ def test_history_entries_cannot_be_changed_or_deleted(workers):
     # adding is what history is for
     HistoryEntry.objects.create(entity="claim", entity_id=1, to_state="active")
     assert HistoryEntry.objects.count() == 2
+
+
+def test_the_database_itself_refuses_to_rewrite_history(workers):
+    """Raw SQL bypasses the model layer; a trigger stops it (updates everywhere, deletes on PostgreSQL)."""
+    study = make_study(items=1)
+    assignment.claim_next(study, workers[0])
+    entry = HistoryEntry.objects.get()
+    table = HistoryEntry._meta.db_table
+    with pytest.raises(DatabaseError, match="insert-only"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET reason = 'rewritten' WHERE id = %s", [entry.pk])
+    if connection.vendor == "postgresql":
+        with pytest.raises(DatabaseError, match="insert-only"), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {table} WHERE id = %s", [entry.pk])
+    assert HistoryEntry.objects.get().reason == ""
 
 
 def test_a_draft_is_not_a_transition_and_writes_no_history(workers):

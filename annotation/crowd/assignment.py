@@ -158,8 +158,12 @@ def expire_leases(*, study: Study | None = None, now=None) -> int:
     expired = Claim.objects.filter(status=Claim.Status.ACTIVE, lease_expires_at__lt=now)
     if study is not None:
         expired = expired.filter(study=study)
+    # usually there are none: look for ids first, load the claims only when there are some
+    ids = list(expired.values_list("pk", flat=True))
+    if not ids:
+        return 0
     count = 0
-    for claim in expired.select_related("study"):
+    for claim in expired.filter(pk__in=ids).select_related("study"):
         try:
             _end(claim, Claim.Status.EXPIRED, reason="lease expired")
         except ClaimNotActive:
