@@ -1,0 +1,87 @@
+from django.conf import settings
+from django.db import models
+
+
+class EvaluationRun(models.Model):
+    """One model run over a frozen benchmark version under one fixed set of strategies.
+
+    Everything that changes a prediction is part of the run: model and revision, backend, input
+    and prompting strategies, frame policy, generation parameters and seed.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    version = models.ForeignKey("annotation.BenchmarkVersion", on_delete=models.PROTECT, related_name="runs")
+    model_id = models.CharField(max_length=255, help_text="hub id or local path")
+    model_revision = models.CharField(max_length=128, blank=True)
+    backend = models.CharField(max_length=32, default="transformers")
+    backend_options = models.JSONField(default=dict, blank=True, help_text="dtype, device map, base URL, …")
+    input_strategy = models.CharField(max_length=32, default="default")
+    prompting = models.CharField(max_length=32, default="standard")
+    frame_policy = models.JSONField(default=dict, blank=True)
+    generation_params = models.JSONField(default=dict, blank=True)
+    seed = models.IntegerField(default=0)
+    variants = models.JSONField(default=list, blank=True, help_text="empty: every variant of the benchmark")
+    limit = models.PositiveIntegerField(null=True, blank=True, help_text="only the first N items")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    total_requests = models.PositiveIntegerField(default=0)
+    job = models.ForeignKey("generation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.model_id} on {self.version} ({self.input_strategy}/{self.prompting})"
+
+
+class Prediction(models.Model):
+    """One sampled response to one request, with everything needed to reproduce and audit it."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="predictions")
+    request_id = models.CharField(max_length=255)
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    item = models.ForeignKey("annotation.BenchmarkItem", on_delete=models.PROTECT, related_name="+")
+    variant = models.CharField(max_length=64, db_index=True)
+    prompt = models.JSONField(help_text="the exact messages sent, media as fingerprints")
+    inputs = models.JSONField(default=dict, blank=True, help_text="frame indices, image order, policy")
+    params = models.JSONField(default=dict, blank=True)
+    raw_output = models.TextField(blank=True)
+    parsed_answer = models.JSONField(null=True, blank=True)
+    parse_status = models.CharField(max_length=16, blank=True, help_text="ok | unparsed | empty")
+    latency_s = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.IntegerField(null=True, blank=True)
+    completion_tokens = models.IntegerField(null=True, blank=True)
+    from_cache = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "request_id", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "request_id", "sample_index"], name="one_prediction_per_sample"),
+        ]
+
+
+class ResponseCache(models.Model):
+    """Model responses keyed by (model, revision, backend, prompt, input fingerprints, parameters).
+
+    Only deterministic, successful, non-empty responses are stored.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    model_id = models.CharField(max_length=255)
+    model_revision = models.CharField(max_length=128, blank=True)
+    backend = models.CharField(max_length=32)
+    texts = models.JSONField()
+    prompt_tokens = models.IntegerField(null=True, blank=True)
+    completion_tokens = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)

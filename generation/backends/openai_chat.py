@@ -1,0 +1,365 @@
+"""A backend for any OpenAI-compatible chat-completions API.
+
+One class talks to hosted models (GPT-4o; Gemini and Claude through their OpenAI-compatible
+endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/chat/completions`.
+
+- Images, and each frame of a video in order, are sent as JPEG base64 data URLs
+  (`{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,..."}}`).
+- A batch runs on a thread pool of `max_concurrency` workers; results keep the batch order.
+- 408, 409, 429, 500, 502, 503, 504, timeouts and connection errors are retried with
+  exponential backoff and jitter (a `Retry-After` header wins over the backoff); any other
+  4xx is not retried. A request that still fails gives a `ChatResult` with `error` set (status,
+  body excerpt, attempts): one failed request never raises, and never turns into an empty or
+  made-up answer.
+- When `n > 1` and the server returns fewer choices than asked (several providers ignore `n`),
+  further calls ask for the rest until `n` texts are collected. A follow-up call uses
+  `seed + k` (k = 1, 2, ...), since a seeded provider would otherwise repeat the same sample.
+  If a later call fails for good, the result is an error (the texts collected so far are dropped,
+  and the message says how many there were): a result never has fewer than `n` texts silently.
+- `latency_s` is the wall time of the whole request (all calls and retries); `prompt_tokens` and
+  `completion_tokens` are the `usage` counts summed over its calls (None when the server sent none).
+
+The API key is read from the environment variable named by `api_key_env` at construction; it is
+sent only in the Authorization header, and never logged or put into an error message. Without
+one (a local vLLM server needs none), no Authorization header is sent.
+
+Only the standard library is used (urllib), plus Pillow for JPEG encoding.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import http.client
+import io
+import json
+import logging
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from generation.backends.base import BackendError, ChatRequest, ChatResult, ImagePart, TextPart, VideoPart
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+BODY_EXCERPT_CHARS = 500
+
+
+class _RequestFailed(Exception):
+    """One call that failed for good (after retries, or at once for a non-retryable status)."""
+
+
+class _Retryable(Exception):
+    """One attempt that failed in a way worth retrying."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a `Retry-After` header: delay-seconds or an HTTP date; None if absent/invalid."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _excerpt(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class OpenAIChat:
+    """Chat completions over HTTP. See the module docstring for behaviour.
+
+    Options:
+        base_url: API root, e.g. "http://localhost:8000/v1" (default: $OPENAI_BASE_URL, else OpenAI's).
+        api_key_env: name of the environment variable holding the API key (default "OPENAI_API_KEY").
+        timeout: seconds per HTTP call (connect and each read).
+        max_concurrency: worker threads over a batch.
+        max_retries: retries after the first attempt of a call (so at most max_retries + 1 attempts).
+        backoff_base, backoff_cap: the k-th retry waits about min(cap, base * 2**k) seconds, jittered
+            to between half and all of it.
+        max_retry_after: upper bound in seconds on a server's `Retry-After`.
+        extra_body: a dict merged into every request payload (provider-specific fields; it overrides
+            the standard ones on a clash).
+        max_tokens_field: payload key for max_new_tokens ("max_tokens"; newer OpenAI reasoning models
+            want "max_completion_tokens").
+        jpeg_quality: JPEG quality of images and frames sent.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model_id: str,
+        revision: str = "",
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_concurrency: int = 4,
+        max_retries: int = 5,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 60.0,
+        max_retry_after: float = 300.0,
+        extra_body: dict | None = None,
+        max_tokens_field: str = "max_tokens",
+        jpeg_quality: int = 90,
+    ):
+        if not model_id:
+            raise BackendError("openai: a model name (model_id) is required")
+        if max_concurrency < 1:
+            raise BackendError("openai: max_concurrency must be at least 1")
+        if max_retries < 0:
+            raise BackendError("openai: max_retries must not be negative")
+        if timeout <= 0:
+            raise BackendError("openai: timeout must be positive")
+        self.model_id = model_id
+        self.revision = revision or ""
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.api_key_env = api_key_env
+        self._api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.timeout = float(timeout)
+        self.max_concurrency = int(max_concurrency)
+        self.max_retries = int(max_retries)
+        self.backoff_base = float(backoff_base)
+        self.backoff_cap = float(backoff_cap)
+        self.max_retry_after = float(max_retry_after)
+        self.extra_body = dict(extra_body or {})
+        self.max_tokens_field = max_tokens_field
+        self.jpeg_quality = int(jpeg_quality)
+        self._image_cache: OrderedDict[tuple, str] = OrderedDict()
+        self._image_cache_size = 256
+        self._cache_lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIChat(model_id={self.model_id!r}, base_url={self.base_url!r})"
+
+    # --- The Backend interface ------------------------------------------------------------------
+
+    def generate(self, requests: list[ChatRequest]) -> list[ChatResult]:
+        if not requests:
+            return []
+        workers = min(self.max_concurrency, len(requests))
+        if workers == 1:
+            return [self._generate_one(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-chat") as pool:
+            return list(pool.map(self._generate_one, requests))
+
+    def score_logprob(self, texts: list[str], *, prefix: str = "") -> list[float]:
+        # Chat-completions APIs return log-probabilities only of tokens the model *generates*
+        # (`logprobs`/`top_logprobs`), not of a given text; scoring a fixed text would need
+        # prompt-logprob echo, which hosted providers do not offer (and vLLM only off the chat route).
+        raise BackendError(
+            f"openai backend ({self.model_id}) does not score log-probabilities: chat-completions APIs "
+            "only report log-probabilities of generated tokens, not of a given text; use a local "
+            "causal_lm or transformers backend for scoring"
+        )
+
+    # --- One request ----------------------------------------------------------------------------
+
+    def _generate_one(self, request: ChatRequest) -> ChatResult:
+        started = time.monotonic()
+        label = f" [{request.request_id}]" if request.request_id else ""
+        try:
+            messages = self._messages(request)
+        except Exception as exc:  # a bad image must fail this request, not the batch
+            return ChatResult(texts=[], latency_s=time.monotonic() - started,
+                              error=f"openai{label}: could not encode the prompt: {type(exc).__name__}: {exc}")
+
+        params = request.params
+        wanted = max(1, int(params.n))
+        texts: list[str] = []
+        prompt_tokens: int | None = None
+        completion_tokens: int | None = None
+        call = 0
+        error = ""
+        # Each successful call adds at least one text, so `wanted` calls always suffice.
+        while len(texts) < wanted and call < wanted:
+            payload = {
+                "model": self.model_id,
+                "messages": messages,
+                self.max_tokens_field: params.max_new_tokens,
+                "temperature": params.temperature,
+                "top_p": params.top_p,
+                "n": wanted - len(texts),
+                "seed": params.seed + call,
+            }
+            payload.update(self.extra_body)
+            call += 1
+            try:
+                data = self._post(payload, label)
+            except _RequestFailed as exc:
+                error = str(exc)
+                break
+            choices = data.get("choices") or []
+            if not choices:
+                error = f"openai{label}: the response had no choices: {_excerpt(json.dumps(data))}"
+                break
+            texts.extend(self._choice_text(c) for c in choices[: wanted - len(texts)])
+            usage = data.get("usage") or {}
+            if isinstance(usage.get("prompt_tokens"), int):
+                prompt_tokens = (prompt_tokens or 0) + usage["prompt_tokens"]
+            if isinstance(usage.get("completion_tokens"), int):
+                completion_tokens = (completion_tokens or 0) + usage["completion_tokens"]
+
+        if error and texts:
+            error = f"{error} (after {len(texts)} of {wanted} texts)"
+        return ChatResult(
+            texts=texts if not error else [],
+            latency_s=time.monotonic() - started,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            error=error,
+        )
+
+    @staticmethod
+    def _choice_text(choice: dict) -> str:
+        content = (choice.get("message") or {}).get("content")
+        if content is None:
+            return ""
+        if isinstance(content, list):  # some servers answer with content parts
+            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return str(content)
+
+    # --- Payload --------------------------------------------------------------------------------
+
+    def _messages(self, request: ChatRequest) -> list[dict]:
+        out = []
+        for message in request.messages:
+            content = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    content.append({"type": "text", "text": part.text})
+                elif isinstance(part, ImagePart):
+                    content.append(self._image_content(part.image, (part.fingerprint,)))
+                elif isinstance(part, VideoPart):
+                    for i, frame in enumerate(part.frames):
+                        content.append(self._image_content(frame, (part.fingerprint, i)))
+                else:
+                    raise TypeError(f"unsupported message part {type(part).__name__}")
+            out.append({"role": message.role, "content": content})
+        return out
+
+    def _image_content(self, image, key: tuple) -> dict:
+        return {"type": "image_url", "image_url": {"url": self._data_url(image, key)}}
+
+    def _data_url(self, image, key: tuple) -> str:
+        cache_key = key if key and key[0] else None  # no fingerprint: no caching
+        if cache_key is not None:
+            with self._cache_lock:
+                url = self._image_cache.get(cache_key)
+                if url is not None:
+                    self._image_cache.move_to_end(cache_key)
+                    return url
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        buffer = io.BytesIO()
+        image.save(buffer, format="JPEG", quality=self.jpeg_quality)
+        url = "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+        if cache_key is not None:
+            with self._cache_lock:
+                self._image_cache[cache_key] = url
+                while len(self._image_cache) > self._image_cache_size:
+                    self._image_cache.popitem(last=False)
+        return url
+
+    # --- HTTP -----------------------------------------------------------------------------------
+
+    def _headers(self) -> dict:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _post(self, payload: dict, label: str) -> dict:
+        """POST with retries; the parsed JSON body, or _RequestFailed with a clear message."""
+        body = json.dumps(payload).encode("utf-8")
+        attempts = self.max_retries + 1
+        last = ""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._attempt(body)
+            except _Retryable as exc:
+                last = str(exc)
+                if attempt == attempts:
+                    break
+                delay = self._delay(attempt, exc.retry_after)
+                logger.warning("openai%s: %s; retry %d of %d in %.2fs",
+                               label, last, attempt, self.max_retries, delay)
+                time.sleep(delay)
+            except _RequestFailed as exc:
+                raise _RequestFailed(f"openai{label}: {exc} (not retried; attempt {attempt})") from None
+        noun = "attempt" if attempts == 1 else "attempts"
+        raise _RequestFailed(f"openai{label}: {last} (gave up after {attempts} {noun})")
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        ceiling = min(self.backoff_cap, self.backoff_base * (2 ** (attempt - 1)))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    def _attempt(self, body: bytes) -> dict:
+        request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            try:
+                text = exc.read().decode("utf-8", "replace")
+            except Exception:  # the body may be cut off; the status is what matters
+                text = ""
+            message = f"HTTP {exc.code} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
+            if exc.code in RETRY_STATUSES:
+                retry_after = parse_retry_after(exc.headers.get("Retry-After")) if exc.headers else None
+                raise _Retryable(message, retry_after) from None
+            raise _RequestFailed(message) from None
+        except (TimeoutError, urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            kind = "timed out" if isinstance(reason, TimeoutError) else "connection error"
+            raise _Retryable(f"{kind} calling {self.url} (timeout {self.timeout:g}s): "
+                             f"{type(reason).__name__}: {reason}") from None
+        text = raw.decode("utf-8", "replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            # A proxy's HTML page or a cut-off body: worth another try.
+            raise _Retryable(f"HTTP {status} from {self.url} with a body that is not JSON: "
+                             f"{_excerpt(self._redact(text))}") from None
+        if not isinstance(data, dict):
+            raise _Retryable(f"HTTP {status} from {self.url} with unexpected JSON: {_excerpt(self._redact(text))}")
+        if data.get("error") and not data.get("choices"):
+            raise _RequestFailed(f"HTTP {status} from {self.url} with an error: "
+                                 f"{_excerpt(self._redact(json.dumps(data['error'])))}")
+        return data

@@ -1,0 +1,249 @@
+"""The OpenAI-compatible chat backend against a real local HTTP server (no internet)."""
+
+import base64
+import io
+import socket
+import time
+
+import pytest
+from PIL import Image
+
+from generation.backends.base import (
+    BackendError,
+    ChatRequest,
+    ChatResult,
+    GenerationParams,
+    ImagePart,
+    Message,
+    TextPart,
+    VideoPart,
+)
+from generation.backends.openai_chat import OpenAIChat, parse_retry_after
+from generation.backends.registry import load_backend
+from tests.openai_test_server import COMPLETION_TOKENS_PER_CHOICE, PROMPT_TOKENS, Reply, openai_test_server
+
+FAST = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 5.0}
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch):
+    """urllib honours proxy variables; the local server must be reached directly."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server():
+    with openai_test_server() as running:
+        yield running
+
+
+def backend(server, **options) -> OpenAIChat:
+    return OpenAIChat("gpt-test", base_url=server.base_url, **{**FAST, **options})
+
+
+def ask(text: str = "What is shown?", **params) -> ChatRequest:
+    return ChatRequest(messages=[Message("user", (TextPart(text),))], params=GenerationParams(**params))
+
+
+def decode_data_url(url: str) -> Image.Image:
+    prefix = "data:image/jpeg;base64,"
+    assert url.startswith(prefix)
+    image = Image.open(io.BytesIO(base64.b64decode(url[len(prefix):])))
+    assert image.format == "JPEG"
+    return image
+
+
+# --- Payload --------------------------------------------------------------------------------------
+
+def test_payload_messages_images_params_and_auth(server, monkeypatch):
+    monkeypatch.setenv("VLB_TEST_KEY", "sk-test-123")
+    image = Image.new("RGBA", (64, 48), (255, 0, 0, 255))
+    frames = (Image.new("RGB", (32, 16), "blue"), Image.new("L", (20, 10)), Image.new("RGB", (8, 24)))
+    request = ChatRequest(
+        messages=[
+            Message("system", (TextPart("Be brief."),)),
+            Message("user", (TextPart("Look:"), ImagePart(image, "img-1"),
+                             VideoPart(frames, "vid-1", frame_indices=(0, 5, 10)), TextPart("Which colour?"))),
+        ],
+        params=GenerationParams(max_new_tokens=77, temperature=0.7, top_p=0.9, n=2, seed=42),
+    )
+    chat = backend(server, api_key_env="VLB_TEST_KEY", extra_body={"top_k": 20})
+    [result] = chat.generate([request])
+
+    assert result.ok, result.error
+    assert result.texts == ["reply 1.0: Which colour?", "reply 1.1: Which colour?"]
+    assert server.calls == 1
+    recorded = server.requests[0]
+    assert recorded.path == "/v1/chat/completions"
+    assert recorded.headers["Authorization"] == "Bearer sk-test-123"
+    assert recorded.headers["Content-Type"] == "application/json"
+    body = recorded.body
+    assert body["model"] == "gpt-test"
+    assert {k: body[k] for k in ("max_tokens", "temperature", "top_p", "n", "seed")} == {
+        "max_tokens": 77, "temperature": 0.7, "top_p": 0.9, "n": 2, "seed": 42}
+    assert body["top_k"] == 20
+
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": [{"type": "text", "text": "Be brief."}]}
+    assert user["role"] == "user"
+    kinds = [part["type"] for part in user["content"]]
+    assert kinds == ["text", "image_url", "image_url", "image_url", "image_url", "text"]
+    assert user["content"][0] == {"type": "text", "text": "Look:"}
+    sizes = [decode_data_url(part["image_url"]["url"]).size for part in user["content"] if part["type"] == "image_url"]
+    assert sizes == [(64, 48), (32, 16), (20, 10), (8, 24)]  # the image, then the frames in order
+    assert "sk-test-123" not in repr(chat)
+
+
+def test_no_key_sends_no_authorization_and_base_url_from_env(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/")
+    chat = OpenAIChat("gpt-test", **FAST)
+    assert chat.base_url == server.base_url
+    assert chat.model_id == "gpt-test" and chat.revision == "" and chat.name == "openai"
+    [result] = chat.generate([ask("hi")])
+    assert result.texts == ["reply 1.0: hi"]
+    assert "Authorization" not in server.requests[0].headers
+
+
+def test_max_tokens_field_option(server):
+    backend(server, max_tokens_field="max_completion_tokens").generate([ask(max_new_tokens=9)])
+    body = server.bodies[0]
+    assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
+
+
+def test_usage_recorded(server):
+    [result] = backend(server).generate([ask()])
+    assert result.prompt_tokens == PROMPT_TOKENS
+    assert result.completion_tokens == COMPLETION_TOKENS_PER_CHOICE
+    assert result.latency_s > 0
+
+
+# --- Retries --------------------------------------------------------------------------------------
+
+def test_429_retried_and_retry_after_honoured(server):
+    server.script(Reply(status=429, retry_after="1"))
+    started = time.monotonic()
+    [result] = backend(server).generate([ask("again")])
+    elapsed = time.monotonic() - started
+    assert result.ok and result.error == ""
+    assert result.texts == ["reply 2.0: again"]
+    assert server.calls == 2
+    assert elapsed >= 1.0  # the backoff alone would be milliseconds
+    assert server.requests[1].at - server.requests[0].at >= 1.0
+
+
+def test_500_and_503_then_success(server):
+    server.script(Reply(status=500), Reply(status=503))
+    [result] = backend(server).generate([ask()])
+    assert result.ok
+    assert server.calls == 3
+    assert server.bodies[0] == server.bodies[2]  # the same request each time
+
+
+def test_timeout_then_success(server):
+    server.script(Reply(delay=1.0))
+    started = time.monotonic()
+    [result] = backend(server, timeout=0.3).generate([ask("slow")])
+    assert result.ok, result.error
+    assert result.texts == ["reply 2.0: slow"]
+    assert server.calls == 2
+    assert time.monotonic() - started < 1.0
+
+
+def test_invalid_json_body_is_retried(server):
+    server.script(Reply(body="<html>bad gateway</html>"))
+    [result] = backend(server).generate([ask()])
+    assert result.ok and server.calls == 2
+
+
+def test_exhausted_retries_give_an_error_result(server, monkeypatch):
+    monkeypatch.setenv("VLB_TEST_KEY", "sk-secret-xyz")
+    server.script(*[Reply(status=503, body={"error": {"message": "model overloaded"}})] * 3)
+    [result] = backend(server, max_retries=2, api_key_env="VLB_TEST_KEY").generate([ask()])
+    assert isinstance(result, ChatResult)
+    assert not result.ok and result.texts == []
+    assert "503" in result.error and "model overloaded" in result.error and "3 attempts" in result.error
+    assert "sk-secret-xyz" not in result.error
+    assert server.calls == 3
+
+
+def test_400_is_not_retried(server):
+    server.script(Reply(status=400, body={"error": {"message": "unsupported parameter: seed"}}))
+    [result] = backend(server).generate([ask()])
+    assert server.calls == 1
+    assert not result.ok and result.texts == []
+    assert "400" in result.error and "unsupported parameter: seed" in result.error and "not retried" in result.error
+
+
+def test_connection_refused_gives_an_error_result():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    chat = OpenAIChat("gpt-test", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, **FAST)
+    [result] = chat.generate([ask()])
+    assert not result.ok and "connection error" in result.error and "2 attempts" in result.error
+
+
+def test_one_failure_does_not_fail_the_batch(server):
+    server.script(Reply(status=401, body={"error": {"message": "bad key"}}))
+    results = backend(server, max_concurrency=1).generate([ask("a"), ask("b")])
+    assert "401" in results[0].error
+    assert results[1].ok and results[1].texts == ["reply 2.0: b"]
+
+
+# --- n, concurrency, registry ---------------------------------------------------------------------
+
+def test_n_collected_over_several_calls_when_server_ignores_n(server):
+    server.script(*[Reply(choices=1)] * 3)
+    [result] = backend(server).generate([ask("sample", n=3, temperature=1.0, seed=7)])
+    assert result.ok
+    assert server.calls == 3
+    assert result.texts == ["reply 1.0: sample", "reply 2.0: sample", "reply 3.0: sample"]
+    assert [b["n"] for b in server.bodies] == [3, 2, 1]
+    assert [b["seed"] for b in server.bodies] == [7, 8, 9]
+    assert result.prompt_tokens == 3 * PROMPT_TOKENS
+    assert result.completion_tokens == 3 * COMPLETION_TOKENS_PER_CHOICE
+
+
+def test_batch_runs_concurrently_and_keeps_order(server):
+    server.default_delay = 0.3
+    requests = [ask(f"question {i}") for i in range(8)]
+    started = time.monotonic()
+    results = backend(server, max_concurrency=4).generate(requests)
+    elapsed = time.monotonic() - started
+    assert [r.ok for r in results] == [True] * 8
+    assert [r.texts[0].split(": ", 1)[1] for r in results] == [f"question {i}" for i in range(8)]
+    assert server.calls == 8
+    assert 2 <= server.max_in_flight <= 4
+    assert elapsed < 8 * 0.3  # not one after another
+
+
+def test_through_the_registry(server):
+    chat = load_backend("openai", "gpt-test", base_url=server.base_url, **FAST)
+    assert isinstance(chat, OpenAIChat)
+    assert (chat.name, chat.model_id, chat.revision) == ("openai", "gpt-test", "")
+    assert load_backend("openai", "gpt-test", revision="2024-08-06", base_url=server.base_url).revision == "2024-08-06"
+    [result] = chat.generate([ask("via registry")])
+    assert result.texts == ["reply 1.0: via registry"]
+    assert server.bodies[0]["model"] == "gpt-test"
+
+
+def test_score_logprob_is_not_supported(server):
+    with pytest.raises(BackendError, match="does not score log-probabilities"):
+        backend(server).score_logprob(["a"])
+    assert server.calls == 0
+
+
+def test_parse_retry_after():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
+
+
+def test_a_failed_follow_up_call_fails_the_request(server):
+    server.script(Reply(choices=1), Reply(status=400))
+    [result] = backend(server).generate([ask(n=2, temperature=1.0)])
+    assert server.calls == 2
+    assert result.texts == [] and "400" in result.error and "after 1 of 2 texts" in result.error
