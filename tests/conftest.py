@@ -371,3 +371,17 @@ def cvqa_payload(answer: str = "two", **overrides) -> dict:
                "new_query": "How many cups are there if one is removed?", "new_answer": "one", "type": "direct"}
     payload.update(overrides)
     return payload
+
+
+# --- Tiny models of real architectures (generation.tiny_models) -------------------------------
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tmp_path_factory) -> Path:
+    """Tiny random models (Qwen2.5-VL, LLaVA-OneVision, LLaVA, a chat LM, NLI, CLIP), built once per
+    session into a temporary folder, or kept across sessions in $TINY_MODELS_DIR (rebuilt when stale)."""
+    from generation.tiny_models import build_tiny_models
+
+    cached = os.environ.get("TINY_MODELS_DIR", "").strip()
+    folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-models")
+    build_tiny_models(folder)
+    return folder
