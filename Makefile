@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test demo test lint migrate worker bench-claims clean
+.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -43,6 +43,12 @@ lint: install-test
 
 worker: install
 	$(VENV)/bin/celery -A config worker -Q default,generation -l info
+
+bench-claims: install-test
+	$(PY) bench/claims.py
+
+bench-frames: install
+	$(PY) bench/frames.py
 
 clean:
 	rm -rf $(VENV) var db.sqlite3 db.sqlite3-wal db.sqlite3-shm

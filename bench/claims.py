@@ -54,11 +54,14 @@ def parse_args(argv=None):
     p.add_argument("--k", type=int, default=3, help="annotators per item")
     p.add_argument("--items", type=int, default=0,
                    help="items per study (0: enough that nobody runs out at 300 completions/s)")
-    p.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
-    p.add_argument("--gunicorn-workers", type=int, default=3)
-    p.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker (gthread)")
+    p.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL),
+                   help="PostgreSQL database to DROP and recreate (its name must contain 'bench'); "
+                        "the platform's own DATABASE_URL is deliberately not read")
+    p.add_argument("--gunicorn-workers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker (gthread)")
     p.add_argument("--worker-class", default="gthread", help="gunicorn worker class")
     p.add_argument("--conn-max-age", type=int, default=60, help="DATABASE_CONN_MAX_AGE for the server")
+    p.add_argument("--settings", default="config.settings", help="DJANGO_SETTINGS_MODULE (for experiments)")
     p.add_argument("--timeout", type=float, default=30.0, help="client timeout per request, seconds")
     p.add_argument("--proposed-index", action="store_true",
                    help="also create the partial index proposed in bench/README.md (not in the migrations)")
@@ -74,8 +77,9 @@ def recreate_database(url: str) -> None:
 
     parts = urllib.parse.urlsplit(url)
     name = parts.path.lstrip("/")
-    if not name or not name.replace("_", "").isalnum():
-        raise SystemExit(f"refusing to recreate a database named {name!r}")
+    if not name.replace("_", "").isalnum() or "bench" not in name:
+        # it is dropped: never a database that is not obviously the bench's own
+        raise SystemExit(f"refusing to drop and recreate {name!r}: the bench database's name must contain 'bench'")
     admin = urllib.parse.urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -85,7 +89,7 @@ def recreate_database(url: str) -> None:
 def server_env(args, var_dir: Path) -> dict:
     env = dict(os.environ)
     env.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DJANGO_SETTINGS_MODULE": args.settings,
         "DATABASE_URL": args.database_url,
         "DATABASE_CONN_MAX_AGE": str(args.conn_max_age),
         "DJANGO_DEBUG": "false",
@@ -350,6 +354,8 @@ async def simulated_worker(index, token, port, slug, pace, stop, rec: Recorder, 
             return None, None
         end = loop.time()
         rec.add(endpoint, end, end - start, status, data)
+        if endpoint == "submit" and status == 201:
+            rec.submitted.append(end)
         if pace:
             await asyncio.sleep(pace)
         return status, data
@@ -369,10 +375,7 @@ async def simulated_worker(index, token, port, slug, pace, stop, rec: Recorder, 
             answer = {"label": rng.choice(["yes", "no", "unsure"])}
             await call("draft", "PUT", f"/api/claims/{claim['id']}/draft/",
                        {"data": answer, "active_seconds": 1.5})
-            status, data = await call("submit", "POST", f"/api/claims/{claim['id']}/submit/",
-                                      {"data": answer, "active_seconds": 1.0})
-            if status == 201:
-                rec.submitted.append(loop.time())
+            await call("submit", "POST", f"/api/claims/{claim['id']}/submit/", {"data": answer, "active_seconds": 1.0})
     finally:
         conn.close()
         rec.reconnects += conn.reconnects
@@ -497,6 +500,10 @@ def print_report(mode, args, summary, db, cpu):
     print(f"CPU during the window: machine {cpu['machine_busy_pct']:.0f}% of {os.cpu_count()} cores; "
           f"gunicorn {cpu['gunicorn_cores']:.2f} cores, PostgreSQL {cpu['postgres_cores']:.2f}, "
           f"load generator {cpu['loadgen_cores']:.2f}, other processes {cpu['other_cores']:.2f}")
+    answered = sum(e["requests"] for e in summary["endpoints"].values())
+    if answered and summary["completed_items"]:
+        print(f"CPU per request: gunicorn {1000 * cpu['gunicorn_cores'] * args.duration / answered:.1f} ms, "
+              f"PostgreSQL {1000 * cpu['postgres_cores'] * args.duration / answered:.1f} ms")
     print("database checks:")
     for name, ok in db["checks"].items():
         print(f"  [{'ok' if ok else 'FAIL'}] {name}")
@@ -547,8 +554,8 @@ def main(argv=None) -> int:
     var_dir = Path(tempfile.mkdtemp(prefix="bench-claims-"))
     (var_dir / "static").mkdir()
     env = server_env(args, var_dir)
-    print(f"database {args.database_url} (dropped and recreated); {n_items} items per study, k={args.k}")
     recreate_database(args.database_url)
+    print(f"database {args.database_url} (dropped and recreated); {n_items} items per study, k={args.k}")
     setup_django(env)
     from django.core.management import call_command
 
