@@ -139,7 +139,12 @@ class StudyItem(models.Model):
             models.UniqueConstraint(fields=["study", "external_id"], name="unique_study_item_id"),
             models.CheckConstraint(condition=Q(open_slots__gte=0), name="study_item_slots_not_negative"),
         ]
-        indexes = [models.Index(fields=["study", "role", "open_slots"], name="study_item_open_idx")]
+        indexes = [
+            models.Index(fields=["study", "role", "open_slots"], name="study_item_open_idx"),
+            # the claim query: open items of a study in hand-out order
+            models.Index(fields=["study", "role", "completed_count", "id"], condition=Q(open_slots__gt=0),
+                         name="study_item_claimable_idx"),
+        ]
 
     def __str__(self):
         return f"{self.study.slug}/{self.external_id}"
