@@ -188,6 +188,36 @@ def pretrained_kwargs(revision: str, *, device: str, dtype, device_map: Any = No
     return kwargs
 
 
+def setup(backend, model_id: str, revision: str, *, device: str | None, dtype: Any, batch_size: int,
+          trust_remote_code: bool = False):
+    """Common first steps of every local backend: check options, find the model, pick device and
+    dtype (set on the backend); return the model's config."""
+    if batch_size < 1:
+        raise BackendError(f"{backend.name}: batch_size must be at least 1")
+    backend.model_id = model_id
+    config = load_config(backend.name, model_id, revision, trust_remote_code=trust_remote_code)
+    backend.revision = resolve_revision(model_id, revision, config)
+    backend.device = resolve_device(device)
+    backend.dtype = resolve_dtype(dtype, backend.device)
+    backend.batch_size = int(batch_size)
+    return config
+
+
+def load_pretrained(backend, model_id: str, revision: str, config, *, preprocessor_cls, model_cls,
+                    device_map: Any = None, attn_implementation: str | None = None, trust_remote_code: bool = False):
+    """Load (processor or tokenizer, model) with `from_pretrained`, model in eval mode."""
+    try:
+        preprocessor = preprocessor_cls.from_pretrained(model_id, revision=revision or None,
+                                                        trust_remote_code=trust_remote_code)
+        model = model_cls.from_pretrained(model_id, config=config, **pretrained_kwargs(
+            revision, device=backend.device, dtype=backend.dtype, device_map=device_map,
+            attn_implementation=attn_implementation, trust_remote_code=trust_remote_code))
+    except (OSError, ValueError, KeyError, ImportError) as exc:
+        raise BackendError(f"{backend.name}: cannot load {model_id!r}: {type(exc).__name__}: {exc}") from exc
+    model.eval()
+    return preprocessor, model
+
+
 def input_device(model) -> Any:
     """Where inputs go: the device of the input embeddings (the first shard with device_map="auto")."""
     try:

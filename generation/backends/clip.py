@@ -28,26 +28,14 @@ class ClipEncoder:
                  trust_remote_code: bool = False):
         from transformers import AutoModel, AutoProcessor
 
-        if batch_size < 1:
-            raise BackendError(f"{self.name}: batch_size must be at least 1")
-        self.model_id = model_id
-        config = _hf.load_config(self.name, model_id, revision, trust_remote_code=trust_remote_code)
-        self.revision = _hf.resolve_revision(model_id, revision, config)
-        self.device = _hf.resolve_device(device)
-        self.dtype = _hf.resolve_dtype(dtype, self.device)
-        self.batch_size = int(batch_size)
-        try:
-            self.processor = AutoProcessor.from_pretrained(model_id, revision=revision or None,
-                                                           trust_remote_code=trust_remote_code)
-            self.model = AutoModel.from_pretrained(
-                model_id, config=config, **_hf.pretrained_kwargs(
-                    revision, device=self.device, dtype=self.dtype, device_map=device_map,
-                    attn_implementation=attn_implementation, trust_remote_code=trust_remote_code))
-        except (OSError, ValueError, KeyError, ImportError) as exc:
-            raise BackendError(f"{self.name}: cannot load {model_id!r}: {type(exc).__name__}: {exc}") from exc
+        config = _hf.setup(self, model_id, revision, device=device, dtype=dtype, batch_size=batch_size,
+                           trust_remote_code=trust_remote_code)
+        self.processor, self.model = _hf.load_pretrained(
+            self, model_id, revision, config, preprocessor_cls=AutoProcessor, model_cls=AutoModel,
+            device_map=device_map,
+            attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)
         if not (hasattr(self.model, "get_text_features") and hasattr(self.model, "get_image_features")):
             raise BackendError(f"{self.name}: {model_id!r} ({type(self.model).__name__}) is not a dual encoder")
-        self.model.eval()
         self._input_device = _hf.input_device(self.model)
 
     def _encode(self, items: list, encode) -> Any:

@@ -26,14 +26,8 @@ class NLIClassifier:
                  max_length: int | None = None, trust_remote_code: bool = False):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        if batch_size < 1:
-            raise BackendError(f"{self.name}: batch_size must be at least 1")
-        self.model_id = model_id
-        config = _hf.load_config(self.name, model_id, revision, trust_remote_code=trust_remote_code)
-        self.revision = _hf.resolve_revision(model_id, revision, config)
-        self.device = _hf.resolve_device(device)
-        self.dtype = _hf.resolve_dtype(dtype, self.device)
-        self.batch_size = int(batch_size)
+        config = _hf.setup(self, model_id, revision, device=device, dtype=dtype, batch_size=batch_size,
+                           trust_remote_code=trust_remote_code)
         labels = {int(i): str(label) for i, label in (config.id2label or {}).items()}
         self.labels = [labels[i] for i in sorted(labels)]
         matches = [i for i, label in labels.items() if label.strip().lower() == "entailment"]
@@ -41,16 +35,11 @@ class NLIClassifier:
             raise BackendError(f"{self.name}: {model_id!r} has no single 'entailment' label in config.id2label "
                                f"({labels}); it does not look like an NLI classifier")
         self.entailment_index = matches[0]
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model_id, revision=revision or None,
-                                                           trust_remote_code=trust_remote_code)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                model_id, config=config, **_hf.pretrained_kwargs(
-                    revision, device=self.device, dtype=self.dtype, device_map=device_map,
-                    attn_implementation=attn_implementation, trust_remote_code=trust_remote_code))
-        except (OSError, ValueError, KeyError, ImportError) as exc:
-            raise BackendError(f"{self.name}: cannot load {model_id!r}: {type(exc).__name__}: {exc}") from exc
-        self.model.eval()
+        self.tokenizer, self.model = _hf.load_pretrained(
+            self, model_id, revision, config, preprocessor_cls=AutoTokenizer,
+            model_cls=AutoModelForSequenceClassification,
+            device_map=device_map,
+            attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)
         limit = getattr(self.tokenizer, "model_max_length", 512) or 512
         self.max_length = int(max_length or min(limit, 512))
         self._input_device = _hf.input_device(self.model)

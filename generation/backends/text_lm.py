@@ -28,25 +28,13 @@ class CausalLM(_hf.BatchedChatGeneration):
                  chat_template: str | None = None, ignore_media: bool = False, trust_remote_code: bool = False):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if batch_size < 1:
-            raise BackendError(f"{self.name}: batch_size must be at least 1")
-        self.model_id = model_id
-        config = _hf.load_config(self.name, model_id, revision, trust_remote_code=trust_remote_code)
-        self.revision = _hf.resolve_revision(model_id, revision, config)
-        self.device = _hf.resolve_device(device)
-        self.dtype = _hf.resolve_dtype(dtype, self.device)
-        self.batch_size = int(batch_size)
+        config = _hf.setup(self, model_id, revision, device=device, dtype=dtype, batch_size=batch_size,
+                           trust_remote_code=trust_remote_code)
         self.ignore_media = bool(ignore_media)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model_id, revision=revision or None,
-                                                           trust_remote_code=trust_remote_code)
-            self.model = AutoModelForCausalLM.from_pretrained(
-                model_id, config=config, **_hf.pretrained_kwargs(
-                    revision, device=self.device, dtype=self.dtype, device_map=device_map,
-                    attn_implementation=attn_implementation, trust_remote_code=trust_remote_code))
-        except (OSError, ValueError, KeyError, ImportError) as exc:
-            raise BackendError(f"{self.name}: cannot load {model_id!r}: {type(exc).__name__}: {exc}") from exc
-        self.model.eval()
+        self.tokenizer, self.model = _hf.load_pretrained(
+            self, model_id, revision, config, preprocessor_cls=AutoTokenizer, model_cls=AutoModelForCausalLM,
+            device_map=device_map,
+            attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None and self.tokenizer.eos_token is not None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -56,25 +56,13 @@ class TransformersVLM(_hf.BatchedChatGeneration):
                  trust_remote_code: bool = False):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        if batch_size < 1:
-            raise BackendError(f"{self.name}: batch_size must be at least 1")
-        self.model_id = model_id
-        config = _hf.load_config(self.name, model_id, revision, trust_remote_code=trust_remote_code)
-        self.revision = _hf.resolve_revision(model_id, revision, config)
-        self.device = _hf.resolve_device(device)
-        self.dtype = _hf.resolve_dtype(dtype, self.device)
-        self.batch_size = int(batch_size)
+        config = _hf.setup(self, model_id, revision, device=device, dtype=dtype, batch_size=batch_size,
+                           trust_remote_code=trust_remote_code)
         self.processor_kwargs = dict(processor_kwargs or {})
-        try:
-            self.processor = AutoProcessor.from_pretrained(model_id, revision=revision or None,
-                                                           trust_remote_code=trust_remote_code)
-            self.model = AutoModelForImageTextToText.from_pretrained(
-                model_id, config=config, **_hf.pretrained_kwargs(
-                    revision, device=self.device, dtype=self.dtype, device_map=device_map,
-                    attn_implementation=attn_implementation, trust_remote_code=trust_remote_code))
-        except (OSError, ValueError, KeyError, ImportError) as exc:
-            raise BackendError(f"{self.name}: cannot load {model_id!r}: {type(exc).__name__}: {exc}") from exc
-        self.model.eval()
+        self.processor, self.model = _hf.load_pretrained(
+            self, model_id, revision, config, preprocessor_cls=AutoProcessor, model_cls=AutoModelForImageTextToText,
+            device_map=device_map,
+            attn_implementation=attn_implementation, trust_remote_code=trust_remote_code)
         self.tokenizer = getattr(self.processor, "tokenizer", None)
         if self.tokenizer is None:
             raise BackendError(f"{self.name}: the processor of {model_id!r} has no tokenizer")
