@@ -197,6 +197,13 @@ JOB_QUEUES = ("default", "generation", "gpu")
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
+# Mechanical Turk shows tasks inside its own page (an iframe): cookies must then be SameSite=None
+# (which browsers accept only with Secure, i.e. in production over HTTPS).
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = env_str("DJANGO_COOKIE_SAMESITE", "Lax")
+if SESSION_COOKIE_SAMESITE not in ("Lax", "Strict", "None"):
+    raise ImproperlyConfigured("DJANGO_COOKIE_SAMESITE must be Lax, Strict or None.")
+if SESSION_COOKIE_SAMESITE == "None" and DEBUG:
+    raise ImproperlyConfigured("DJANGO_COOKIE_SAMESITE=None needs secure cookies: set DJANGO_DEBUG=false.")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG

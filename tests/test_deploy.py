@@ -82,6 +82,18 @@ def test_deployment_checks_warn_about_demo_only_defaults(tmp_path, missing, warn
     assert missing in output
 
 
+def test_cookies_can_be_sent_inside_the_mechanical_turk_iframe(tmp_path):
+    env = production_environment(tmp_path, DJANGO_COOKIE_SAMESITE="None")
+    result = manage(env, "shell", "--no-imports", "-c", "from django.conf import settings as s; "
+                    "print(s.SESSION_COOKIE_SAMESITE, s.CSRF_COOKIE_SAMESITE, s.SESSION_COOKIE_SECURE)")
+    assert result.stdout.split() == ["None", "None", "True"], result.stdout + result.stderr
+    assert manage(env, "check", "--deploy", "--fail-level", "WARNING").returncode == 0
+    development = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                   "DJANGO_COOKIE_SAMESITE": "None"}
+    refused = manage(development, "check")
+    assert refused.returncode != 0 and "needs secure cookies" in refused.stderr
+
+
 def test_development_default_needs_no_environment(tmp_path):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     result = manage(env, "check")
