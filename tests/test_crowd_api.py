@@ -7,14 +7,12 @@ written (no submission, the claim still where it was, no history entry).
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, submissions
 from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
 from config.roles import ANNOTATOR, CURATOR, RESEARCHER
+from tests.conftest import logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -27,13 +25,6 @@ GOOD = {"label": "cat", "quality": 4, "note": "clear picture"}
 CLEAN = {"label": "cat", "label_explanation": "", "quality": 4, "note": "clear picture"}
 
 
-def make_user(username: str, *roles: str):
-    user = get_user_model().objects.create_user(username=username, password="not-used-here")
-    for role in roles:
-        user.groups.add(Group.objects.get(name=role))
-    return user
-
-
 def make_study(slug: str = "pets", *, items: int = 3, k: int = 1, state: str = Study.State.OPEN, **fields) -> Study:
     fields = {"expert_share": 0.0, "expert_first": 0, **fields}
     study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k, state=state,
@@ -41,12 +32,6 @@ def make_study(slug: str = "pets", *, items: int = 3, k: int = 1, state: str = S
     assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"url": f"https://x.test/{n}.jpg"}}
                                  for n in range(items)])
     return study
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 @pytest.fixture
@@ -61,12 +46,12 @@ def bob(db):
 
 @pytest.fixture
 def alice_api(alice):
-    return api_for(alice)
+    return logged_in_api(alice)
 
 
 @pytest.fixture
 def bob_api(bob):
-    return api_for(bob)
+    return logged_in_api(bob)
 
 
 @pytest.fixture
@@ -76,7 +61,7 @@ def curator_user(db):
 
 @pytest.fixture
 def curator_http(curator_user):
-    return api_for(curator_user)
+    return logged_in_api(curator_user)
 
 
 def claim_via_api(client, study) -> dict:
@@ -341,7 +326,7 @@ def test_a_rejected_answer_reopens_the_item_for_another_worker(alice, bob_api, c
     taken = bob_api.post(f"/api/studies/{study.slug}/claim/")
     assert taken.status_code == 201 and taken.json()["item"]["external_id"] == item.external_id
     # the rejected worker never gets the same item again
-    assert api_for(alice).post(f"/api/studies/{study.slug}/claim/").json()["claim"] is None
+    assert logged_in_api(alice).post(f"/api/studies/{study.slug}/claim/").json()["claim"] is None
 
 
 def test_a_rejected_answer_keeps_its_place_when_every_answer_counts(alice, bob_api, curator_http):
@@ -427,7 +412,7 @@ def test_deciding_twice_is_409(reviewed_study, alice, curator_http, first, secon
 def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study, alice, role):
     submission = submitted(reviewed_study, alice)
     outsider = alice if role == ANNOTATOR else make_user("rita", RESEARCHER)
-    client = api_for(outsider)
+    client = logged_in_api(outsider)
     before = snapshot(submission.claim_id)
     calls = [
         client.post(f"/api/submissions/{submission.pk}/review/", {"action": "approve"}, format="json"),

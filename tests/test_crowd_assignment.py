@@ -8,12 +8,9 @@ answer is part of the rule (409 for a closed study, 403 with a message for an in
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, quality, review, submissions
 from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, StudyNotOpen
@@ -30,18 +27,12 @@ from annotation.crowd.models import (
     WorkerQualification,
 )
 from config.roles import ANNOTATOR, CURATOR
+from tests.conftest import logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
 ANSWER = {"label": "cat"}
-
-
-def make_user(username: str, *roles: str):
-    user = get_user_model().objects.create_user(username=username, password="not-used-here")
-    for role in roles:
-        user.groups.add(Group.objects.get(name=role))
-    return user
 
 
 def make_study(slug: str = "study", *, items: int = 3, k: int = 1, state: str = Study.State.OPEN, **fields) -> Study:
@@ -50,12 +41,6 @@ def make_study(slug: str = "study", *, items: int = 3, k: int = 1, state: str = 
                                  annotators_per_item=k, state=state, **fields)
     assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"n": n}} for n in range(items)])
     return study
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 def holding(item: StudyItem) -> int:
@@ -146,7 +131,7 @@ def test_at_most_one_open_claim_per_study_and_claim_next_returns_the_current_one
 
 def test_the_claim_endpoint_answers_201_for_a_new_claim_and_200_for_the_current_one(workers):
     study = make_study(items=2)
-    client = api_for(workers[0])
+    client = logged_in_api(workers[0])
     first = client.post(f"/api/studies/{study.slug}/claim/")
     again = client.post(f"/api/studies/{study.slug}/claim/")
     assert (first.status_code, again.status_code) == (201, 200)
@@ -191,7 +176,7 @@ def test_the_next_claim_request_reclaims_expired_leases(workers):
 def test_a_worker_whose_lease_expired_gets_a_new_item_with_201(workers):
     study = make_study(items=2, lease_seconds=600)
     old = assignment.claim_next(study, workers[0], now=timezone.now() - timedelta(hours=1))
-    response = api_for(workers[0]).post(f"/api/studies/{study.slug}/claim/")
+    response = logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/")
     assert response.status_code == 201
     assert response.json()["id"] != old.pk and response.json()["item"]["external_id"] != old.item.external_id
     old.refresh_from_db()
@@ -231,10 +216,10 @@ def test_a_returned_claim_frees_its_place(workers):
 def test_release_endpoint(workers):
     study = make_study(items=1)
     claim = assignment.claim_next(study, workers[0])
-    assert api_for(workers[1]).post(f"/api/claims/{claim.pk}/release/").status_code == 403
-    response = api_for(workers[0]).post(f"/api/claims/{claim.pk}/release/")
+    assert logged_in_api(workers[1]).post(f"/api/claims/{claim.pk}/release/").status_code == 403
+    response = logged_in_api(workers[0]).post(f"/api/claims/{claim.pk}/release/")
     assert response.status_code == 200 and response.json() == {"id": claim.pk, "status": "returned"}
-    again = api_for(workers[0]).post(f"/api/claims/{claim.pk}/release/")
+    again = logged_in_api(workers[0]).post(f"/api/claims/{claim.pk}/release/")
     assert again.status_code == 409 and "returned" in again.json()["error"]
     assert study.items.get().open_slots == 1
 
@@ -246,7 +231,7 @@ def test_a_study_that_is_not_open_hands_out_nothing(workers, state):
     study = make_study(items=2, state=state)
     with pytest.raises(StudyNotOpen):
         assignment.claim_next(study, workers[0])
-    response = api_for(workers[0]).post(f"/api/studies/{study.slug}/claim/")
+    response = logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/")
     assert response.status_code == 409
     assert response.json()["error"] == f"The study '{study.name}' is {state}."
     assert not Claim.objects.exists() and not HistoryEntry.objects.exists()
@@ -304,7 +289,7 @@ def test_an_ineligible_worker_gets_403_with_the_reason_and_nothing_is_written(wo
     before = (WorkerProfile.objects.count(), WorkerQualification.objects.count(), StudyExclusion.objects.count())
     with pytest.raises(NotEligible, match="^" + message.replace("(", r"\(").replace(".", r"\.") + "$"):
         assignment.claim_next(study, worker)
-    response = api_for(worker).post(f"/api/studies/{study.slug}/claim/")
+    response = logged_in_api(worker).post(f"/api/studies/{study.slug}/claim/")
     assert response.status_code == 403
     assert response.json() == {"error": message}
     assert not Claim.objects.exists() and not HistoryEntry.objects.exists()
@@ -319,14 +304,14 @@ def test_a_worker_who_meets_the_required_attributes_may_claim(workers, attribute
     study = make_study(items=1, required_attributes={"native_language": "it",
                                                      "country_of_upbringing": ["IT", "CH"]})
     WorkerProfile.objects.create(user=workers[0], attributes=attributes)
-    assert api_for(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
+    assert logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
 
 
 def test_an_invited_worker_may_claim_and_the_others_may_not(workers):
     study = make_study(items=2)
     study.include_workers.add(workers[0])
-    assert api_for(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
-    assert api_for(workers[1]).post(f"/api/studies/{study.slug}/claim/").status_code == 403
+    assert logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
+    assert logged_in_api(workers[1]).post(f"/api/studies/{study.slug}/claim/").status_code == 403
 
 
 def test_a_qualified_worker_may_claim(workers):
@@ -334,7 +319,7 @@ def test_a_qualified_worker_may_claim(workers):
     study = make_study(items=1, required_qualification=qualification)
     profile = WorkerProfile.objects.create(user=workers[0])
     WorkerQualification.objects.create(profile=profile, qualification=qualification, source="manual")
-    assert api_for(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
+    assert logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/").status_code == 201
 
 
 # --- History ----------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -16,6 +15,7 @@ from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
+from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +33,6 @@ CANDIDATES = [{"id": f"c{n}", "text": f"object number {n}"} for n in range(6)]
 STATEMENTS = [{"id": "s1", "text": "The sky is visible."}, {"id": "s2", "text": "It is night."}]
 GOOD = {"description": "A dog on a sofa.", "person": "no", "person_certainty": "certain", "objects": ["c1"],
         "clarity": 4, "facts": {"s1": "yes", "s2": "no"}}
-
-
-def make_user(username: str, *roles: str):
-    user = get_user_model().objects.create_user(username=username, password="not-used-here")
-    for role in roles:
-        user.groups.add(Group.objects.get(name=role))
-    return user
 
 
 def client_for(user) -> Client:

@@ -8,10 +8,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, quality, review, submissions
 from annotation.crowd.errors import CrowdError
@@ -28,6 +25,7 @@ from annotation.crowd.models import (
     WorkerQualification,
 )
 from config.roles import ANNOTATOR, CURATOR
+from tests.conftest import logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -41,13 +39,6 @@ GOLD_KEY = {"fields": {"caption": {"answer": SECRET, "rule": "contains"}, "label
 ATTENTION_KEY = {"fields": {"label": {"answer": "dog", "rule": "exact"}}}
 
 
-def make_user(username: str, *roles: str):
-    user = get_user_model().objects.create_user(username=username, password="not-used-here")
-    for role in roles:
-        user.groups.add(Group.objects.get(name=role))
-    return user
-
-
 def make_study(slug: str = "quality", *, items: int = 10, k: int = 1, checks: int = 0,
                check_role: str = StudyItem.Role.GOLD, **fields) -> Study:
     fields = {"expert_share": 0.0, "expert_first": 0, **fields}
@@ -59,12 +50,6 @@ def make_study(slug: str = "quality", *, items: int = 10, k: int = 1, checks: in
               "answer_key": key} for n in range(checks)]
     assignment.add_items(study, rows)
     return study
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user=user)
-    return client
 
 
 @pytest.fixture
@@ -101,7 +86,7 @@ def qualification_test(db):
 
 
 def test_the_questions_are_shown_without_their_answers(worker, qualification_test):
-    response = api_for(worker).get(f"/api/qualification-tests/{qualification_test.pk}/")
+    response = logged_in_api(worker).get(f"/api/qualification-tests/{qualification_test.pk}/")
     assert response.status_code == 200
     assert [q["id"] for q in response.json()["questions"]] == ["q1", "q2"]
     assert all("answer" not in q for q in response.json()["questions"])
@@ -109,7 +94,7 @@ def test_the_questions_are_shown_without_their_answers(worker, qualification_tes
 
 def test_passing_a_qualification_test_opens_the_studies_that_need_it(worker, qualification_test):
     study = make_study(required_qualification=qualification_test.qualification)
-    client = api_for(worker)
+    client = logged_in_api(worker)
     refused = client.post(f"/api/studies/{study.slug}/claim/")
     assert refused.status_code == 403 and "pet-experts" in refused.json()["error"]
     response = client.post(f"/api/qualification-tests/{qualification_test.pk}/attempt/",
@@ -128,7 +113,7 @@ def test_passing_a_qualification_test_opens_the_studies_that_need_it(worker, qua
 
 def test_failing_grants_nothing_and_a_retry_waits_for_the_delay(worker, qualification_test):
     study = make_study(required_qualification=qualification_test.qualification)
-    client = api_for(worker)
+    client = logged_in_api(worker)
     url = f"/api/qualification-tests/{qualification_test.pk}/attempt/"
     failed = client.post(url, {"answers": {"q1": "dog", "q2": "green"}}, format="json")
     assert failed.status_code == 201
@@ -188,7 +173,7 @@ def test_a_worker_the_experts_reject_is_excluded_and_a_good_one_goes_on(curator_
     bad_work = [submit_next(study, bad) for _ in range(3)]
     good_work = [submit_next(study, good) for _ in range(3)]
     open_claim = assignment.claim_next(study, bad)
-    curator = api_for(curator_user)
+    curator = logged_in_api(curator_user)
 
     for number, submission in enumerate(bad_work, start=1):
         response = curator.post(f"/api/submissions/{submission.pk}/review/",
@@ -203,13 +188,13 @@ def test_a_worker_the_experts_reject_is_excluded_and_a_good_one_goes_on(curator_
     open_claim.refresh_from_db()
     assert open_claim.status == Claim.Status.RETURNED  # the excluded worker's open item goes back to the pool
     assert open_claim.item.open_slots == 2
-    refused = api_for(bad).post(f"/api/studies/{study.slug}/claim/")
+    refused = logged_in_api(bad).post(f"/api/studies/{study.slug}/claim/")
     assert refused.status_code == 403 and "no longer part of this study" in refused.json()["error"]
-    late = api_for(bad).post(f"/api/claims/{open_claim.pk}/submit/", {"data": ANSWER}, format="json")
+    late = logged_in_api(bad).post(f"/api/claims/{open_claim.pk}/submit/", {"data": ANSWER}, format="json")
     assert late.status_code == 409
     # the good worker keeps working
     assert not StudyExclusion.objects.filter(worker=good).exists()
-    assert api_for(good).post(f"/api/studies/{study.slug}/claim/").status_code == 201
+    assert logged_in_api(good).post(f"/api/studies/{study.slug}/claim/").status_code == 201
     assert HistoryEntry.objects.filter(entity="worker", entity_id=bad.pk, to_state="excluded").count() == 1
 
 
@@ -248,7 +233,7 @@ def _leaks(response) -> list[str]:
 
 def test_gold_feedback_never_reveals_the_answer(worker):
     study = make_study(items=6, checks=1, gold_share=0.25)
-    client = api_for(worker)
+    client = logged_in_api(worker)
     seen = []
     for _ in range(3):
         claim = client.post(f"/api/studies/{study.slug}/claim/")
@@ -294,7 +279,7 @@ def test_a_passed_gold_item_gives_no_feedback(worker):
 def test_a_missed_attention_check_warns_and_the_second_one_excludes(worker):
     study = make_study(items=6, checks=3, check_role=StudyItem.Role.ATTENTION, gold_share=0.5,
                        attention_warn_after=1, attention_block_after=2)
-    client = api_for(worker)
+    client = logged_in_api(worker)
 
     def work(data):
         claim = client.post(f"/api/studies/{study.slug}/claim/").json()
