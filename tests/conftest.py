@@ -113,6 +113,24 @@ def files_under(root) -> list[Path]:
     return sorted(p for p in Path(root).rglob("*") if p.is_file())
 
 
+# --- Crowd studies -----------------------------------------------------------------------------
+
+def create_study(slug: str, *, form: dict, items: int = 3, k: int = 1, state: str = "open", payload=None,
+                 extra_rows=(), **fields):
+    """An open study with `items` regular items (`payload(n)` each; {"n": n} by default) and any
+    extra item rows; expert sampling is off unless a test asks for it."""
+    from annotation.crowd import assignment
+    from annotation.crowd.models import Study
+
+    fields = {"expert_share": 0.0, "expert_first": 0, **fields}
+    study = Study.objects.create(name=fields.pop("name", slug.replace("-", " ").title()), slug=slug, form_schema=form,
+                                 annotators_per_item=k, state=state, **fields)
+    payload = payload or (lambda n: {"n": n})
+    rows = [{"external_id": f"item-{n}", "payload": payload(n)} for n in range(items)]
+    assignment.add_items(study, rows + list(extra_rows))
+    return study
+
+
 # --- Users and clients ------------------------------------------------------------------------
 
 def make_user(username: str, *roles: str, staff: bool | None = None):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation.crowd import assignment, submissions
 from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
 from config.roles import ANNOTATOR, CURATOR, RESEARCHER
-from tests.conftest import logged_in_api, make_user
+from tests.conftest import create_study, logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -26,12 +26,8 @@ CLEAN = {"label": "cat", "label_explanation": "", "quality": 4, "note": "clear p
 
 
 def make_study(slug: str = "pets", *, items: int = 3, k: int = 1, state: str = Study.State.OPEN, **fields) -> Study:
-    fields = {"expert_share": 0.0, "expert_first": 0, **fields}
-    study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k, state=state,
-                                 **fields)
-    assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"url": f"https://x.test/{n}.jpg"}}
-                                 for n in range(items)])
-    return study
+    return create_study(slug, form=FORM, items=items, k=k, state=state, name=slug.title(),
+                        payload=lambda n: {"url": f"https://x.test/{n}.jpg"}, **fields)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from annotation.crowd.models import (
     WorkerQualification,
 )
 from config.roles import ANNOTATOR, CURATOR
-from tests.conftest import logged_in_api, make_user
+from tests.conftest import create_study, logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -36,11 +36,7 @@ ANSWER = {"label": "cat"}
 
 
 def make_study(slug: str = "study", *, items: int = 3, k: int = 1, state: str = Study.State.OPEN, **fields) -> Study:
-    fields = {"expert_share": 0.0, "expert_first": 0, **fields}
-    study = Study.objects.create(name=slug.replace("-", " ").title(), slug=slug, form_schema=FORM,
-                                 annotators_per_item=k, state=state, **fields)
-    assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"n": n}} for n in range(items)])
-    return study
+    return create_study(slug, form=FORM, items=items, k=k, state=state, **fields)
 
 
 def holding(item: StudyItem) -> int:

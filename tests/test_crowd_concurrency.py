@@ -26,6 +26,7 @@ from django.db.models import Count, Q
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, HistoryEntry, Study, StudyItem, Submission
+from tests.conftest import create_study
 
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
 ANSWER = {"label": "dog"}
@@ -36,11 +37,7 @@ DEADLINE_S = 240
 
 
 def make_study(slug: str, *, items: int, k: int, **fields) -> Study:
-    fields = {"expert_share": 0.0, "expert_first": 0, "lease_seconds": 3600, **fields}
-    study = Study.objects.create(name=slug, slug=slug, form_schema=FORM, annotators_per_item=k,
-                                 state=Study.State.OPEN, **fields)
-    assignment.add_items(study, [{"external_id": f"item-{n}", "payload": {"n": n}} for n in range(items)])
-    return study
+    return create_study(slug, form=FORM, items=items, k=k, name=slug, **{"lease_seconds": 3600, **fields})
 
 
 def make_workers(count: int, prefix: str = "crowd") -> list:

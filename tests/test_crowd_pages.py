@@ -15,7 +15,7 @@ from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
-from tests.conftest import make_user
+from tests.conftest import create_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -43,16 +43,11 @@ def client_for(user) -> Client:
 
 
 def make_study(slug="pictures", *, items=3, k=1, state=Study.State.OPEN, **fields) -> Study:
-    fields = {"expert_share": 0.0, "expert_first": 0, "instructions": "Look **carefully** at each picture.",
+    fields = {"instructions": "Look **carefully** at each picture.",
               "estimated_minutes": 2, "pay_per_item": "0.25", "currency": "GBP", "completion_code": "C0DE42",
               **fields}
-    study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k, state=state,
-                                 **fields)
-    assignment.add_items(study, [{
-        "external_id": f"item-{n}",
-        "payload": {"query": f"Question about picture {n}", "candidates": CANDIDATES, "statements": STATEMENTS},
-    } for n in range(items)])
-    return study
+    return create_study(slug, form=FORM, items=items, k=k, state=state, name=slug.title(), payload=lambda n: {
+        "query": f"Question about picture {n}", "candidates": CANDIDATES, "statements": STATEMENTS}, **fields)
 
 
 def external_id(response) -> str:

@@ -25,7 +25,7 @@ from annotation.crowd.models import (
     WorkerQualification,
 )
 from config.roles import ANNOTATOR, CURATOR
-from tests.conftest import logged_in_api, make_user
+from tests.conftest import create_study, logged_in_api, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -41,15 +41,11 @@ ATTENTION_KEY = {"fields": {"label": {"answer": "dog", "rule": "exact"}}}
 
 def make_study(slug: str = "quality", *, items: int = 10, k: int = 1, checks: int = 0,
                check_role: str = StudyItem.Role.GOLD, **fields) -> Study:
-    fields = {"expert_share": 0.0, "expert_first": 0, **fields}
-    study = Study.objects.create(name=slug.title(), slug=slug, form_schema=FORM, annotators_per_item=k,
-                                 state=Study.State.OPEN, **fields)
-    rows = [{"external_id": f"item-{n}", "payload": {"url": f"https://x.test/{n}.jpg"}} for n in range(items)]
     key = GOLD_KEY if check_role == StudyItem.Role.GOLD else ATTENTION_KEY
-    rows += [{"external_id": f"check-{n}", "payload": {"url": f"https://x.test/c{n}.jpg"}, "role": check_role,
-              "answer_key": key} for n in range(checks)]
-    assignment.add_items(study, rows)
-    return study
+    checks_rows = [{"external_id": f"check-{n}", "payload": {"url": f"https://x.test/c{n}.jpg"}, "role": check_role,
+                    "answer_key": key} for n in range(checks)]
+    return create_study(slug, form=FORM, items=items, k=k, name=slug.title(),
+                        payload=lambda n: {"url": f"https://x.test/{n}.jpg"}, extra_rows=checks_rows, **fields)
 
 
 @pytest.fixture
