@@ -22,6 +22,13 @@ def media_files(folder: Path, recursive: bool = True) -> list[Path]:
     return sorted(p for p in folder.glob(pattern) if p.is_file())
 
 
+def probe_here(asset, *, user=None):
+    """Run an asset's probe job in this process (command-line tools wait for it); return the job."""
+    job = jobs.create(f"probe_{asset.__class__.__name__.lower()}", params={"asset_id": asset.pk}, user=user)
+    asset.__class__.objects.filter(pk=asset.pk).update(probe_job=job)
+    return jobs.run_job(job.pk)
+
+
 def import_files(paths: Iterable[Path], *, user=None, probe_now: bool = True,
                  say: Callable[[str], None] = lambda line: None) -> ImportReport:
     """Ingest each file; with `probe_now` the probe jobs run here instead of on a worker."""
@@ -44,9 +51,7 @@ def import_files(paths: Iterable[Path], *, user=None, probe_now: bool = True,
         finally:
             incoming.fileobj.close()
         if probe_now:
-            job = jobs.create(f"probe_{asset.__class__.__name__.lower()}", params={"asset_id": asset.pk}, user=user)
-            asset.__class__.objects.filter(pk=asset.pk).update(probe_job=job)
-            job = jobs.run_job(job.pk)
+            job = probe_here(asset, user=user)
             if job.status != job.Status.SUCCEEDED:
                 report.rejected.append((path, job.message))
                 say(f"✗ {path.name}: {job.message}")

@@ -203,10 +203,9 @@ def stop_server(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def process_cpu_seconds(root_pid: int) -> float:
-    """CPU seconds (user + system) of a process and its direct children, from /proc."""
+def _process_stats():
+    """(pid, parent pid, name, CPU seconds) of every process, from /proc."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -215,28 +214,18 @@ def process_cpu_seconds(root_pid: int) -> float:
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
-        pid, ppid = int(entry), int(fields[1])
-        if pid == root_pid or ppid == root_pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        yield int(entry), int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick
+
+
+def process_cpu_seconds(root_pid: int) -> float:
+    """CPU seconds (user + system) of a process and its direct children."""
+    return sum(cpu for pid, ppid, _name, cpu in _process_stats() if root_pid in (pid, ppid))
 
 
 def postgres_cpu_seconds() -> float:
     """CPU seconds of every PostgreSQL process on the machine (the bench's backends and any other)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if stat[stat.index("(") + 1:stat.rindex(")")] != "postgres":
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    return sum(cpu for _pid, _ppid, name, cpu in _process_stats() if name == "postgres")
 
 
 def machine_cpu() -> tuple[float, float]:

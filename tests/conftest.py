@@ -339,7 +339,7 @@ def bad_files(tmp_path, bigbuckbunny, astronaut) -> BadFiles:
 def ingest_path(path: Path, *, user=None, probe: bool = True):
     """Put a file into the library the way an upload does; with `probe` run its probe job now."""
     from annotation.media import incoming_from_path, ingest
-    from generation import jobs
+    from annotation.media_import import probe_here
 
     incoming = incoming_from_path(path)
     try:
@@ -347,9 +347,7 @@ def ingest_path(path: Path, *, user=None, probe: bool = True):
     finally:
         incoming.fileobj.close()
     if probe:
-        job = jobs.create(f"probe_{asset.__class__.__name__.lower()}", params={"asset_id": asset.pk}, user=user)
-        asset.__class__.objects.filter(pk=asset.pk).update(probe_job=job)
-        job = jobs.run_job(job.pk)
+        job = probe_here(asset, user=user)
         assert job.status == job.Status.SUCCEEDED, job.message
         asset.refresh_from_db()
     return asset
