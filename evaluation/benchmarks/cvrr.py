@@ -1,0 +1,113 @@
+"""CVRR-ES: open-ended questions about a video, one request per QA pair (seeds/003, SPEC §4).
+
+One variant, `qa`: the model sees the video and answers the question in free text; an LLM judge
+later compares the answer with the reference answer (the request's `gold`).
+
+Prompts: under standard prompting the paper sends "only the question itself" (§5.2), so the
+prompt is the question. Chain of thought, DSCP (two calls, Figure 3) and DSCP stage 1 only
+(Table 3) wrap that prompt through `evaluation.prompting`, which holds the Figure 3 texts.
+
+Dimensions arrive under several spellings (release folder names such as
+`understanding_emotional_context`, display names such as "Understanding of emotional context",
+the paper's §3.1 headings); each is normalised to a stable slug, and the name as it stands in the
+item is kept beside it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evaluation import prompting
+from evaluation.benchmarks.base import Benchmark, EvalRequest, MediaInput, RequestOptions
+
+# slug → the paper's name of the dimension (§3.1); slugs are the release's folder names
+DIMENSIONS: dict[str, str] = {
+    "multiple_actions_in_a_single_video": "Multiple actions in a single video",
+    "fine_grained_action_understanding": "Fine-grained action understanding",
+    "partial_actions": "Partial actions",
+    "time_order_understanding": "Time order understanding",
+    "non_existent_actions_with_existent_scene_depictions":
+        "Non-existent actions with existent scene depictions",
+    "non_existent_actions_with_non_existent_scene_depictions":
+        "Non-existent actions with non-existent scene depictions",
+    "continuity_and_object_instance_count": "Continuity and object instance count",
+    "unusual_and_physically_anomalous_activities": "Unusual and physically anomalous activities",
+    "interpretation_of_social_context": "Interpretation of social context",
+    "understanding_emotional_context": "Understanding of emotional context",
+    "interpretation_of_visual_context": "Interpretation of visual context",
+}
+
+# words that some spellings of a dimension carry and others leave out
+_FILLER_WORDS = {"a", "an", "the", "of", "depictions"}
+
+QUESTION_KINDS = ("reasoning", "robustness")  # §3.2 Stage 2
+
+
+def _dimension_key(name: str) -> tuple[str, ...]:
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    return tuple(word for word in words if word not in _FILLER_WORDS)
+
+
+_SLUG_BY_KEY = {_dimension_key(slug): slug for slug in DIMENSIONS} | {
+    _dimension_key(name): slug for slug, name in DIMENSIONS.items()
+}
+
+
+def dimension_slug(name: str) -> str:
+    """The stable slug of a dimension name in any of its spellings; ValueError for an unknown one."""
+    slug = _SLUG_BY_KEY.get(_dimension_key(name or ""))
+    if slug is None:
+        raise ValueError(f"Unknown CVRR-ES dimension {name!r}; known: {', '.join(DIMENSIONS)}.")
+    return slug
+
+
+def question_kind(payload: dict) -> str:
+    """'reasoning' or 'robustness' when the item records it, else ''."""
+    kind = str(payload.get("question_kind") or "").strip().lower()
+    if kind and kind not in QUESTION_KINDS:
+        raise ValueError(f"Unknown CVRR-ES question kind {kind!r}; known: {', '.join(QUESTION_KINDS)}.")
+    return kind
+
+
+def video_input(item) -> MediaInput:
+    """The item's `video` medium; `asset_id` is None when the item has no video (the runner reports it)."""
+    if item.pk is not None:
+        for link in item.media.all():
+            if link.role == "video" and link.video_id is not None:
+                return MediaInput(role="video", kind="video", asset_id=link.video_id)
+    return MediaInput(role="video", kind="video")
+
+
+class CvrrBenchmark(Benchmark):
+    slug = "cvrr"
+    variants = ("qa",)
+    prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
+
+    def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
+        if options.prompting not in self.prompting_strategies:
+            raise ValueError(f"CVRR-ES does not use prompting {options.prompting!r}; "
+                             f"known: {', '.join(self.prompting_strategies)}.")
+        payload = item.payload
+        slug = dimension_slug(payload["dimension"])
+        extra = {"dimension": slug, "dimension_name": DIMENSIONS[slug],
+                 "dimension_release": payload["dimension"], "video_id": payload["video_id"]}
+        kind = question_kind(payload)
+        if kind:
+            extra["question_kind"] = kind
+        prompt, context_prompt = prompting.apply(payload["question"], options.prompting)
+        return [EvalRequest(
+            request_id=f"{item.external_id}:qa",
+            item_id=item.external_id,
+            variant="qa",
+            text=payload["question"],
+            prompt=prompt,
+            context_prompt=context_prompt,
+            media=[video_input(item)],
+            gold=payload["answer"],
+            answer_type="free",
+            extra=extra,
+            source=dict(payload),
+        )]
+
+
+BENCHMARK = CvrrBenchmark()
