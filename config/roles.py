@@ -39,12 +39,15 @@ def user_roles(user) -> set[str]:
     cached = getattr(user, "_platform_roles", None)
     if cached is not None:
         return cached
-    roles = set(ALL_ROLES) if user.is_superuser else set(user.groups.values_list("name", flat=True))
-    roles &= set(ALL_ROLES)
-    if ADMIN in roles:
-        roles = set(ALL_ROLES)
-    user._platform_roles = roles
-    return roles
+    names = () if user.is_superuser else user.groups.values_list("name", flat=True)
+    user._platform_roles = roles_from(user.is_superuser, names)
+    return user._platform_roles
+
+
+def roles_from(is_superuser: bool, group_names) -> set[str]:
+    """The roles of a user with these group names: a superuser or an admin has every role."""
+    roles = set(ALL_ROLES) if is_superuser else set(group_names) & set(ALL_ROLES)
+    return set(ALL_ROLES) if ADMIN in roles else roles
 
 
 def has_role(user, *roles: str) -> bool:

@@ -134,7 +134,7 @@ MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "config.authentication.TokenAuthentication",
     ],
     # Every endpoint must declare its roles; an undeclared one refuses everybody.
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.HasRole"],

@@ -3,7 +3,6 @@ studies and review queues. Errors from the services carry their own HTTP status.
 
 from django.db import transaction
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
@@ -11,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.crowd import assignment, history, reports, review, submissions
+from annotation.crowd import assignment, history, reports, review, rows, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -98,14 +97,14 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
-        study = get_object_or_404(Study, slug=slug)
+        study = rows.fetch_one(Study, "t.slug = %s", [slug])
+        if study is None:
+            raise CrowdError("No such study.", status=404)
         claim = assignment.claim_next(study, request.user)
         if claim is None:
             return Response({"claim": None, "message": "There is no item left for you in this study. Thank you!"},
                             status=200)
         new = getattr(claim, "newly_claimed", False)
-        if new:
-            Claim.draft.related.set_cached_value(claim, None)  # a claim made just now has no draft yet
         body = WorkerClaimSerializer(claim).data
         # 200: the worker's current claim again; 201: a new one (also when the old lease had expired)
         return Response(body, status=201 if new else 200)
@@ -196,7 +195,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response({"id": claim.pk, "status": claim.status})
 
     def _claim(self, pk) -> Claim:
-        claim = Claim.objects.select_related("study", "item").filter(pk=pk).first()
+        claim = submissions.load_claim(pk) if str(pk).isdigit() else None
         if claim is None:
             raise CrowdError("No such claim.", status=404)
         if claim.worker_id != self.request.user.pk:

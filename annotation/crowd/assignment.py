@@ -11,16 +11,16 @@ import math
 import time
 from datetime import timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.crowd import eligibility, forms, history
-from annotation.crowd.errors import ClaimNotActive, NotYourClaim, StudyNotOpen
+from annotation.crowd import eligibility, forms, history, rows
+from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, StudyNotOpen
 from annotation.crowd.models import Claim, Study, StudyItem
 
 UNLIMITED_SLOTS = 2**31 - 1
-CANDIDATES_PER_TRY = 8
+CHECK_ROLES = (StudyItem.Role.GOLD, StudyItem.Role.ATTENTION)
 BUSY_WAIT_SECONDS = 0.005  # all candidates locked by other requests: let them finish
 
 
@@ -46,85 +46,113 @@ def active_claim(study: Study, worker) -> Claim | None:
 def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = "") -> Claim | None:
     """Give the worker their current claim, or a new one; None when nothing is left for them."""
     now = now or timezone.now()
-    study.refresh_from_db(fields=["state"])
-    if study.state != Study.State.OPEN:
-        raise StudyNotOpen(f"The study '{study.name}' is {study.get_state_display().lower()}.")
-    eligibility.check(study, worker)
-    expire_leases(study=study, now=now)
-    current = active_claim(study, worker)
+    facts = eligibility.standing(study, worker)  # the state as the database has it, not as `study` was loaded
+    if facts.state != Study.State.OPEN:
+        raise StudyNotOpen(f"The study '{study.name}' is {Study.State(facts.state).label.lower()}.")
+    reason = eligibility.refusal(study, facts)
+    if reason:
+        raise NotEligible(reason)
+    current = _current_claim(study, worker, now)
     if current is not None:
         return current
-    for role in _roles_to_try(study, worker):
-        claim = _claim_role(study, worker, role, now, platform_assignment_id)
+    for roles in _roles_to_try(study, worker):
+        claim = _claim_from(study, worker, roles, now, platform_assignment_id)
         if claim is not None:
             return claim
     # a concurrent request of the same worker may have claimed meanwhile: that claim is theirs
     return active_claim(study, worker)
 
 
-def _roles_to_try(study: Study, worker) -> list[str]:
+def _current_claim(study: Study, worker, now) -> Claim | None:
+    """The worker's active claim, after timing out every expired lease of the study (one read)."""
+    found = rows.execute(
+        f"SELECT {rows.column(Claim, 'id')}, {rows.column(Claim, 'worker')}, {rows.column(Claim, 'lease_expires_at')}"
+        f" FROM {rows.table(Claim)} WHERE study_id = %s AND status = %s AND (worker_id = %s OR lease_expires_at < %s)",
+        [study.pk, Claim.Status.ACTIVE, worker.pk, rows.adapt_time(now)])
+    lease = Claim._meta.get_field("lease_expires_at")
+    expired = [pk for pk, _, expires in found if rows.decode(lease, expires) < now]
+    if expired:
+        expire_leases(study=study, now=now, ids=expired)
+    mine = [pk for pk, owner, _ in found if owner == worker.pk and pk not in expired]
+    if not mine:
+        return None
+    return Claim.objects.select_related("item", "draft").filter(pk=mine[0], status=Claim.Status.ACTIVE).first()
+
+
+def _roles_to_try(study: Study, worker) -> list[tuple[str, ...]]:
     """Checks (gold and attention items) come silently at the study's share of a worker's items."""
-    regular = [StudyItem.Role.REGULAR]
+    regular = (StudyItem.Role.REGULAR,)
     if study.gold_share <= 0:
-        return regular
-    taken = Claim.objects.filter(study=study, worker=worker).count()
+        return [regular]
+    taken = rows.execute(f"SELECT COUNT(*) FROM {rows.table(Claim)} WHERE study_id = %s AND worker_id = %s",
+                         [study.pk, worker.pk])[0][0]
     due = math.floor((taken + 1) * study.gold_share) > math.floor(taken * study.gold_share)
-    checks = [StudyItem.Role.GOLD, StudyItem.Role.ATTENTION]
-    return checks + regular if due else regular
+    return [CHECK_ROLES, regular] if due else [regular]
 
 
-def _claim_role(study, worker, role, now, platform_assignment_id):
+def _take_sql(roles: tuple[str, ...]) -> str:
+    """Take one place of the least-done item the worker never had, in one statement.
+
+    The candidate is chosen and locked (SKIP LOCKED on PostgreSQL, so concurrent claims spread
+    over different items) and its `open_slots` decremented only while still positive: the cap
+    holds on any database.
+    """
+    item, claim = rows.table(StudyItem), rows.table(Claim)
+    marks = ", ".join(["%s"] * len(roles))
+    returned = ", ".join(rows.column(StudyItem, f.name) for f in StudyItem._meta.concrete_fields)
+    return f"""
+        UPDATE {item} SET open_slots = open_slots - 1
+        WHERE id = (
+          SELECT i.id FROM {item} i
+          WHERE i.study_id = %s AND i.role IN ({marks}) AND i.open_slots > 0
+            AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s)
+          ORDER BY i.completed_count, i.id LIMIT 1{rows.skip_locked()}
+        ) AND open_slots > 0
+        RETURNING {returned}"""
+
+
+def _any_left(study: Study, worker, roles: tuple[str, ...]) -> bool:
+    """Whether any item is left for the worker, counting those other requests are taking right now."""
+    return (StudyItem.objects.filter(study=study, role__in=roles, open_slots__gt=0)
+            .exclude(claims__worker=worker).exists())
+
+
+def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | None:
     for _attempt in range(100):
-        with transaction.atomic():
-            candidates = (
-                StudyItem.objects.filter(study=study, role__in=_role_group(role), open_slots__gt=0)
-                .exclude(claims__worker=worker)
-                .order_by("completed_count", "id")
-            )
-            skip_locked = connection.features.has_select_for_update_skip_locked
-            locked = candidates.select_for_update(skip_locked=True, of=("self",)) if skip_locked else candidates
-            # whole rows, so the item taken needs no second read; open_slots, which taking changes,
-            # is deferred (read again if anybody asks)
-            items = list(locked.defer("open_slots")[:CANDIDATES_PER_TRY])
-            # SKIP LOCKED hides the items other requests are taking right now: nothing is left
-            # only if there is nothing even counting those
-            if not items and not (skip_locked and candidates.exists()):
-                return None
-            for item in items:
-                claim = _take(study, worker, item, now, platform_assignment_id)
-                if claim is not None:
-                    return claim
-        # every candidate was taken, or being taken, by someone else meanwhile: look again
-        if not items:
-            time.sleep(BUSY_WAIT_SECONDS)
+        try:
+            with transaction.atomic():
+                taken = rows.execute(_take_sql(roles), [study.pk, *roles, worker.pk])
+                if taken:
+                    return _record_claim(study, worker, rows.build(StudyItem, taken[0]), now,
+                                         platform_assignment_id)
+        except IntegrityError:
+            # Another request of the same worker claimed meanwhile (one active claim per study and
+            # worker): the transaction gave the place back, and that claim is theirs.
+            current = active_claim(study, worker)
+            if current is not None:
+                return current
+            continue
+        # nothing taken: either nothing is left, or every candidate is being taken right now
+        if not _any_left(study, worker, roles):
+            return None
+        time.sleep(BUSY_WAIT_SECONDS)
     return None
 
 
-def _role_group(role):
-    if role == StudyItem.Role.REGULAR:
-        return [StudyItem.Role.REGULAR]
-    return [StudyItem.Role.GOLD, StudyItem.Role.ATTENTION]
-
-
-def _take(study, worker, item: StudyItem, now, platform_assignment_id) -> Claim | None:
-    try:
-        with transaction.atomic():
-            took = StudyItem.objects.filter(pk=item.pk, open_slots__gt=0).update(open_slots=F("open_slots") - 1)
-            if not took:
-                return None
-            claim = Claim.objects.create(
-                study=study, item=item, worker=worker, status=Claim.Status.ACTIVE,
-                lease_expires_at=now + timedelta(seconds=study.lease_seconds),
-                platform_assignment_id=platform_assignment_id,
-                presentation=forms.presentation_for(study.form_schema, item.payload, seed=f"{item.pk}:{worker.pk}"),
-            )
-            history.record("claim", claim.pk, "", Claim.Status.ACTIVE, actor=worker, study=study)
-            claim.newly_claimed = True  # the API answers 201 for it without looking the old claim up again
-            return claim
-    except IntegrityError:
-        # Another request of the same worker claimed meanwhile (one active claim per study and
-        # worker), or this worker already had this item: the savepoint gave the place back.
-        return active_claim(study, worker) if active_claim(study, worker) else None
+def _record_claim(study, worker, item: StudyItem, now, platform_assignment_id) -> Claim:
+    claim = Claim(study=study, item=item, worker=worker, status=Claim.Status.ACTIVE, claimed_at=now,
+                  lease_expires_at=now + timedelta(seconds=study.lease_seconds),
+                  platform_assignment_id=platform_assignment_id,
+                  presentation=forms.presentation_for(study.form_schema, item.payload, seed=f"{item.pk}:{worker.pk}"))
+    names = ["study", "item", "worker", "status", "lease_expires_at", "platform_assignment_id", "presentation",
+             "step", "claimed_at"]
+    values = [study.pk, item.pk, worker.pk, claim.status, rows.adapt_time(claim.lease_expires_at),
+              platform_assignment_id, rows.adapt_json(claim.presentation), "", rows.adapt_time(now)]
+    claim.pk = rows.insert(Claim, names, values)
+    history.record_many([("claim", claim.pk, "", Claim.Status.ACTIVE)], actor=worker, study=study, now=now)
+    claim.newly_claimed = True  # the API answers 201 for it without looking the old claim up again
+    Claim.draft.related.set_cached_value(claim, None)  # a claim made just now has no draft yet
+    return claim
 
 
 def _free_slot(claim: Claim) -> None:
@@ -152,14 +180,15 @@ def _end(claim: Claim, status: str, *, actor=None, reason: str = "") -> Claim:
     return claim
 
 
-def expire_leases(*, study: Study | None = None, now=None) -> int:
+def expire_leases(*, study: Study | None = None, now=None, ids: list[int] | None = None) -> int:
     """Time out active claims whose lease has passed and free their places."""
     now = now or timezone.now()
     expired = Claim.objects.filter(status=Claim.Status.ACTIVE, lease_expires_at__lt=now)
     if study is not None:
         expired = expired.filter(study=study)
     # usually there are none: look for ids first, load the claims only when there are some
-    ids = list(expired.values_list("pk", flat=True))
+    if ids is None:
+        ids = list(expired.values_list("pk", flat=True))
     if not ids:
         return 0
     count = 0

@@ -1,7 +1,10 @@
-"""Who may work on a study."""
+"""Who may work on a study: one statement reads the study's state and every eligibility fact."""
 
+from dataclasses import dataclass
+
+from annotation.crowd import rows
 from annotation.crowd.errors import NotEligible
-from annotation.crowd.models import Study, StudyExclusion, WorkerProfile
+from annotation.crowd.models import Study, StudyExclusion, WorkerProfile, WorkerQualification
 
 
 def profile_for(user) -> WorkerProfile:
@@ -9,27 +12,73 @@ def profile_for(user) -> WorkerProfile:
     return profile
 
 
-def check(study: Study, user) -> None:
-    """Raise NotEligible with the reason a worker may not take items of this study."""
-    if StudyExclusion.objects.filter(study=study, worker=user).exists():
-        raise NotEligible("You are no longer part of this study's pool. Thank you for your work.")
-    if study.exclude_workers.filter(pk=user.pk).exists():
-        raise NotEligible("This study is not open to your account.")
-    if study.include_workers.exists() and not study.include_workers.filter(pk=user.pk).exists():
-        raise NotEligible("This study is open to invited workers only.")
-    # Read the profile without creating one: a refused request writes nothing.
-    profile = WorkerProfile.objects.filter(user=user).first()
-    if study.required_qualification_id and not (profile and profile.qualifications.filter(
-        pk=study.required_qualification_id
-    ).exists()):
-        raise NotEligible(f"This study needs the qualification '{study.required_qualification.name}'.")
-    attributes = (profile.attributes if profile else None) or {}
+@dataclass(frozen=True)
+class Standing:
+    """A worker's standing in a study, as the database has it now."""
+
+    state: str
+    excluded: bool
+    blocked: bool
+    invited_only: bool
+    invited: bool
+    qualified: bool
+    attributes: dict
+
+
+def _standing_sql() -> str:
+    study, exclusion = rows.table(Study), rows.table(StudyExclusion)
+    excluded_m2m = rows.table(Study.exclude_workers.through)
+    included_m2m = rows.table(Study.include_workers.through)
+    profile, granted = rows.table(WorkerProfile), rows.table(WorkerQualification)
+    return f"""
+        SELECT s.state,
+          EXISTS (SELECT 1 FROM {exclusion} x WHERE x.study_id = s.id AND x.worker_id = %(user)s),
+          EXISTS (SELECT 1 FROM {excluded_m2m} b WHERE b.study_id = s.id AND b.user_id = %(user)s),
+          EXISTS (SELECT 1 FROM {included_m2m} i WHERE i.study_id = s.id),
+          EXISTS (SELECT 1 FROM {included_m2m} i WHERE i.study_id = s.id AND i.user_id = %(user)s),
+          s.required_qualification_id IS NULL OR EXISTS (
+            SELECT 1 FROM {granted} g JOIN {profile} p ON p.id = g.profile_id
+            WHERE p.user_id = %(user)s AND g.qualification_id = s.required_qualification_id),
+          (SELECT p.attributes FROM {profile} p WHERE p.user_id = %(user)s)
+        FROM {study} s WHERE s.id = %(study)s"""
+
+
+def standing(study: Study, user) -> Standing:
+    row = rows.execute(_standing_sql(), {"user": user.pk, "study": study.pk})
+    if not row:
+        raise Study.DoesNotExist(f"Study {study.pk} no longer exists.")
+    state, excluded, blocked, invited_only, invited, qualified, attributes = row[0]
+    return Standing(state=state, excluded=bool(excluded), blocked=bool(blocked), invited_only=bool(invited_only),
+                    invited=bool(invited), qualified=bool(qualified),
+                    attributes=rows.decode(WorkerProfile._meta.get_field("attributes"), attributes) or {})
+
+
+def refusal(study: Study, facts: Standing) -> str:
+    """Why the worker may not take items of this study; empty when they may."""
+    if facts.excluded:
+        return "You are no longer part of this study's pool. Thank you for your work."
+    if facts.blocked:
+        return "This study is not open to your account."
+    if facts.invited_only and not facts.invited:
+        return "This study is open to invited workers only."
+    if not facts.qualified:
+        return f"This study needs the qualification '{study.required_qualification.name}'."
     for attribute, wanted in (study.required_attributes or {}).items():
-        have = attributes.get(attribute)
         allowed = wanted if isinstance(wanted, list) else [wanted]
-        if have not in allowed:
-            raise NotEligible(f"This study needs workers with {attribute.replace('_', ' ')} "
-                              f"{' or '.join(map(str, allowed))}.")
+        if facts.attributes.get(attribute) not in allowed:
+            return (f"This study needs workers with {attribute.replace('_', ' ')} "
+                    f"{' or '.join(map(str, allowed))}.")
+    return ""
+
+
+def check(study: Study, user) -> Standing:
+    """Raise NotEligible with the reason a worker may not take items of this study. Nothing is
+    written: a refused request leaves no profile behind."""
+    facts = standing(study, user)
+    reason = refusal(study, facts)
+    if reason:
+        raise NotEligible(reason)
+    return facts
 
 
 def is_eligible(study: Study, user) -> bool:

@@ -2,12 +2,13 @@
 
 import contextlib
 import math
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.crowd import eligibility, history
+from annotation.crowd import eligibility, history, rows
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
     Claim,
@@ -54,33 +55,41 @@ def passes_key(answer_key: dict, data: dict) -> bool:
     return bool(fields) and all(_compare(rule, data.get(name)) for name, rule in fields.items())
 
 
-def after_submission(submission: Submission) -> dict:
-    """Run the checks a new submission triggers; return feedback safe to show the worker."""
-    claim = submission.claim
-    item, study, worker = claim.item, claim.study, claim.worker
-    feedback = {}
+@dataclass(frozen=True)
+class Verdict:
+    """What the checks decide about a new submission, before it is written."""
+
+    review_state: str
+    review_queue: str = ""
+    check_passed: bool | None = None
+
+
+def assess(study: Study, item: StudyItem, worker, data: dict) -> Verdict:
+    """Gold and attention items are checked against their key; regular work may be sampled for experts."""
     if item.role in (StudyItem.Role.GOLD, StudyItem.Role.ATTENTION):
-        passed = passes_key(item.answer_key, submission.data)
-        submission.check_passed = passed
-        submission.review_queue = item.role
-        submission.save(update_fields=["check_passed", "review_queue"])
-        if not passed:
-            feedback["message"] = GOLD_FAILED_FEEDBACK
-            if item.role == StudyItem.Role.ATTENTION:
-                feedback.update(_attention_policy(study, worker))
-        return feedback
+        return Verdict(Submission.Review.NOT_SAMPLED, item.role, passes_key(item.answer_key, data))
     if _sample_for_expert(study, worker):
-        submission.review_state = Submission.Review.PENDING
-        submission.review_queue = "expert_sample"
-        submission.save(update_fields=["review_state", "review_queue"])
-    return feedback
+        return Verdict(Submission.Review.PENDING, "expert_sample")
+    return Verdict(Submission.Review.NOT_SAMPLED)
+
+
+def feedback(study: Study, item: StudyItem, worker, verdict: Verdict) -> dict:
+    """What the worker is told once the submission is in: never the expected answer."""
+    if verdict.check_passed is not False:
+        return {}
+    message = {"message": GOLD_FAILED_FEEDBACK}
+    if item.role == StudyItem.Role.ATTENTION:
+        message.update(_attention_policy(study, worker))
+    return message
 
 
 def _sample_for_expert(study: Study, worker) -> bool:
     """A worker's first submissions always, then every submission that crosses the share."""
-    done = Submission.objects.filter(
-        claim__study=study, claim__worker=worker, claim__item__role=StudyItem.Role.REGULAR
-    ).count()
+    done = 1 + rows.execute(
+        f"SELECT COUNT(*) FROM {rows.table(Submission)} s JOIN {rows.table(Claim)} c ON c.id = s.claim_id"
+        f" JOIN {rows.table(StudyItem)} i ON i.id = c.item_id"
+        " WHERE c.study_id = %s AND c.worker_id = %s AND i.role = %s",
+        [study.pk, worker.pk, StudyItem.Role.REGULAR])[0][0]
     if done <= study.expert_first:
         return True
     share = study.expert_share

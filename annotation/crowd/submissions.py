@@ -1,15 +1,20 @@
-"""Drafts and submissions of one claim."""
+"""Drafts and submissions of one claim.
+
+Both run on every answer a worker gives, so they speak SQL through `rows`: a draft save is two
+statements (lease, upsert), a submission four (claim, submission, item count, history) after
+one read for expert sampling.
+"""
+
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from annotation.crowd import assignment, forms, history, quality
+from annotation.crowd import forms, history, quality, rows
 from annotation.crowd.errors import ClaimNotActive, InvalidSubmission, NotYourClaim
-from annotation.crowd.models import Claim, Draft, StudyItem, Submission
+from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
 
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600
-CLAIM_COLUMNS = [f.attname for f in Claim._meta.concrete_fields if not f.is_relation and not f.primary_key]
 
 
 def _own(claim: Claim, worker) -> None:
@@ -17,70 +22,112 @@ def _own(claim: Claim, worker) -> None:
         raise NotYourClaim("This item is not assigned to you.")
 
 
+def _active_seconds(value) -> float:
+    return max(0.0, min(float(value or 0), MAX_ACTIVE_SECONDS_PER_SAVE))
+
+
+def load_claim(pk) -> Claim | None:
+    """A claim with its study, item and draft (None when there is none yet), in one read."""
+    c, s, i, d = (rows.select_list(Claim, "c"), rows.select_list(Study, "s"), rows.select_list(StudyItem, "i"),
+                  rows.select_list(Draft, "d"))
+    found = rows.execute(
+        f"SELECT {c}, {s}, {i}, {d} FROM {rows.table(Claim)} c"
+        f" JOIN {rows.table(Study)} s ON s.id = c.study_id JOIN {rows.table(StudyItem)} i ON i.id = c.item_id"
+        f" LEFT JOIN {rows.table(Draft)} d ON d.claim_id = c.id WHERE c.id = %s", [pk])
+    if not found:
+        return None
+    claim, study, item, draft = rows.build_many(found[0], Claim, Study, StudyItem, Draft)
+    claim.study, claim.item = study, item
+    Claim.draft.related.set_cached_value(claim, draft)
+    return claim
+
+
+def _not_active(claim: Claim, doing: str) -> ClaimNotActive:
+    claim.refresh_from_db(fields=["status", "finished_at"])
+    return ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+
+
 def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> Draft:
     """Store the form as it stands; a later save wins. Keeps the lease alive."""
     _own(claim, worker)
-    if claim.status != Claim.Status.ACTIVE:
-        raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer change.")
     if not isinstance(data, dict):
         raise InvalidSubmission("A draft must be a JSON object.")
-    active = max(0.0, min(float(active_seconds or 0), MAX_ACTIVE_SECONDS_PER_SAVE))
+    now = timezone.now()
+    active = _active_seconds(active_seconds)
+    draft_table = rows.table(Draft)
     with transaction.atomic():
+        if not _extend_lease(claim, now):
+            raise _not_active(claim, "change")
         # the first save inserts the draft as revision 1; later ones update it
-        draft, created = Draft.objects.get_or_create(
-            claim=claim, defaults={"data": data, "revision": 1, "active_seconds": active})
-        if not created:
-            Draft.objects.filter(pk=draft.pk).update(
-                data=data, revision=F("revision") + 1, active_seconds=F("active_seconds") + active,
-                updated_at=timezone.now(),
-            )
-        assignment.extend_lease(claim)
-    if not created:
-        draft.refresh_from_db()
-    return draft
+        revision, updated_at, total = rows.execute(
+            f"INSERT INTO {draft_table} (claim_id, data, revision, active_seconds, updated_at)"
+            f" VALUES (%s, %s, 1, %s, %s) ON CONFLICT (claim_id) DO UPDATE SET data = excluded.data,"
+            f" revision = {draft_table}.revision + 1,"
+            f" active_seconds = {draft_table}.active_seconds + excluded.active_seconds,"
+            f" updated_at = excluded.updated_at RETURNING revision, updated_at, active_seconds",
+            [claim.pk, rows.adapt_json(data), active, rows.adapt_time(now)])[0]
+    return Draft(claim=claim, data=data, revision=revision, active_seconds=total,
+                 updated_at=rows.decode(Draft._meta.get_field("updated_at"), updated_at))
+
+
+def _extend_lease(claim: Claim, now) -> bool:
+    return bool(rows.execute_count(
+        f"UPDATE {rows.table(Claim)} SET lease_expires_at = %s WHERE id = %s AND status = %s",
+        [rows.adapt_time(now + timedelta(seconds=claim.study.lease_seconds)), claim.pk, Claim.Status.ACTIVE]))
 
 
 def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tuple[Submission, bool, dict]:
     """Final submission. Returns (submission, created, feedback); a repeated submit returns the first."""
     _own(claim, worker)
-    # the claim's own columns only: its study, item and worker never change, and stay loaded
-    claim.refresh_from_db(fields=CLAIM_COLUMNS)
     if claim.status != Claim.Status.ACTIVE:
         # the submission is made in the transaction that ends the claim: only an ended claim can have one
-        existing = Submission.objects.filter(claim=claim).first()
-        if existing is not None:
-            return existing, False, {}
-        raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer be submitted.")
+        return _repeat(claim, "be submitted")
     clean = forms.validate(claim.study.form_schema, claim.item.payload, data)
-    draft = Draft.objects.filter(claim=claim).first()
-    active = (draft.active_seconds if draft else 0.0) + max(0.0, min(float(active_seconds or 0),
-                                                                      MAX_ACTIVE_SECONDS_PER_SAVE))
+    verdict = quality.assess(claim.study, claim.item, worker, clean)
     now = timezone.now()
+    submission = Submission(claim=claim, data=clean, review_state=verdict.review_state,
+                            review_queue=verdict.review_queue, check_passed=verdict.check_passed,
+                            wall_seconds=(now - claim.claimed_at).total_seconds(), submitted_at=now)
     try:
         with transaction.atomic():
-            moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(
-                status=Claim.Status.SUBMITTED, finished_at=now
-            )
-            if not moved:
-                # A concurrent submit of the same claim got there first: answer as a repeat would.
-                first = Submission.objects.filter(claim=claim).first()
-                if first is not None:
-                    return first, False, {}
-                raise ClaimNotActive("This item can no longer be submitted.")
-            claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
-            submission = Submission.objects.create(
-                claim=claim, data=clean, active_seconds=active,
-                wall_seconds=(now - claim.claimed_at).total_seconds(),
-            )
-            StudyItem.objects.filter(pk=claim.item_id).update(completed_count=F("completed_count") + 1)
-            history.record("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED, actor=worker,
-                           study=claim.study)
-            if not Claim.worker.is_cached(claim):
-                claim.worker = worker  # the same account (checked above), so the checks need not load it
-            feedback = quality.after_submission(submission)
-            # recorded after the checks, which may have sent it to a review queue (state "pending")
-            history.record("submission", submission.pk, "", submission.review_state, actor=worker, study=claim.study)
+            if not _finish_claim(claim, now):
+                # a concurrent submit of the same claim got there first, or the lease ran out
+                return _repeat(claim, "be submitted")
+            submission.pk, submission.active_seconds = _insert_submission(submission, _active_seconds(active_seconds))
+            rows.execute(f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
+                         [claim.item_id])
+            history.record_many([("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED),
+                                 ("submission", submission.pk, "", submission.review_state)],
+                                actor=worker, study=claim.study, now=now)
     except IntegrityError:
         # a concurrent identical submit won the race
         return Submission.objects.get(claim=claim), False, {}
-    return submission, True, feedback
+    claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
+    return submission, True, quality.feedback(claim.study, claim.item, worker, verdict)
+
+
+def _repeat(claim: Claim, doing: str) -> tuple[Submission, bool, dict]:
+    existing = Submission.objects.filter(claim=claim).first()
+    if existing is not None:
+        return existing, False, {}
+    raise _not_active(claim, doing)
+
+
+def _finish_claim(claim: Claim, now) -> bool:
+    return bool(rows.execute_count(
+        f"UPDATE {rows.table(Claim)} SET status = %s, finished_at = %s WHERE id = %s AND status = %s",
+        [Claim.Status.SUBMITTED, rows.adapt_time(now), claim.pk, Claim.Status.ACTIVE]))
+
+
+def _insert_submission(submission: Submission, active_seconds: float) -> tuple[int, float]:
+    """Insert the submission with the draft's active time added; return (id, active seconds)."""
+    names = ["claim", "data", "active_seconds", "wall_seconds", "submitted_at", "review_state", "review_queue",
+             "check_passed", "review_reason"]
+    columns = ", ".join(rows.column(Submission, name) for name in names)
+    drafted = f"COALESCE((SELECT active_seconds FROM {rows.table(Draft)} WHERE claim_id = %s), 0) + %s"
+    values = [submission.claim_id, rows.adapt_json(submission.data), submission.claim_id, active_seconds,
+              submission.wall_seconds, rows.adapt_time(submission.submitted_at), submission.review_state,
+              submission.review_queue, submission.check_passed, ""]
+    return tuple(rows.execute(
+        f"INSERT INTO {rows.table(Submission)} ({columns}) VALUES (%s, %s, {drafted}, %s, %s, %s, %s, %s, %s)"
+        f" RETURNING id, active_seconds", values)[0])
