@@ -10,6 +10,7 @@ of queueing on the same one.
 import math
 import time
 from datetime import timedelta
+from functools import cache
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -90,6 +91,7 @@ def _roles_to_try(study: Study, worker) -> list[tuple[str, ...]]:
     return [CHECK_ROLES, regular] if due else [regular]
 
 
+@cache
 def _take_sql(roles: tuple[str, ...]) -> str:
     """Take one place of the least-done item the worker never had, in one statement.
 

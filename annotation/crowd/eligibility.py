@@ -1,6 +1,7 @@
 """Who may work on a study: one statement reads the study's state and every eligibility fact."""
 
 from dataclasses import dataclass
+from functools import cache
 
 from annotation.crowd import rows
 from annotation.crowd.errors import NotEligible
@@ -25,6 +26,7 @@ class Standing:
     attributes: dict
 
 
+@cache
 def _standing_sql() -> str:
     study, exclusion = rows.table(Study), rows.table(StudyExclusion)
     excluded_m2m = rows.table(Study.exclude_workers.through)

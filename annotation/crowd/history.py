@@ -28,4 +28,4 @@ def record_many(changes: list[tuple[str, int, str, str]], *, actor=None, study=N
     marks = ", ".join(["(" + ", ".join(["%s"] * len(names)) + ")"] * len(changes))
     values = [v for entity, pk, old, new in changes
               for v in (entity, pk, study_id, old or "", new, actor_id, reason, now)]
-    rows.execute(f"INSERT INTO {rows.table(HistoryEntry)} ({columns}) VALUES {marks}", values)
+    rows.execute_count(f"INSERT INTO {rows.table(HistoryEntry)} ({columns}) VALUES {marks}", values)

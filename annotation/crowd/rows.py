@@ -2,7 +2,7 @@
 
 Claim, draft and submit are the requests every worker makes again and again; through the ORM
 each statement costs about a millisecond of Python to build, so those three paths speak SQL
-directly, through this module: table and column names come from the models, values are adapted
+directly, through this module: table and column names come from the models (built once per process), values are adapted
 and decoded the way the ORM would (JSON, aware datetimes, booleans), and rows come back as model
 instances, so the rest of the code cannot tell the difference.
 """
@@ -11,24 +11,29 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from functools import cache
 
 from django.db import connection, models
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 
+@cache
 def table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+@cache
 def column(model, name: str) -> str:
     return connection.ops.quote_name(model._meta.get_field(name).column)
 
 
-def _fields(model) -> list:
-    return list(model._meta.concrete_fields)
+@cache
+def _fields(model) -> tuple:
+    return tuple(model._meta.concrete_fields)
 
 
+@cache
 def select_list(model, alias: str) -> str:
     return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _fields(model))
 
@@ -80,9 +85,10 @@ def adapt_json(value):
 
 
 def execute(sql: str, params=()) -> list[tuple]:
+    """Run a statement that returns rows (SELECT, or … RETURNING) and fetch them all."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
+        return cursor.fetchall()
 
 
 def execute_count(sql: str, params=()) -> int:
@@ -105,6 +111,7 @@ def fetch_one(model, where: str, params=(), *, alias: str = "t"):
     return build(model, rows[0]) if rows else None
 
 
+@cache
 def skip_locked() -> str:
     """The row-locking suffix that lets concurrent claims pass each other (nothing on SQLite, whose
     write transactions are serialised anyway)."""

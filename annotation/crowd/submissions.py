@@ -6,6 +6,7 @@ one read for expert sampling.
 """
 
 from datetime import timedelta
+from functools import cache
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -26,14 +27,18 @@ def _active_seconds(value) -> float:
     return max(0.0, min(float(value or 0), MAX_ACTIVE_SECONDS_PER_SAVE))
 
 
-def load_claim(pk) -> Claim | None:
-    """A claim with its study, item and draft (None when there is none yet), in one read."""
+@cache
+def _load_claim_sql() -> str:
     c, s, i, d = (rows.select_list(Claim, "c"), rows.select_list(Study, "s"), rows.select_list(StudyItem, "i"),
                   rows.select_list(Draft, "d"))
-    found = rows.execute(
-        f"SELECT {c}, {s}, {i}, {d} FROM {rows.table(Claim)} c"
-        f" JOIN {rows.table(Study)} s ON s.id = c.study_id JOIN {rows.table(StudyItem)} i ON i.id = c.item_id"
-        f" LEFT JOIN {rows.table(Draft)} d ON d.claim_id = c.id WHERE c.id = %s", [pk])
+    return (f"SELECT {c}, {s}, {i}, {d} FROM {rows.table(Claim)} c"
+            f" JOIN {rows.table(Study)} s ON s.id = c.study_id JOIN {rows.table(StudyItem)} i ON i.id = c.item_id"
+            f" LEFT JOIN {rows.table(Draft)} d ON d.claim_id = c.id WHERE c.id = %s")
+
+
+def load_claim(pk) -> Claim | None:
+    """A claim with its study, item and draft (None when there is none yet), in one read."""
+    found = rows.execute(_load_claim_sql(), [pk])
     if not found:
         return None
     claim, study, item, draft = rows.build_many(found[0], Claim, Study, StudyItem, Draft)
@@ -94,8 +99,9 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
                 # a concurrent submit of the same claim got there first, or the lease ran out
                 return _repeat(claim, "be submitted")
             submission.pk, submission.active_seconds = _insert_submission(submission, _active_seconds(active_seconds))
-            rows.execute(f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
-                         [claim.item_id])
+            rows.execute_count(
+                f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
+                [claim.item_id])
             history.record_many([("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED),
                                  ("submission", submission.pk, "", submission.review_state)],
                                 actor=worker, study=claim.study, now=now)
