@@ -91,12 +91,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Prepared statements: a connection prepares what it runs again and again (the crowd work loop's
-    # statements, run after 5 uses), so PostgreSQL stops parsing and planning them each time. Turn
-    # it off behind a transaction-pooling proxy such as PgBouncer, which cannot keep them.
-    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
-        DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
+# Prepared statements: a connection prepares what it runs again and again (the crowd work loop's
+# statements, after 5 uses), so PostgreSQL stops parsing and planning them each time. Turn them
+# off behind a transaction-pooling proxy such as PgBouncer, which cannot keep them.
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool(
+        "DATABASE_PREPARED_STATEMENTS", True):
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth -----------------------------------------------------------------------------------

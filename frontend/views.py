@@ -4,11 +4,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
 
+from annotation.crowd import curation, task_page
 from annotation.media import max_upload_bytes
 from annotation.models import Benchmark, BenchmarkVersion, Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, RESEARCHER, STAFF_ROLES, has_role
-from frontend import crowd_views
 from frontend.navigation import entries_for
 from generation.api import visible_jobs
 from generation.media_probe import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
@@ -21,12 +21,12 @@ def home(request):
 
 @roles_allowed(ANNOTATOR)
 def my_tasks(request):
-    return render(request, "frontend/my_tasks.html", crowd_views.my_tasks_context(request.user))
+    return render(request, "frontend/my_tasks.html", task_page.my_tasks_context(request.user))
 
 
 @roles_allowed(CURATOR, ADMIN)
 def queues(request):
-    return render(request, "frontend/queues.html", {"queues": crowd_views.queue_overview()})
+    return render(request, "frontend/queues.html", {"queues": curation.queue_overview()})
 
 
 @roles_allowed(CURATOR, ADMIN)

@@ -131,6 +131,8 @@ class StudyItem(models.Model):
     benchmark_item = models.ForeignKey("annotation.BenchmarkItem", null=True, blank=True, on_delete=models.PROTECT)
     video = models.ForeignKey("annotation.Video", null=True, blank=True, on_delete=models.PROTECT)
     image = models.ForeignKey("annotation.Image", null=True, blank=True, on_delete=models.PROTECT)
+    proposal = models.ForeignKey("generation.Proposal", null=True, blank=True, on_delete=models.PROTECT,
+                                 related_name="review_items", help_text="the model proposal this item reviews")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

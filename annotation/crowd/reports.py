@@ -22,7 +22,7 @@ from django.utils import timezone
 from rest_framework.renderers import BaseRenderer
 from rest_framework.settings import api_settings
 
-from annotation.crowd import agreement
+from annotation.crowd import agreement, payments
 from annotation.crowd.forms import _choices
 from annotation.crowd.models import Claim, Study, StudyExclusion, StudyItem, Submission
 
@@ -253,8 +253,8 @@ def _cell(value):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.4f}".rstrip("0").rstrip(".") if value == value else ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value  # keep spreadsheets from reading a cell as a formula
+    if isinstance(value, str):
+        return payments.spreadsheet_text(value)
     return value
 
 

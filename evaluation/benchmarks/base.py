@@ -13,10 +13,16 @@ How the runner reads a request:
 - `describe_prompt` (image-to-text): every medium is captioned first by the describer model; the
   captions fill `{caption:<role>}` slots of `prompt`, which is then sent without media;
 - `n_samples` responses are drawn (sampling parameters come from the run).
+
+Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` refuse
+what a benchmark does not offer; `shuffle_options` draws a reproducible option order from
+(run seed, request id); `media_links` / `media_input` read an item's media by role.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,11 +75,81 @@ class RequestOptions:
 class Benchmark:
     slug: str = ""
     variants: tuple[str, ...] = ()
-    input_strategies: tuple[str, ...] = ("default",)
+    input_strategies: tuple[str, ...] = ("default",)  # the first one is what "default" means
     prompting_strategies: tuple[str, ...] = ("standard", "cot")
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         raise NotImplementedError
+
+    def resolve_input_strategy(self, options: RequestOptions) -> str:
+        """The run's input strategy ("default" = the benchmark's first); ValueError for one it lacks."""
+        strategy = options.input_strategy
+        if strategy == "default":
+            return self.input_strategies[0]
+        if strategy not in self.input_strategies:
+            raise ValueError(f"{self.slug} has no input strategy {strategy!r}; "
+                             f"known: {', '.join(self.input_strategies)}.")
+        return strategy
+
+    def check_prompting(self, options: RequestOptions) -> str:
+        """The run's prompting strategy; ValueError for one the benchmark does not offer."""
+        if options.prompting not in self.prompting_strategies:
+            raise ValueError(f"{self.slug} does not use prompting {options.prompting!r}; "
+                             f"known: {', '.join(self.prompting_strategies)}.")
+        return options.prompting
+
+
+# --- Options shown in a seeded order ----------------------------------------------------------
+
+LETTERS = "ABCDEFGHIJ"
+
+
+def derived_seed(seed: int, request_id: str) -> int:
+    """A 64-bit seed from (run seed, request id), the same in every process and Python version."""
+    digest = hashlib.sha256(f"{seed}:{request_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+@dataclass(frozen=True)
+class ShuffledOptions:
+    options: dict[str, str]  # letter → option text, in the order shown
+    gold: str  # the letter the correct option is shown under
+    order: list[int]  # for each letter in turn, the index of its option in the source list
+    seed: int  # the derived seed the order was drawn with
+
+
+def shuffle_options(texts: list[str], correct: int, seed: int, request_id: str) -> ShuffledOptions:
+    """Options under letters A, B, … in an order drawn from `derived_seed(seed, request_id)`."""
+    if not 0 <= correct < len(texts) <= len(LETTERS):
+        raise ValueError(f"Correct option {correct} is out of range for {len(texts)} options.")
+    rng_seed = derived_seed(seed, request_id)
+    order = list(range(len(texts)))
+    random.Random(rng_seed).shuffle(order)
+    letters = LETTERS[:len(texts)]
+    return ShuffledOptions(options={letter: texts[index] for letter, index in zip(letters, order, strict=True)},
+                           gold=letters[order.index(correct)], order=order, seed=rng_seed)
+
+
+def option_lines(options: dict[str, str]) -> str:
+    """'A. first\nB. second…' for a prompt."""
+    return "\n".join(f"{letter}. {text}" for letter, text in options.items())
+
+
+# --- An item's media by role ------------------------------------------------------------------
+
+def media_links(item) -> dict:
+    """role → ItemMedia row of a saved item ({} for an unsaved one, which cannot have media)."""
+    if item.pk is None:
+        return {}
+    return {link.role: link for link in item.media.all()}
+
+
+def media_input(links: dict, role: str, kind: str, *, shown_as: str = "", **fields) -> MediaInput:
+    """A MediaInput for the item's medium under `role`; `asset_id` is None when the item lacks it
+    (the runner reports it). `shown_as` names the input's own role when it differs (a part of a video)."""
+    link = links.get(role)
+    asset_id = None if link is None else (link.video_id if kind == "video" else link.image_id)
+    return MediaInput(role=shown_as or role, kind=kind, asset_id=asset_id, **fields)
 
 
 COT_SUFFIX = prompting.COT_SUFFIX

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from evaluation import prompting
-from evaluation.benchmarks.base import Benchmark, EvalRequest, MediaInput, RequestOptions
+from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
 
 # slug → the paper's name of the dimension (§3.1); slugs are the release's folder names
 DIMENSIONS: dict[str, str] = {
@@ -69,24 +69,14 @@ def question_kind(payload: dict) -> str:
     return kind
 
 
-def video_input(item) -> MediaInput:
-    """The item's `video` medium; `asset_id` is None when the item has no video (the runner reports it)."""
-    if item.pk is not None:
-        for link in item.media.all():
-            if link.role == "video" and link.video_id is not None:
-                return MediaInput(role="video", kind="video", asset_id=link.video_id)
-    return MediaInput(role="video", kind="video")
-
-
 class CvrrBenchmark(Benchmark):
     slug = "cvrr"
     variants = ("qa",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
-        if options.prompting not in self.prompting_strategies:
-            raise ValueError(f"CVRR-ES does not use prompting {options.prompting!r}; "
-                             f"known: {', '.join(self.prompting_strategies)}.")
+        self.resolve_input_strategy(options)
+        self.check_prompting(options)
         payload = item.payload
         slug = dimension_slug(payload["dimension"])
         extra = {"dimension": slug, "dimension_name": DIMENSIONS[slug],
@@ -102,7 +92,7 @@ class CvrrBenchmark(Benchmark):
             text=payload["question"],
             prompt=prompt,
             context_prompt=context_prompt,
-            media=[video_input(item)],
+            media=[media_input(media_links(item), "video", "video")],
             gold=payload["answer"],
             answer_type="free",
             extra=extra,

@@ -2,8 +2,8 @@
 
 - `vsv` (Visual Statement Verification, §4.1): one request per true/false statement pair, eight per
   question, ids `<question id>:vsv:<pair index>` (0–7). The two statements are shown as A and B in
-  an order drawn from an RNG seeded with (run seed, request id), so a run is reproducible and the
-  true statement's letter varies across pairs; the model answers with the letter only. Questions
+  an order drawn by `base.shuffle_options` from (run seed, request id), so a run is reproducible and
+  the true statement's letter varies across pairs; the model answers with the letter only. Questions
   without statements make no `vsv` requests.
 - `oevqa` (Open-ended VQA, §4.2): the model answers the question in one Italian sentence; an LLM
   judge accepts it when it agrees with at least one of the eight reference answers (the gold).
@@ -24,10 +24,14 @@ black video) are frame policies of the run, not variants.
 
 from __future__ import annotations
 
-import hashlib
-import random
-
-from evaluation.benchmarks.base import Benchmark, EvalRequest, MediaInput, RequestOptions
+from evaluation.benchmarks.base import (
+    Benchmark,
+    EvalRequest,
+    RequestOptions,
+    media_input,
+    media_links,
+    shuffle_options,
+)
 
 # release name (lower case) → (category, macro-category)
 CATEGORIES: dict[str, tuple[str, str]] = {
@@ -54,7 +58,7 @@ VSV_PROMPT = ("Guarda il video e indica quale delle due affermazioni è vera.\n"
 OEVQA_PROMPT = ("Guarda il video e rispondi alla domanda con una sola frase in italiano.\n"
                 "Domanda: {question}")
 
-LETTERS = ("A", "B")
+STATEMENT_KINDS = ("true", "false")  # the order statements are passed to shuffle_options
 
 
 def category(release_name: str) -> tuple[str, str]:
@@ -64,25 +68,6 @@ def category(release_name: str) -> tuple[str, str]:
         return CATEGORIES[base.lower()]
     except KeyError:
         raise ValueError(f"Unknown MAIA category {release_name!r}.") from None
-
-
-def statement_order(seed: int, request_id: str) -> tuple[str, str]:
-    """Which statement goes under A and which under B: ("true", "false") or ("false", "true").
-
-    Drawn from an RNG seeded with a hash of (seed, request id), so it is the same in every process.
-    """
-    digest = hashlib.sha256(f"{seed}:{request_id}".encode()).digest()
-    rng = random.Random(int.from_bytes(digest[:8], "big"))
-    return ("true", "false") if rng.random() < 0.5 else ("false", "true")
-
-
-def video_input(item) -> MediaInput:
-    """The item's `video` medium; `asset_id` is None when the item has no video (the runner reports it)."""
-    if item.pk is not None:
-        for link in item.media.all():
-            if link.role == "video" and link.video_id is not None:
-                return MediaInput(role="video", kind="video", asset_id=link.video_id)
-    return MediaInput(role="video", kind="video")
 
 
 def statement_pairs(payload: dict) -> list[tuple[str, str]]:
@@ -99,13 +84,13 @@ class MaiaBenchmark(Benchmark):
     prompting_strategies = ("standard",)
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
-        if options.prompting not in self.prompting_strategies:
-            raise ValueError(f"MAIA uses the paper's prompts only (standard), not {options.prompting!r}.")
+        self.resolve_input_strategy(options)
+        self.check_prompting(options)
         payload = item.payload
         name, macro = category(payload["category"])
         shared = {"pool": item.external_id, "category": name, "macro_category": macro,
                   "category_release": payload["category"], "video": payload["video"]}
-        media = [video_input(item)]
+        media = [media_input(media_links(item), "video", "video")]
         requests = [self._vsv(item, index, pair, options.seed, shared, media)
                     for index, pair in enumerate(statement_pairs(payload))]
         requests.append(self._oevqa(item, shared, media))
@@ -113,20 +98,19 @@ class MaiaBenchmark(Benchmark):
 
     def _vsv(self, item, index: int, pair: tuple[str, str], seed: int, shared: dict, media) -> EvalRequest:
         request_id = f"{item.external_id}:vsv:{index}"
-        statements = dict(zip(("true", "false"), pair, strict=True))
-        order = statement_order(seed, request_id)
-        options = {letter: statements[which] for letter, which in zip(LETTERS, order, strict=True)}
+        shuffled = shuffle_options(list(pair), STATEMENT_KINDS.index("true"), seed, request_id)
         return EvalRequest(
             request_id=request_id,
             item_id=item.external_id,
             variant="vsv",
             text=item.payload["question"],
-            prompt=VSV_PROMPT.format(a=options["A"], b=options["B"]),
+            prompt=VSV_PROMPT.format(a=shuffled.options["A"], b=shuffled.options["B"]),
             media=list(media),
-            options=options,
-            gold=LETTERS[order.index("true")],
+            options=shuffled.options,
+            gold=shuffled.gold,
             answer_type="letter",
-            extra={**shared, "pair_index": index, "order": list(order)},
+            extra={**shared, "pair_index": index, "order": [STATEMENT_KINDS[i] for i in shuffled.order],
+                   "option_order": shuffled.order, "option_seed": shuffled.seed, "seed": seed},
             source=dict(item.payload),
         )
 

@@ -1,0 +1,122 @@
+"""What curators are shown: the list of studies with claim counts per status, a study's summary,
+one page of a review queue with each submission's answers in readable form, and the pending
+counts behind the "Queues" page.
+
+Decisions themselves go through `annotation.crowd.review`; this module only reads.
+"""
+
+import json
+
+from django.core.paginator import Paginator
+from django.db.models import Count
+
+from annotation.crowd import forms, review
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.instructions import render_markdown
+from annotation.crowd.models import Claim, Study, StudyItem
+
+QUEUE_PAGE_SIZE = 50
+STATUS_ORDER = [Claim.Status.ACTIVE, Claim.Status.SUBMITTED, Claim.Status.APPROVED, Claim.Status.REJECTED,
+                Claim.Status.RETURNED, Claim.Status.EXPIRED]
+QUEUE_LABELS = {"all": "All submissions", "expert_sample": "Expert sample", "gold": "Gold and attention checks"}
+QUEUE_ORDER = [name for name in QUEUE_LABELS if name in review.QUEUES]
+STATE_LABELS = {"pending": "Awaiting review", "approved": "Approved", "rejected": "Rejected"}
+MISSING = "—"
+
+
+def _claim_counts(study_ids) -> dict:
+    """{study id: {claim status: count}}."""
+    counts = {}
+    rows = Claim.objects.filter(study_id__in=study_ids).values("study_id", "status").annotate(n=Count("id"))
+    for row in rows:
+        counts.setdefault(row["study_id"], {})[row["status"]] = row["n"]
+    return counts
+
+
+def status_cells(counts: dict) -> list[dict]:
+    """One cell per claim status, in a fixed order, with its count (0 when there is none)."""
+    return [{"status": s.value, "label": s.label, "count": counts.get(s.value, 0)} for s in STATUS_ORDER]
+
+
+def studies_context() -> dict:
+    """Every study, newest first, with its item count and claim counts per status."""
+    rows = list(Study.objects.order_by("-created_at"))
+    ids = [s.pk for s in rows]
+    items = dict(StudyItem.objects.filter(study_id__in=ids).values_list("study_id").annotate(n=Count("id")))
+    claims = _claim_counts(ids)
+    for study in rows:
+        study.item_count = items.get(study.pk, 0)
+        study.status_cells = status_cells(claims.get(study.pk, {}))
+    return {"studies": rows, "statuses": [{"status": s.value, "label": s.label} for s in STATUS_ORDER]}
+
+
+def study_summary(study: Study) -> dict:
+    """A study's review queues with their counts, claims per status, items per role and instructions."""
+    counts = review.queue_counts(study)
+    roles = dict(StudyItem.objects.filter(study=study).values_list("role").annotate(n=Count("id")))
+    return {
+        "study": study,
+        "queues": [{"name": name, "label": QUEUE_LABELS[name], "counts": counts[name]} for name in QUEUE_ORDER],
+        "states": list(review.STATES),
+        "status_cells": status_cells(_claim_counts([study.pk]).get(study.pk, {})),
+        "item_roles": [{"label": label, "count": roles.get(value, 0)} for value, label in StudyItem.Role.choices],
+        "instructions": render_markdown(study.instructions),
+    }
+
+
+def _readable(kind: str, value, text: dict) -> str:
+    """One answer as text: choices by their wording, lists joined with '; '."""
+    if value is None:
+        return MISSING
+    if kind == "single_choice":
+        return text.get(str(value), str(value))
+    if kind == "multi_select" and isinstance(value, list):
+        return "; ".join(text.get(str(v), str(v)) for v in value) or "(none)"
+    if kind == "yes_no_statements" and isinstance(value, dict):
+        return "; ".join(f"{text.get(str(k), k)}: {v}" for k, v in value.items())
+    return str(value)
+
+
+def format_answers(schema: dict, payload: dict, data: dict) -> list[dict]:
+    """The answers of a submission as label → readable text, in the form's order, with the
+    certainty and explanation a field may carry."""
+    data = data or {}
+    rows = []
+    for field in forms.render_fields(schema, payload, {}, data):
+        name = field["name"]
+        text = {c["id"]: c["text"] for c in field.get("choices", []) + field.get("statements", [])}
+        extra = [f"{word}: {data[key]}" for word, key in (("certainty", f"{name}_certainty"),
+                                                          ("explanation", f"{name}_explanation")) if data.get(key)]
+        rows.append({"label": field.get("label") or name, "value": _readable(field.get("type"), data.get(name), text),
+                     "extra": extra})
+    return rows
+
+
+def queue_context(study: Study, name: str, state: str, page_number=None) -> dict:
+    """One page of a review queue (`name` × `state`), each submission with its readable answers, the
+    JSON a reviewer may correct, and whether it still awaits a decision. CrowdError (400) for an
+    unknown queue or state."""
+    if name not in review.QUEUES or state not in review.STATES:
+        raise CrowdError(f"Unknown queue {name!r} or state {state!r}.")
+    page = Paginator(review.queue(study, name, state), QUEUE_PAGE_SIZE).get_page(page_number)
+    for submission in page:
+        claim = submission.claim
+        submission.answers = format_answers(study.form_schema, claim.item.payload, submission.final_data)
+        submission.edit_json = json.dumps(submission.final_data, indent=2, ensure_ascii=False)
+        submission.decidable = claim.status == Claim.Status.SUBMITTED
+    counts = review.queue_counts(study)
+    return {
+        "study": study, "page": page, "queue": name, "state": state,
+        "queue_tabs": [{"name": q, "label": QUEUE_LABELS[q], "pending": counts[q]["pending"]} for q in QUEUE_ORDER],
+        "state_tabs": [{"name": s, "label": STATE_LABELS[s], "count": counts[name][s]} for s in review.STATES],
+        "state_label": STATE_LABELS[state], "queue_label": QUEUE_LABELS[name],
+    }
+
+
+def queue_overview() -> list[dict]:
+    """Each study that collects work, with its pending counts per review queue."""
+    rows = []
+    for study in Study.objects.exclude(state=Study.State.DRAFT).order_by("-created_at"):
+        counts = review.queue_counts(study)
+        rows.append({"study": study, "pending": {name: counts[name]["pending"] for name in counts}})
+    return rows

@@ -1,0 +1,203 @@
+"""What a worker is shown: the task page (the item, its form with the saved draft, the instructions),
+the read-only preview of a Mechanical Turk HIT, the completion page and the "My tasks" list.
+
+Each function returns the template context as a plain dict; the views in `frontend.crowd_views`
+only parse the request, check roles and render.
+"""
+
+import json
+
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.crowd import eligibility, forms, platforms
+from annotation.crowd.errors import CrowdError
+from annotation.crowd.instructions import render_markdown
+from annotation.crowd.models import Claim, Draft, Study, StudyItem
+
+# payload keys whose lists the form draws itself (as options, candidates or statements)
+_FORM_SOURCE_KEYS = ("options_from", "candidates_from", "statements_from")
+FINISHED = (Claim.Status.SUBMITTED, Claim.Status.APPROVED, Claim.Status.REJECTED)
+
+
+def _source_keys(schema: dict) -> set[str]:
+    return {field[key] for field in (schema or {}).get("fields", []) for key in _FORM_SOURCE_KEYS if field.get(key)}
+
+
+def payload_rows(payload: dict, schema: dict) -> list[dict]:
+    """The item's payload as rows to show, without the lists the form itself draws."""
+    hidden = _source_keys(schema)
+    rows = []
+    for key, value in (payload or {}).items():
+        if key in hidden:
+            continue
+        row = {"key": key, "label": str(key).replace("_", " ").capitalize()}
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            row.update(kind="list", value=[str(v) for v in value])
+        elif isinstance(value, dict | list):
+            row.update(kind="json", value=json.dumps(value, indent=2, ensure_ascii=False))
+        else:
+            row.update(kind="text", value="" if value is None else str(value))
+        rows.append(row)
+    return rows
+
+
+def item_media(item: StudyItem) -> dict:
+    """URLs of the item's image and video (served behind the media permission checks)."""
+    media = {}
+    if item.image_id:
+        media["image_url"] = reverse("media-image-file", kwargs={"pk": item.image_id})
+    if item.video_id:
+        media["video_url"] = reverse("media-video-file", kwargs={"pk": item.video_id})
+    return media
+
+
+def _decorate_single_choice(entry: dict, field: dict, value, values: dict) -> None:
+    name = field["name"]
+    entry["choices"] = [{**c, "checked": value is not None and str(value) == c["id"]}
+                        for c in field.get("choices", [])]
+    entry["explanation_mode"] = field.get("explanation", "none")
+    entry["explanation_value"] = values.get(f"{name}_explanation") or ""
+    entry["explanation_max"] = int(field.get("max_length", 2000))
+    certainty = values.get(f"{name}_certainty")
+    entry["certainty"] = [{"value": level, "checked": level == certainty}
+                          for level in field.get("certainty_levels", [])]
+
+
+def _decorate_multi_select(entry: dict, field: dict, value, values: dict) -> None:
+    chosen = {str(v) for v in value} if isinstance(value, list) else set()
+    entry["choices"] = [{**c, "checked": c["id"] in chosen} for c in field.get("choices", [])]
+
+
+def _decorate_likert(entry: dict, field: dict, value, values: dict) -> None:
+    scale = field.get("scale", [])
+    entry["scale"] = [{**point, "checked": value is not None and str(value) == str(point["value"])}
+                      for point in scale]
+    entry["low_label"] = scale[0]["label"] if scale else ""
+    entry["high_label"] = scale[-1]["label"] if scale else ""
+
+
+def _decorate_free_text(entry: dict, field: dict, value, values: dict) -> None:
+    entry["text"] = "" if value is None else str(value)
+    entry["max_length"] = int(field.get("max_length", 2000))
+    entry["min_length"] = int(field.get("min_length", 1))
+
+
+def _decorate_yes_no(entry: dict, field: dict, value, values: dict) -> None:
+    answers = value if isinstance(value, dict) else {}
+    entry["statements"] = [{**s, "answer": answers.get(s["id"])} for s in field.get("statements", [])]
+
+
+_DECORATORS = {
+    "single_choice": _decorate_single_choice,
+    "multi_select": _decorate_multi_select,
+    "likert": _decorate_likert,
+    "free_text": _decorate_free_text,
+    "yes_no_statements": _decorate_yes_no,
+}
+
+
+def decorate_fields(fields: list[dict], values: dict) -> list[dict]:
+    """What the template needs beyond `forms.render_fields`: checked flags, DOM ids and the side answers."""
+    values = values or {}
+    out = []
+    for index, field in enumerate(fields):
+        entry = {**field, "dom_id": f"field-{index + 1}"}
+        decorate = _DECORATORS.get(field.get("type"))
+        if decorate is not None:
+            decorate(entry, field, field.get("value"), values)
+        out.append(entry)
+    return out
+
+
+def _item_context(study: Study, item: StudyItem, presentation: dict, values: dict) -> dict:
+    return {
+        "study": study, "item": item,
+        "fields": decorate_fields(forms.render_fields(study.form_schema, item.payload, presentation, values), values),
+        "payload": payload_rows(item.payload, study.form_schema),
+        "instructions": render_markdown(study.instructions),
+    }
+
+
+def task_context(study: Study, claim: Claim) -> dict:
+    """The task page of a worker's claim: its item, the form filled with the saved draft, instructions
+    (opened for a worker's first item only)."""
+    draft = Draft.objects.filter(claim=claim).first()
+    values = draft.data if draft else {}
+    earlier = Claim.objects.filter(study=study, worker_id=claim.worker_id).exclude(pk=claim.pk).count()
+    return {
+        **_item_context(study, claim.item, claim.presentation, values),
+        "claim": claim, "draft": draft, "preview": False, "show_instructions": earlier == 0,
+        "items_done": earlier, **item_media(claim.item),
+    }
+
+
+def preview_context(study: Study) -> dict:
+    """A read-only example of the task (the study's first regular item): no claim, no account."""
+    if study.state != Study.State.OPEN:
+        raise CrowdError(f"The study '{study.name}' is {study.get_state_display().lower()}.", status=409)
+    item = study.items.filter(role=StudyItem.Role.REGULAR).order_by("id").first()
+    if item is None:
+        raise CrowdError("This study has no item to show yet.", status=409)
+    presentation = forms.presentation_for(study.form_schema, item.payload, seed=f"preview:{item.pk}")
+    return {**_item_context(study, item, presentation, {}), "preview": True, "claim": None,
+            "show_instructions": True}
+
+
+def attach_assignment(claim: Claim, assignment_id: str) -> None:
+    """A worker back on a new MTurk assignment with an item still open: the item counts for the new one."""
+    if not assignment_id or claim.platform_assignment_id == assignment_id:
+        return
+    Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(platform_assignment_id=assignment_id)
+    claim.platform_assignment_id = assignment_id
+
+
+def _mturk_form(study: Study, user, visit, finished) -> dict | None:
+    """MTurk's submit form for the worker's assignment, or None when there is no assignment."""
+    assignment_id, submit_base = "", ""
+    if visit and visit.platform == platforms.MTURK and visit.assignment_id:
+        assignment_id, submit_base = visit.assignment_id, visit.ids.get("turkSubmitTo", "")
+    elif user.is_authenticated:
+        latest = Claim.objects.filter(study=study, worker=user).exclude(platform_assignment_id="").first()
+        if latest is not None:
+            assignment_id = latest.platform_assignment_id
+    if not assignment_id:
+        return None
+    try:
+        submit_base = platforms.mturk_submit_base(submit_base or platforms.DEFAULT_MTURK_SUBMIT_TO)
+    except CrowdError:
+        submit_base = platforms.DEFAULT_MTURK_SUBMIT_TO
+    return {
+        "action": f"{submit_base}/mturk/externalSubmit", "assignment_id": assignment_id,
+        # MTurk only accepts an assignment for which the worker handed in something
+        "ready": finished is not None and finished.filter(platform_assignment_id=assignment_id).exists(),
+    }
+
+
+def completion_context(study: Study, user, visit=None) -> dict:
+    """What a worker needs to finish: the code, the platform's link, MTurk's submit form."""
+    finished = Claim.objects.filter(study=study, worker=user, status__in=FINISHED) if user.is_authenticated else None
+    context = {
+        "study": study, "visit": visit, "completion_code": study.completion_code,
+        "completion_url": platforms.completion_url(study),
+        "submitted_count": finished.count() if finished is not None else 0,
+        "prolific": bool(visit and visit.platform == platforms.PROLIFIC),
+    }
+    mturk = _mturk_form(study, user, visit, finished)
+    if mturk is not None:
+        context["mturk"] = mturk
+    return context
+
+
+def my_tasks_context(user) -> dict:
+    """Open studies the worker may join, and the worker's own claims with their status."""
+    now = timezone.now()
+    studies = [study for study in Study.objects.filter(state=Study.State.OPEN).order_by("name")
+               if eligibility.is_eligible(study, user)]
+    claims = list(Claim.objects.filter(worker=user).select_related("study", "item").order_by("-claimed_at")[:200])
+    for claim in claims:
+        expired = claim.status == Claim.Status.ACTIVE and claim.lease_expires_at < now
+        claim.label = Claim.Status.EXPIRED.label if expired else claim.get_status_display()
+        claim.badge = Claim.Status.EXPIRED if expired else claim.status
+        claim.can_continue = claim.status == Claim.Status.ACTIVE and not expired
+    return {"studies": studies, "claims": claims}

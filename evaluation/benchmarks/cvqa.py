@@ -1,0 +1,148 @@
+"""C-VQA: each image question asked twice, as released and with its counterfactual presupposition
+(seeds/001, SPEC §2).
+
+Items: kind `real` (C-VQA-Real, type direct | indirect | boolean) and `synthetic` (C-VQA-Synthetic,
+type abs_counting_1 … abs_counting_6, Table 2), fields `query`, `answer`, `new_query`, `new_answer`,
+`type`; the image under media role `image`. Optional payload field `subgroup` (a perceived-gender
+annotation of the image, §4.3) is passed on for the bias analysis.
+
+Variants: `original` (query → answer) and `counterfactual` (new_query → new_answer), request ids
+`<id>:original` and `<id>:counterfactual`; each names the other as `extra["pair"]` so scorers can
+form the drop (original − counterfactual accuracy, Table 3). `extra` records the subset
+(real/synthetic), the type and its group (real: the type; synthetic: flower_counting for templates
+1–3, dot_counting for 4–6, Table 2).
+
+Answers: `number` for direct/indirect (gold an int; the release writes digits or number words),
+`yes_no` for boolean (gold "yes"/"no"), `letter` for synthetic. Synthetic options sit inside the
+query ("…Select the correct answer:A:16  B:17  C:12  D:13"): they are parsed out, shown under A–D in
+an order drawn from (run seed, request id), and the question is rewritten with them; `gold` is the
+letter the released answer's option lands on, `extra` keeps the release's options and answer.
+
+Prompt text: the paper prints none beyond the question (§4) and the chain-of-thought suffix
+"Let's think step by step:" (Table 4, `evaluation.prompting`); the authors' evaluation scripts
+(github.com/Letian2003/C-VQA, `scripts/run_eval_*.py`) append " Answer the question using a single
+word or phrase." to every question, real and synthetic, and so does this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evaluation import prompting
+from evaluation.benchmarks.base import (
+    Benchmark,
+    EvalRequest,
+    RequestOptions,
+    media_input,
+    media_links,
+    shuffle_options,
+)
+
+ANSWER_INSTRUCTION = " Answer the question using a single word or phrase."
+SELECT = "Select the correct answer:"
+SYNTHETIC_LETTERS = ("A", "B", "C", "D")
+FORMS = ("original", "counterfactual")
+FIELDS = {"original": ("query", "answer"), "counterfactual": ("new_query", "new_answer")}
+
+NUMBER_WORDS = {word: value for value, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
+YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
+_OPTION = re.compile(r"([A-Z])\s*:\s*(.*?)(?=\s+[A-Z]\s*:|\s*$)", re.S)
+
+
+def number(answer: str) -> int:
+    """An exact count written as digits or as a number word ("two"); ValueError otherwise."""
+    text = str(answer).strip().lower().rstrip(".")
+    if re.fullmatch(r"\d+", text):
+        return int(text)
+    if text in NUMBER_WORDS:
+        return NUMBER_WORDS[text]
+    raise ValueError(f"C-VQA numerical answer {answer!r} is not a number.")
+
+
+def yes_no(answer: str) -> str:
+    text = str(answer).strip().lower().rstrip(".")
+    if text not in YES_NO:
+        raise ValueError(f"C-VQA boolean answer {answer!r} is not yes or no.")
+    return YES_NO[text]
+
+
+def split_options(query: str) -> tuple[str, dict[str, str]]:
+    """(question stem, {letter: option}) of a synthetic query; ValueError unless it offers A–D."""
+    stem, found, tail = query.partition(SELECT)
+    options = {letter: text.strip() for letter, text in _OPTION.findall(tail)} if found else {}
+    if tuple(options) != SYNTHETIC_LETTERS:
+        raise ValueError(f"C-VQA synthetic query does not end with '{SELECT}A:… B:… C:… D:…': {query!r}.")
+    return stem.strip(), options
+
+
+def answer_letter(answer: str, options: dict[str, str]) -> str:
+    """The released answer's letter ("C", "(C)", "C:12" …)."""
+    match = re.match(r"\W*([A-Za-z])\b", str(answer))
+    letter = match.group(1).upper() if match else ""
+    if letter not in options:
+        raise ValueError(f"C-VQA synthetic answer {answer!r} is not one of {', '.join(options)}.")
+    return letter
+
+
+def synthetic_group(kind: str) -> str:
+    template = int(kind.rsplit("_", 1)[1])
+    return "flower_counting" if template <= 3 else "dot_counting"
+
+
+class CvqaBenchmark(Benchmark):
+    slug = "cvqa"
+    variants = FORMS
+    input_strategies = ("default",)
+    prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
+
+    def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
+        self.resolve_input_strategy(options)
+        self.check_prompting(options)
+        subset = item.payload.get("kind")
+        if subset not in ("real", "synthetic"):
+            raise ValueError(f"C-VQA item {item.external_id!r} has unknown kind {subset!r}.")
+        image = media_input(media_links(item), "image", "image")
+        return [self._request(item, form, subset, image, options) for form in FORMS]
+
+    def _request(self, item, form: str, subset: str, image, options: RequestOptions) -> EvalRequest:
+        payload = item.payload
+        question_field, answer_field = FIELDS[form]
+        request_id = f"{item.external_id}:{form}"
+        other = FORMS[1 - FORMS.index(form)]
+        extra = {"subset": subset, "type": payload["type"], "form": form, "pair": f"{item.external_id}:{other}",
+                 "source_answer": payload[answer_field]}
+        if payload.get("subgroup"):
+            extra["subgroup"] = payload["subgroup"]
+        fields = {}
+        if subset == "real":
+            extra["group"] = payload["type"]
+            question = payload[question_field]
+            if payload["type"] == "boolean":
+                fields = {"gold": yes_no(payload[answer_field]), "answer_type": "yes_no"}
+            else:
+                fields = {"gold": number(payload[answer_field]), "answer_type": "number"}
+        else:
+            extra["group"] = synthetic_group(payload["type"])
+            question, fields = self._synthetic(payload[question_field], payload[answer_field], request_id,
+                                               options.seed, extra)
+        prompt, context_prompt = prompting.apply(question + ANSWER_INSTRUCTION, options.prompting)
+        return EvalRequest(request_id=request_id, item_id=item.external_id, variant=form, text=question,
+                           prompt=prompt, context_prompt=context_prompt, media=[image], extra=extra,
+                           source=dict(payload), **fields)
+
+    @staticmethod
+    def _synthetic(query: str, answer: str, request_id: str, seed: int, extra: dict) -> tuple[str, dict]:
+        stem, released = split_options(query)
+        letters = list(released)
+        shuffled = shuffle_options(list(released.values()), letters.index(answer_letter(answer, released)),
+                                   seed, request_id)
+        shown = "  ".join(f"{letter}:{text}" for letter, text in shuffled.options.items())
+        extra.update({"template": int(extra["type"].rsplit("_", 1)[1]), "source_options": released,
+                      "option_order": shuffled.order, "option_seed": shuffled.seed, "seed": seed})
+        return f"{stem} {SELECT}{shown}", {"options": shuffled.options, "gold": shuffled.gold,
+                                           "answer_type": "letter"}
+
+
+BENCHMARK = CvqaBenchmark()

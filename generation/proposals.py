@@ -1,0 +1,620 @@
+"""Model proposals for curation: a model proposes, people decide.
+
+- **Task kinds** (`ProposalTask`, `register`, `task_kind`): for each kind of proposal, the fields it
+  yields, how the chat prompt is built from one input (and the set's `task_options`), and a strict
+  parser of the raw output. Benchmark modules register their own kinds; two generic ones live
+  here: `caption` (describe an image or a video) and `statement` (a question and its answer as one
+  declarative sentence).
+- **Sets** (`create_proposal_set`): one pending proposal per input, for one model and one set of
+  generation parameters.
+- **Generation** (`start_generation`, job kinds `make_proposals` on the `gpu` queue for local models
+  and `make_proposals_api` on the `generation` queue for API backends): runs the backend over the
+  set's pending inputs in batches; every batch is saved before the job reports its progress, so a
+  cancelled or failed job is resumed by starting it again.
+- **Decisions** (`decide`): a person accepts, corrects or rejects a proposal. Decisions are
+  insert-only; a correction keeps the person's fields beside the model's, which never change. The
+  proposal's outcome follows from its decisions (`resolve_outcome`).
+
+Parsing never guesses. An output is `empty` when it holds no text (or, for a kind that lists
+records, an empty list), `malformed` when it does not follow the kind's format exactly, with the
+reason, and `ok` otherwise. The only unwrapping done is a single Markdown code fence around the whole
+output (```json ... ```); JSON with text around it, missing or unknown keys, values of the wrong
+type or choices outside the allowed ones are all malformed. A model call that fails is `failed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from config.roles import ADMIN, CURATOR, has_role
+from generation import jobs
+from generation.backends.base import (
+    BackendError,
+    ChatRequest,
+    ChatResult,
+    GenerationParams,
+    ImagePart,
+    Message,
+    TextPart,
+)
+from generation.models import Job, Proposal, ProposalDecision, ProposalSet
+
+MAKE_PROPOSALS = "make_proposals"
+MAKE_PROPOSALS_API = "make_proposals_api"
+API_BACKENDS = {"openai"}  # backends that call a server: no GPU needed on the worker
+
+
+class ProposalError(ValueError):
+    """A request about proposals that the rules refuse (the message says why)."""
+
+
+# --- Fields and parsing -----------------------------------------------------------------------
+
+FIELD_TYPES = ("text", "choice", "integer", "boolean")
+_INTEGER = re.compile(r"[+-]?\d+")
+_TRUE_WORDS, _FALSE_WORDS = {"true", "yes"}, {"false", "no"}
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*?)\n?```\Z", re.S)
+
+
+@dataclass(frozen=True)
+class ProposalField:
+    """One field a proposal carries. `choice` values match their choices case-insensitively and are
+    stored in the spelling of `choices`; `integer` and `boolean` must be JSON numbers and booleans."""
+
+    name: str
+    type: str = "text"
+    label: str = ""
+    choices: tuple[str, ...] = ()
+    max_length: int = 2000
+    single_line: bool = False
+
+    def __post_init__(self):
+        if self.type not in FIELD_TYPES:
+            raise ValueError(f"Field {self.name!r}: unknown type {self.type!r}; use one of {', '.join(FIELD_TYPES)}.")
+        if self.type == "choice" and not self.choices:
+            raise ValueError(f"Field {self.name!r}: a choice field needs its choices.")
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ")
+
+    def clean(self, value):
+        """The value as stored, from a parsed JSON value; ValueError says what is wrong."""
+        if self.type in ("text", "choice"):
+            if not isinstance(value, str):
+                raise ValueError(f"'{self.name}' must be a string, not {_json_type(value)}")
+            text = value.strip()
+            if not text:
+                raise ValueError(f"'{self.name}' is empty")
+            if self.type == "choice":
+                canonical = {choice.lower(): choice for choice in self.choices}
+                if text.lower() not in canonical:
+                    raise ValueError(f"'{self.name}' must be one of {', '.join(self.choices)}, not {text!r}")
+                return canonical[text.lower()]
+            if len(text) > self.max_length:
+                raise ValueError(f"'{self.name}' is longer than {self.max_length} characters")
+            if self.single_line and "\n" in text:
+                raise ValueError(f"'{self.name}' must be a single line")
+            return text
+        if self.type == "integer":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"'{self.name}' must be an integer, not {_json_type(value)}")
+            return value
+        if not isinstance(value, bool):
+            raise ValueError(f"'{self.name}' must be true or false, not {_json_type(value)}")
+        return value
+
+    def from_text(self, text: str):
+        """The value as stored, from what a person typed (a correction in a review form)."""
+        text = str(text).strip()
+        if self.type == "integer":
+            if not _INTEGER.fullmatch(text):
+                raise ValueError(f"'{self.name}' must be a whole number, not {text!r}")
+            return int(text)
+        if self.type == "boolean":
+            word = text.lower()
+            if word not in _TRUE_WORDS | _FALSE_WORDS:
+                raise ValueError(f"'{self.name}' must be true or false, not {text!r}")
+            return word in _TRUE_WORDS
+        return self.clean(text)
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one record of a raw output parsed into."""
+
+    status: str  # Proposal.Status: ok | malformed | empty
+    fields: dict
+    error: str = ""
+
+
+def _ok(fields: dict) -> Parsed:
+    return Parsed(Proposal.Status.OK, fields)
+
+
+def _malformed(reason: str) -> Parsed:
+    return Parsed(Proposal.Status.MALFORMED, {}, reason)
+
+
+def _empty(reason: str) -> Parsed:
+    return Parsed(Proposal.Status.EMPTY, {}, reason)
+
+
+# --- Task kinds ---------------------------------------------------------------------------------
+
+PromptBuilder = Callable[[dict, dict], list[Message]]
+
+
+@dataclass(frozen=True)
+class ProposalTask:
+    """A kind of proposal.
+
+    output "json": the raw output must be one JSON object with exactly the kind's fields (or, with
+    `many`, a JSON array of such objects: each becomes its own proposal, and a bad record is
+    malformed on its own without spoiling the others). output "text": the whole output, stripped,
+    is the value of the kind's single field.
+    `build_prompt(inputs, options)` returns the chat messages; `required_inputs` are checked when a
+    set is created. Reviewers see the inputs named in `review_inputs` (default: every input whose
+    value is plain text, a number or a list of those; never media specs or other objects).
+    """
+
+    name: str
+    label: str
+    fields: tuple[ProposalField, ...]
+    build_prompt: PromptBuilder
+    output: str = "json"
+    many: bool = False
+    required_inputs: tuple[str, ...] = ()
+    review_inputs: tuple[str, ...] | None = None
+    instructions: str = ""
+
+    def __post_init__(self):
+        if self.output not in ("json", "text"):
+            raise ValueError(f"Task {self.name!r}: output must be 'json' or 'text'.")
+        if not self.fields:
+            raise ValueError(f"Task {self.name!r} declares no fields.")
+        if self.output == "text" and (len(self.fields) != 1 or self.many):
+            raise ValueError(f"Task {self.name!r}: a text output fills exactly one field, once.")
+        names = [field.name for field in self.fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Task {self.name!r}: field names repeat.")
+
+    @property
+    def field_names(self) -> list[str]:
+        return [field.name for field in self.fields]
+
+    def field(self, name: str) -> ProposalField:
+        for field in self.fields:
+            if field.name == name:
+                return field
+        raise KeyError(name)
+
+    def check_inputs(self, inputs) -> None:
+        if not isinstance(inputs, dict):
+            raise ProposalError(f"{self.name}: inputs must be an object, not {_json_type(inputs)}.")
+        missing = [key for key in self.required_inputs if inputs.get(key) in (None, "")]
+        if missing:
+            raise ProposalError(f"{self.name}: inputs lack {', '.join(missing)}.")
+
+    def messages(self, inputs: dict, options: dict | None = None) -> list[Message]:
+        return self.build_prompt(inputs, options or {})
+
+    def validate_fields(self, data) -> dict:
+        """The fields, cleaned, when `data` has exactly this kind's fields with valid values."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object with {', '.join(self.field_names)}, got {_json_type(data)}")
+        problems = []
+        missing = [name for name in self.field_names if name not in data]
+        unknown = sorted(str(key) for key in data if key not in self.field_names)
+        if missing:
+            problems.append(f"missing {', '.join(missing)}")
+        if unknown:
+            problems.append(f"unexpected {', '.join(unknown)}")
+        clean = {}
+        for field in self.fields:
+            if field.name in data:
+                try:
+                    clean[field.name] = field.clean(data[field.name])
+                except ValueError as exc:
+                    problems.append(str(exc))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return clean
+
+    def parse(self, raw: str) -> list[Parsed]:
+        """The records of one raw output (one for a kind without `many`), each ok, malformed or empty."""
+        text = (raw or "").strip()
+        if not text:
+            return [_empty("the model returned no text")]
+        if self.output == "text":
+            try:
+                return [_ok({self.fields[0].name: self.fields[0].clean(text)})]
+            except ValueError as exc:
+                return [_malformed(str(exc))]
+        fenced = _FENCE.match(text)
+        if fenced:
+            text = fenced.group(1).strip()
+            if not text:
+                return [_empty("the model returned an empty code block")]
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return [_malformed(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
+        if not self.many:
+            try:
+                return [_ok(self.validate_fields(value))]
+            except ValueError as exc:
+                return [_malformed(str(exc))]
+        if not isinstance(value, list):
+            return [_malformed(f"expected a JSON list of objects, got {_json_type(value)}")]
+        if not value:
+            return [_empty("the model proposed an empty list")]
+        records = []
+        for index, entry in enumerate(value, start=1):
+            try:
+                records.append(_ok(self.validate_fields(entry)))
+            except ValueError as exc:
+                records.append(_malformed(f"record {index} of {len(value)}: {exc}"))
+        return records
+
+    def shown_inputs(self, inputs: dict) -> dict:
+        """The inputs a reviewer sees."""
+        if self.review_inputs is not None:
+            return {key: inputs[key] for key in self.review_inputs if key in inputs}
+        return {key: value for key, value in inputs.items() if _plain(value)}
+
+
+def _plain(value) -> bool:
+    scalar = (str, int, float, bool)
+    return isinstance(value, scalar) or (isinstance(value, list) and all(isinstance(v, scalar) for v in value))
+
+
+_TASKS: dict[str, ProposalTask] = {}
+
+
+def register(task: ProposalTask, *, replace: bool = False) -> ProposalTask:
+    if task.name in _TASKS and not replace:
+        raise ValueError(f"A proposal task {task.name!r} is already registered.")
+    _TASKS[task.name] = task
+    return task
+
+
+def task_kind(name: str) -> ProposalTask:
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise ProposalError(f"Unknown proposal task {name!r}; registered: {', '.join(sorted(_TASKS))}.") from None
+
+
+def task_kinds() -> dict[str, ProposalTask]:
+    return dict(_TASKS)
+
+
+# --- Prompt helpers -----------------------------------------------------------------------------
+
+def media_part(spec: dict):
+    """An image or video part from a JSON media spec stored in a proposal's inputs:
+    {"type": "image", "path": ..., "checksum": optional} or
+    {"type": "video", "path": ..., "policy": "uniform:8", "segment": [start, end] (optional),
+     "checksum": optional}. The prompt record keeps the fingerprint (and frame indices)."""
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if kind == "image":
+        from PIL import Image
+
+        with Image.open(spec["path"]) as opened:
+            picture = opened.convert("RGB")
+        checksum = spec.get("checksum")
+        if not checksum:
+            with open(spec["path"], "rb") as handle:
+                checksum = hashlib.file_digest(handle, "sha256").hexdigest()
+        return ImagePart(image=picture, fingerprint=f"sha256:{checksum}")
+    if kind == "video":
+        from generation import frames
+
+        segment = tuple(spec["segment"]) if spec.get("segment") else None
+        sampled = frames.sample(spec["path"], spec.get("policy", "uniform:8"), segment=segment,
+                                checksum=spec.get("checksum") or None)
+        return sampled.as_video_part()
+    raise ValueError(f"a media spec needs type 'image' or 'video', got {spec!r}")
+
+
+def chat(user_parts: list, *, system: str = "") -> list[Message]:
+    """System message (if any) + one user message of parts (strings become text parts)."""
+    messages = [Message("system", (TextPart(system),))] if system else []
+    parts = tuple(TextPart(part) if isinstance(part, str) else part for part in user_parts)
+    messages.append(Message("user", parts))
+    return messages
+
+
+# --- Generic task kinds -------------------------------------------------------------------------
+
+CAPTION_INSTRUCTION = "Describe in detail what the {what} shows: the people, objects, actions and setting."
+
+
+def _caption_prompt(inputs: dict, options: dict) -> list[Message]:
+    specs = inputs["media"] if isinstance(inputs["media"], list) else [inputs["media"]]
+    parts = [media_part(spec) for spec in specs]
+    what = "video" if any(spec.get("type") == "video" for spec in specs) else "image"
+    instruction = inputs.get("instruction") or options.get("instruction") or CAPTION_INSTRUCTION.format(what=what)
+    return chat([*parts, instruction], system=options.get("system", ""))
+
+
+STATEMENT_INSTRUCTION = ("Rewrite the question and its answer as one declarative sentence that states the answer. "
+                         "Reply with the sentence only.")
+
+
+def _statement_prompt(inputs: dict, options: dict) -> list[Message]:
+    lines = [options.get("instruction") or STATEMENT_INSTRUCTION]
+    for example in options.get("examples", []):
+        lines.append(f"Question: {example['question']}\nAnswer: {example['answer']}\nStatement: {example['statement']}")
+    lines.append(f"Question: {inputs['question']}\nAnswer: {inputs['answer']}\nStatement:")
+    return chat(["\n\n".join(lines)], system=options.get("system", ""))
+
+
+CAPTION = register(ProposalTask(
+    name="caption", label="Caption of an image or video", output="text",
+    fields=(ProposalField("caption", max_length=4000),),
+    build_prompt=_caption_prompt, required_inputs=("media",),
+    instructions="Check that the caption describes what the media show, and nothing that they do not.",
+))
+
+STATEMENT = register(ProposalTask(
+    name="statement", label="Statement from a question and its answer", output="text",
+    fields=(ProposalField("statement", max_length=1000, single_line=True),),
+    build_prompt=_statement_prompt, required_inputs=("question", "answer"),
+    instructions="Check that the statement says exactly what the answer says, as one sentence.",
+))
+
+
+# --- Sets and generation ------------------------------------------------------------------------
+
+def generation_params(params: dict | None) -> GenerationParams:
+    from generation.backends._hf import check_params
+
+    try:
+        value = GenerationParams(**(params or {}))
+        check_params(value)
+    except (TypeError, ValueError) as exc:
+        raise ProposalError(f"Bad generation parameters: {exc}") from None
+    return value
+
+
+def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, model_id: str, revision: str = "",
+                        params: dict | None = None, backend_options: dict | None = None,
+                        task_options: dict | None = None, name: str = "", batch_size: int = 8,
+                        user=None) -> ProposalSet:
+    """A set of pending proposals, one per entry: {"inputs": {...}, "key": "caller's reference"}."""
+    from generation.backends.registry import LOADERS
+
+    kind = task_kind(task)
+    if backend not in LOADERS:
+        raise ProposalError(f"Unknown backend {backend!r}; choose one of {', '.join(sorted(LOADERS))}.")
+    if not str(model_id).strip():
+        raise ProposalError("A proposal set needs a model id.")
+    if batch_size < 1:
+        raise ProposalError("batch_size must be at least 1.")
+    clean_params = generation_params(params).as_dict()
+    rows = []
+    for entry in entries:
+        if not isinstance(entry, dict) or "inputs" not in entry:
+            raise ProposalError('Each entry must be {"inputs": {...}, "key": "..."}.')
+        kind.check_inputs(entry["inputs"])
+        rows.append((str(entry.get("key", ""))[:200], entry["inputs"]))
+    if not rows:
+        raise ProposalError("A proposal set needs at least one input.")
+    with transaction.atomic():
+        proposal_set = ProposalSet.objects.create(
+            name=name or f"{kind.label} by {model_id}", task_kind=kind.name, task_options=task_options or {},
+            backend=backend, model_id=model_id, revision=revision, backend_options=backend_options or {},
+            params=clean_params, batch_size=batch_size, created_by=user if user is not None and user.pk else None)
+        Proposal.objects.bulk_create([
+            Proposal(proposal_set=proposal_set, task_kind=kind.name, source_key=key, inputs=inputs)
+            for key, inputs in rows])
+    return proposal_set
+
+
+def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
+    """Queue the job that fills in the set's pending proposals (one job per set at a time)."""
+    with transaction.atomic():
+        locked = ProposalSet.objects.select_for_update().select_related("job").get(pk=proposal_set.pk)
+        if locked.job is not None and not locked.job.is_finished:
+            raise ProposalError(f"Job #{locked.job_id} is already making proposals for this set.")
+        if not locked.proposals.filter(status=Proposal.Status.PENDING).exists():
+            raise ProposalError("This set has no pending inputs.")
+        kind = MAKE_PROPOSALS_API if locked.backend in API_BACKENDS else MAKE_PROPOSALS
+        job = jobs.enqueue(kind, params={"proposal_set": locked.pk}, user=user)
+        ProposalSet.objects.filter(pk=locked.pk).update(job=job)
+    proposal_set.job = job
+    return job
+
+
+
+@jobs.job_handler(MAKE_PROPOSALS, queue="gpu", label="Make model proposals (local model)")
+@jobs.job_handler(MAKE_PROPOSALS_API, queue="generation", label="Make model proposals (model API)")
+def make_proposals(context: jobs.JobContext, proposal_set: int) -> dict:
+    """Run the set's backend over its pending inputs, `batch_size` at a time."""
+    from generation.backends.registry import load_backend
+
+    pset = ProposalSet.objects.get(pk=proposal_set)
+    kind = task_kind(pset.task_kind)
+    params = generation_params(pset.params)
+    pending = Proposal.objects.filter(proposal_set=pset, status=Proposal.Status.PENDING).order_by("pk")
+    total = pending.count()
+    if not total:
+        return {"message": "No pending inputs", "inputs": 0, "batches": 0, "proposals": {}}
+    context.progress(0, f"Loading {pset.backend} model {pset.model_id}")
+    backend = load_backend(pset.backend, pset.model_id, revision=pset.revision, **pset.backend_options)
+    context.log(f"{pset.backend} {backend.model_id} at revision {backend.revision}: {total} inputs, "
+                f"{pset.batch_size} per batch")
+    counts: Counter = Counter()
+    done = batches = 0
+    seen: set[int] = set()
+    while done < total:
+        batch = list(pending.exclude(pk__in=seen)[: min(pset.batch_size, total - done)])
+        if not batch:
+            break  # the rest was filled in by another run meanwhile
+        seen.update(p.pk for p in batch)
+        counts.update(_run_batch(batch, pset, kind, params, backend, context.job))
+        done += len(batch)
+        batches += 1
+        context.log(f"batch {batches}: {len(batch)} inputs ({done} of {total})")
+        context.progress(100 * done / total, f"{done} of {total} inputs, {batches} batch(es)")
+    summary = ", ".join(f"{counts[status]} {status}" for status in Proposal.Status.values if counts[status])
+    return {"message": f"{done} inputs in {batches} batch(es): {summary or 'nothing new'}", "inputs": done,
+            "batches": batches, "proposals": dict(counts), "model_id": backend.model_id,
+            "revision": backend.revision}
+
+
+def _run_batch(batch: list[Proposal], pset: ProposalSet, kind: ProposalTask, params: GenerationParams, backend,
+               job: Job) -> Counter:
+    requests, ready, counts = [], [], Counter()
+    for proposal in batch:
+        try:
+            messages = kind.messages(proposal.inputs, pset.task_options)
+        except Exception as exc:  # noqa: BLE001 - an input the kind cannot prompt with fails alone
+            counts.update(_save(proposal, pset, [{"status": Proposal.Status.FAILED, "parse_error":
+                                                  f"could not build the prompt: {exc}"}],
+                                  {"job": job, "generated_at": timezone.now()}))
+            continue
+        requests.append(ChatRequest(messages=messages, params=params, request_id=str(proposal.pk)))
+        ready.append(proposal)
+    results = backend.generate(requests) if requests else []
+    if len(results) != len(requests):
+        raise BackendError(f"The backend answered {len(results)} of {len(requests)} requests.")
+    now = timezone.now()
+    with transaction.atomic():
+        for proposal, request, result in zip(ready, requests, results, strict=True):
+            common = {"prompt": request.describe(), "backend": getattr(backend, "name", pset.backend),
+                      "model_id": backend.model_id, "revision": backend.revision, "params": params.as_dict(),
+                      "latency_s": result.latency_s, "job": job, "generated_at": now}
+            counts.update(_save(proposal, pset, _rows(kind, result), common))
+    return counts
+
+
+def _rows(kind: ProposalTask, result: ChatResult) -> list[dict]:
+    """One row per (sample, record) of a model result."""
+    if result.error:
+        return [{"status": Proposal.Status.FAILED, "parse_error": result.error}]
+    rows = []
+    for sample_index, text in enumerate(result.texts):
+        for record_index, parsed in enumerate(kind.parse(text)):
+            rows.append({"sample_index": sample_index, "record_index": record_index, "raw_output": text,
+                         "status": parsed.status, "fields": parsed.fields, "parse_error": parsed.error})
+    return rows or [{"status": Proposal.Status.FAILED, "parse_error": "the backend returned no text and no error"}]
+
+
+def _save(proposal: Proposal, pset: ProposalSet, rows: list[dict], common: dict) -> Counter:
+    """Fill the pending row with the first record and add the others; nothing if it is no longer pending."""
+    first, rest = rows[0], rows[1:]
+    with transaction.atomic():
+        filled = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.PENDING).update(**common, **first)
+        if not filled:
+            return Counter()
+        Proposal.objects.bulk_create([
+            Proposal(proposal_set=pset, task_kind=proposal.task_kind, source_key=proposal.source_key,
+                     inputs=proposal.inputs, **common, **row) for row in rest])
+    return Counter(row["status"] for row in rows)
+
+
+def status_counts(proposal_set: ProposalSet) -> dict:
+    """{status: n} and {outcome: n} of a set's proposals."""
+    proposals = Proposal.objects.filter(proposal_set=proposal_set)
+    return {
+        "status": dict(proposals.values_list("status").annotate(n=Count("pk")).order_by()),
+        "outcome": dict(proposals.values_list("outcome").annotate(n=Count("pk")).order_by()),
+    }
+
+
+# --- Decisions ----------------------------------------------------------------------------------
+
+def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None, reason: str = "",
+           origin: str = ProposalDecision.Origin.DIRECT, decided_at=None, study_slug: str = "",
+           submission_id: int | None = None) -> ProposalDecision:
+    """Record one person's accept / correct / reject of a proposal and settle its outcome.
+
+    - accept: only a proposal whose output parsed (status ok);
+    - correct: `fields` replace some (or, for an unparsed output, all) of the proposal's fields; the
+      result must be valid for the task kind and differ from what the model proposed;
+    - reject: needs a reason.
+    Direct decisions (not through a review study) are for curators and admins only.
+    """
+    if user is None or not user.pk:
+        raise ProposalError("A decision needs the person who made it.")
+    if verdict not in ProposalDecision.Verdict.values:
+        raise ProposalError(f"Unknown verdict {verdict!r}; use accept, correct or reject.")
+    if origin == ProposalDecision.Origin.DIRECT and not has_role(user, CURATOR, ADMIN):
+        raise ProposalError("Only curators and admins decide on proposals directly.")
+    reason = (reason or "").strip()
+    with transaction.atomic():
+        proposal = Proposal.objects.select_for_update().get(pk=proposal.pk)
+        if proposal.status == Proposal.Status.PENDING:
+            raise ProposalError("This proposal has not been generated yet.")
+        corrected = None
+        if verdict == ProposalDecision.Verdict.ACCEPT and proposal.status != Proposal.Status.OK:
+            raise ProposalError(f"A proposal whose output is {proposal.status} has no fields to accept: "
+                                "correct it or reject it.")
+        if verdict == ProposalDecision.Verdict.REJECT and not reason:
+            raise ProposalError("A rejection needs a reason.")
+        if verdict == ProposalDecision.Verdict.CORRECT:
+            if not fields:
+                raise ProposalError("A correction needs the corrected fields.")
+            try:
+                corrected = task_kind(proposal.task_kind).validate_fields({**proposal.fields, **fields})
+            except ValueError as exc:
+                raise ProposalError(f"The correction is not valid: {exc}") from None
+            if proposal.status == Proposal.Status.OK and corrected == proposal.fields:
+                raise ProposalError("The correction leaves the proposal unchanged: accept it instead.")
+        elif fields is not None:
+            raise ProposalError("Only a correction carries fields.")
+        decision = ProposalDecision.objects.create(
+            proposal=proposal, verdict=verdict, fields=corrected, reason=reason, decided_by=user,
+            decided_at=decided_at or timezone.now(), origin=origin, study_slug=study_slug,
+            submission_id=submission_id)
+        outcome, final_fields = resolve_outcome(list(proposal.decisions.all()), proposal.fields)
+        Proposal.objects.filter(pk=proposal.pk).update(outcome=outcome, final_fields=final_fields,
+                                                       outcome_at=timezone.now())
+    return decision
+
+
+def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[str, dict | None]:
+    """(outcome, final fields) from a proposal's decisions.
+
+    The latest direct decision of a curator settles it. Otherwise the reviewers must agree: all
+    accept -> accepted; all reject -> rejected; all correct to the same fields -> corrected; any
+    other mix -> disputed (a curator settles it with a direct decision).
+    """
+    if not decisions:
+        return Proposal.Outcome.UNDECIDED, None
+    ordered = sorted(decisions, key=lambda d: (d.decided_at, d.pk or 0))
+    direct = [d for d in ordered if d.origin == ProposalDecision.Origin.DIRECT]
+    if direct:
+        return _outcome_of(direct[-1], proposed)
+    verdicts = {d.verdict for d in ordered}
+    corrections = {json.dumps(d.fields, sort_keys=True) for d in ordered if d.fields is not None}
+    if len(verdicts) > 1 or len(corrections) > 1:
+        return Proposal.Outcome.DISPUTED, None
+    return _outcome_of(ordered[-1], proposed)
+
+
+def _outcome_of(decision: ProposalDecision, proposed: dict) -> tuple[str, dict | None]:
+    if decision.verdict == ProposalDecision.Verdict.ACCEPT:
+        return Proposal.Outcome.ACCEPTED, proposed
+    if decision.verdict == ProposalDecision.Verdict.CORRECT:
+        return Proposal.Outcome.CORRECTED, decision.fields
+    return Proposal.Outcome.REJECTED, None
