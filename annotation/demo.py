@@ -3,6 +3,7 @@
 import importlib.util
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
@@ -11,8 +12,10 @@ from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
 from annotation.crowd.assignment import add_items
 from annotation.crowd.models import Study
 from annotation.media_import import import_files
-from annotation.models import Image
+from annotation.models import Benchmark, BenchmarkVersion, Image, Video
+from annotation.versions import add_item, freeze
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
+from generation.tiny_models import build_tiny_models
 
 DEMO_USERS = [
     # username, password, role
@@ -90,11 +93,65 @@ def ensure_demo_study(curator) -> Study:
     return study
 
 
-def seed_demo(say=lambda line: None) -> dict:
+DEMO_VERSION_LABEL = "demo"
+# Open questions about the demo videos, in the CVRR-ES layout (dimension, question, answer). They
+# are written for the demo: a researcher can start a run on them from the browser in seconds.
+DEMO_QUESTIONS = {
+    "bigbuckbunny.mp4": [
+        ("interpretation_of_visual_context", "What kind of place does the video show?",
+         "A green meadow with trees under a clear sky."),
+        ("non_existent_actions_with_existent_scene_depictions", "Why does the rabbit start swimming in the lake?",
+         "The rabbit does not swim; there is no lake in the video."),
+    ],
+    "bikes.mp4": [
+        ("multiple_actions_in_a_single_video", "What are the people in the video doing?",
+         "They are riding bicycles along a road."),
+    ],
+    "vtest.avi": [
+        ("continuity_and_object_instance_count", "Do more people walk through the scene at the end than at the start?",
+         "People keep walking in and out of the scene; several pedestrians are visible throughout."),
+    ],
+}
+DEMO_MODELS = ("qwen2-vl", "causal-lm")
+
+
+def ensure_demo_version(curator) -> BenchmarkVersion | None:
+    """A small frozen CVRR-ES version over the demo videos (None when the videos are missing)."""
+    version = BenchmarkVersion.objects.filter(benchmark__slug="cvrr", label=DEMO_VERSION_LABEL).first()
+    if version is not None:
+        return version
+    videos = {video.original_name: video for video in Video.objects.filter(status=Video.Status.READY)}
+    rows = [(name, question) for name, questions in DEMO_QUESTIONS.items() if name in videos
+            for question in questions]
+    if not rows:
+        return None
+    with transaction.atomic():
+        version = BenchmarkVersion.objects.create(
+            benchmark=Benchmark.objects.get(slug="cvrr"), label=DEMO_VERSION_LABEL, created_by=curator,
+            description="Demo questions about the bundled sample videos.")
+        for index, (name, (dimension, question, answer)) in enumerate(rows):
+            video_id = name.rsplit(".", 1)[0]
+            add_item(version, f"{dimension}/{video_id}/{index}",
+                     {"kind": "qa", "dimension": dimension, "video_id": video_id, "question": question,
+                      "answer": answer}, media={"video": videos[name]})
+        freeze(version)
+    return version
+
+
+def ensure_demo_models(say=lambda line: None) -> dict:
+    """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM) for demo runs on CPU."""
+    folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
+    say(f"Building tiny demo models under {folder} (once) ...")
+    return {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}
+
+
+def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     ensure_benchmarks()
     ensure_role_groups()
     logins = ensure_demo_users()
     curator = get_user_model().objects.get(username="curator")
     report = import_files(sample_media_paths(), user=curator, probe_now=True, say=say)
     study = ensure_demo_study(curator)
-    return {"logins": logins, "media": report, "study": study}
+    version = ensure_demo_version(curator)
+    tiny = ensure_demo_models(say) if models else {}
+    return {"logins": logins, "media": report, "study": study, "version": version, "models": tiny}

@@ -2,6 +2,7 @@
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -9,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Image, MediaAsset, Video
+from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, Video
 from frontend.navigation import ENTRIES
 
 pytestmark = pytest.mark.django_db
@@ -52,9 +53,17 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     assert Video.objects.filter(original_name="bigbuckbunny.mp4", width=1280, height=720).exists()
     files = sorted(p for p in media_root.rglob("*") if p.is_file())
 
+    version = BenchmarkVersion.objects.get(benchmark__slug="cvrr", label="demo")
+    assert version.frozen and version.item_count == BenchmarkItem.objects.filter(version=version).count() >= 3
+    assert "Demo benchmark version: cvrr:demo" in seeded
+    built = dict(re.findall(r"^Tiny model (\S+): (\S+)$", seeded, re.MULTILINE))
+    assert set(built) == {"qwen2-vl", "causal-lm"}
+    assert all((Path(path) / "config.json").exists() for path in built.values())
+
     out = io.StringIO()
     call_command("seed_demo", stdout=out)
     assert counts() == first
+    assert BenchmarkVersion.objects.filter(label="demo").count() == 1
     assert "already in the library" in out.getvalue()
     assert sorted(p for p in media_root.rglob("*") if p.is_file()) == files
 

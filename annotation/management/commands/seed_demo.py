@@ -4,10 +4,19 @@ from annotation.demo import seed_demo
 
 
 class Command(BaseCommand):
-    help = "Create one demo user per role and import real sample media (safe to run again)."
+    help = ("Create one demo user per role, import real sample media, a demo study, a small frozen benchmark "
+            "version and tiny models to run on it (safe to run again).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-models", action="store_true",
+                            help="skip building the tiny demo models (a Qwen2-VL-family VLM and a chat LM)")
 
     def handle(self, **options):
-        result = seed_demo(say=self.stdout.write)
+        result = seed_demo(say=self.stdout.write, models=not options["no_models"])
         self.stdout.write(self.style.SUCCESS("Demo logins (username / password):"))
         for username, password, role in result["logins"]:
             self.stdout.write(f"  {role:<11} {username} / {password}")
+        if result["version"] is not None:
+            self.stdout.write(f"Demo benchmark version: {result['version']} ({result['version'].item_count} items)")
+        for name, path in result["models"].items():
+            self.stdout.write(f"Tiny model {name}: {path}")
