@@ -10,14 +10,15 @@ from generation.api import JobViewSet
 
 router = DefaultRouter()
 router.include_root_view = False
+# the crowd workers' routes first: their requests are the most frequent, and URLs resolve in order
+router.register("claims", ClaimViewSet, basename="api-claim")
+router.register("studies", StudyViewSet, basename="api-study")
+router.register("submissions", SubmissionViewSet, basename="api-submission")
 router.register("videos", VideoViewSet, basename="api-video")
 router.register("images", ImageViewSet, basename="api-image")
 router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
-router.register("studies", StudyViewSet, basename="api-study")
-router.register("claims", ClaimViewSet, basename="api-claim")
-router.register("submissions", SubmissionViewSet, basename="api-submission")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 
 urlpatterns = [

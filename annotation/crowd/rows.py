@@ -57,11 +57,22 @@ def decode(field, value):
     return value
 
 
+@cache
+def _decoding(model) -> tuple[list[str], list[tuple[int, object]]]:
+    """A model's attribute names, and the (position, field) of the columns whose raw value needs decoding."""
+    fields = _fields(model)
+    plain = (models.CharField, models.TextField, models.IntegerField, models.AutoField, models.ForeignKey)
+    needs = [(i, f) for i, f in enumerate(fields) if not isinstance(f, plain)]
+    return [f.attname for f in fields], needs
+
+
 def build(model, values):
     """A model instance from one row of `select_list(model, …)` values."""
-    fields = _fields(model)
-    return model.from_db(connection.alias, [f.attname for f in fields],
-                         [decode(f, v) for f, v in zip(fields, values, strict=True)])
+    names, needs = _decoding(model)
+    values = list(values)
+    for position, field in needs:
+        values[position] = decode(field, values[position])
+    return model.from_db(connection.alias, names, values)
 
 
 def build_many(row, *models) -> list:
