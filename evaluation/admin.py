@@ -1,15 +1,62 @@
-from django.contrib import admin
+"""Admin pages for evaluation runs (with their chunks and status history), predictions and the
+response cache; runs can be cancelled or resumed on the Celery workers from the list."""
 
-from evaluation.models import EvaluationRun, Prediction, ResponseCache
+from django.contrib import admin, messages
+
+from evaluation import runs
+from evaluation.models import EvaluationRun, Prediction, ResponseCache, RunChunk, RunTransition
+
+
+class RunChunkInline(admin.TabularInline):
+    model = RunChunk
+    fields = ["index", "status", "attempts", "started_at", "finished_at", "error"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class RunTransitionInline(admin.TabularInline):
+    model = RunTransition
+    fields = ["at", "from_status", "to_status", "reason", "by"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(EvaluationRun)
 class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ["id", "model_id", "version", "backend", "input_strategy", "prompting", "status",
-                    "total_requests", "created_at"]
-    list_filter = ["status", "backend", "input_strategy", "prompting", "version__benchmark"]
+                    "completed_predictions", "total_predictions", "failed_predictions", "cached_predictions",
+                    "created_at"]
+    list_filter = ["status", "backend", "input_strategy", "prompting", "workers", "version__benchmark"]
     search_fields = ["model_id", "version__label"]
-    readonly_fields = ["job", "created_by", "created_at", "started_at", "finished_at", "total_requests"]
+    readonly_fields = ["status", "message", "job", "created_by", "created_at", "started_at", "finished_at",
+                       "resolved_revision", "total_requests", "total_predictions", "completed_predictions",
+                       "cached_predictions", "failed_predictions", "throughput", "eta_seconds"]
+    inlines = [RunTransitionInline, RunChunkInline]
+    actions = ["cancel_runs", "resume_on_workers"]
+
+    @admin.action(description="Cancel the selected runs")
+    def cancel_runs(self, request, queryset):
+        cancelled = sum(runs.cancel_run(run, user=request.user, reason="Cancelled in the admin") for run in queryset)
+        self.message_user(request, f"{cancelled} run(s) cancelled.")
+
+    @admin.action(description="Start or resume the selected runs on the Celery workers")
+    def resume_on_workers(self, request, queryset):
+        for run in queryset:
+            try:
+                runs.start_run(run, workers="celery", user=request.user)
+            except runs.RunConfigError as exc:
+                self.message_user(request, f"Run {run.pk}: {exc}", level=messages.ERROR)
+            else:
+                self.message_user(request, f"Run {run.pk}: {run.chunks.count()} chunks sent to the workers.")
 
 
 @admin.register(Prediction)

@@ -1,3 +1,5 @@
+"""Evaluation runs, their chunks and status history, predictions and the response cache."""
+
 from django.conf import settings
 from django.db import models
 
@@ -28,8 +30,24 @@ class EvaluationRun(models.Model):
     seed = models.IntegerField(default=0)
     variants = models.JSONField(default=list, blank=True, help_text="empty: every variant of the benchmark")
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="only the first N items")
+    resolved_revision = models.CharField(max_length=128, blank=True,
+                                         help_text="the revision the model resolved to (part of the cache key)")
+    n_samples = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                 help_text="responses per request; empty: what each request asks")
+    describer = models.JSONField(default=dict, blank=True,
+                                 help_text="image-to-text: {backend, model_id, revision, resolved_revision, options}")
+    batch_size = models.PositiveIntegerField(default=8, help_text="requests per model call")
+    chunk_size = models.PositiveIntegerField(default=64, help_text="requests per chunk (one Celery task each)")
+    workers = models.CharField(max_length=16, default="local", help_text="local | celery")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    message = models.CharField(max_length=500, blank=True)
     total_requests = models.PositiveIntegerField(default=0)
+    total_predictions = models.PositiveIntegerField(default=0, help_text="requests x samples")
+    completed_predictions = models.PositiveIntegerField(default=0, help_text="predictions without an error")
+    cached_predictions = models.PositiveIntegerField(default=0)
+    failed_predictions = models.PositiveIntegerField(default=0)
+    throughput = models.FloatField(null=True, blank=True, help_text="predictions per second since the last start")
+    eta_seconds = models.FloatField(null=True, blank=True)
     job = models.ForeignKey("generation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -41,6 +59,62 @@ class EvaluationRun(models.Model):
 
     def __str__(self):
         return f"{self.model_id} on {self.version} ({self.input_strategy}/{self.prompting})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+
+class RunTransition(models.Model):
+    """Insert-only history of a run's status changes (who, when, from, to, why)."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="transitions")
+    from_status = models.CharField(max_length=16)
+    to_status = models.CharField(max_length=16)
+    reason = models.CharField(max_length=500, blank=True)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "at", "id"]
+
+    def __str__(self):
+        return f"run {self.run_id}: {self.from_status} -> {self.to_status}"
+
+
+class RunChunk(models.Model):
+    """A slice of a run's requests, executed as one unit (one Celery task with `--workers celery`).
+
+    Chunks are only a way to split the work: predictions are the truth, so a chunk that runs twice
+    (redelivered after a worker died, or resumed) only fills in what is missing.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    OPEN = (Status.PENDING, Status.RUNNING)
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    request_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index"),
+        ]
+
+    def __str__(self):
+        return f"run {self.run_id} chunk {self.index} ({self.status})"
 
 
 class Prediction(models.Model):

@@ -1,0 +1,249 @@
+"""What every benchmark's scorer shares: predictions gathered per request and sample, parsed answers
+scored against the gold, missing predictions, groups that carry their `n`, and model-based metrics
+reported as not computed when their model (or the judgments) are not there.
+
+Both ways of scoring feed the same plain data to `Benchmark.score(requests, responses, **models)`:
+- a predictions file (`read_predictions`): one JSON object a line with `request_id`, `response`
+  (raw text), optional `sample` (index, default 0) and `judgment` (a precomputed verdict, in the
+  form the benchmark's judge returns);
+- a stored run (`run_predictions`): its `Prediction` rows; rows that failed count as missing.
+`responses` maps a request id to its `Response`s in sample order; a request without any is
+*missing*: it counts as wrong everywhere and is reported.
+
+Rules kept by every scorer:
+- discrete answers (letters, yes/no, numbers, 1/2, scores) are read from the first sample (lowest
+  index) with `evaluation.parsing`; an empty or unparsed answer is wrong and counted;
+- a rate is a fraction in [0, 1] and None when its group is empty; every group has its `n`;
+- judge-based metrics come from each response's `judgment` or, when there is none, from a `judge`
+  callable `judge(request, response_text) -> judgment` (the hook for `evaluation.judges`). If an
+  answered response has neither, the metric is `{"computed": false, "reason": …}`, never a zero.
+
+`parse_prediction(prediction, request)` fills `Prediction.parsed_answer` / `parse_status` for the
+runner; `score_predictions` is the entry point of `manage.py score`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation import parsing
+
+MISSING = "missing"
+UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
+
+Judge = Callable[[Any, str], dict]
+
+
+@dataclass
+class Response:
+    text: str | None
+    sample: int = 0
+    judgment: dict | None = None
+
+
+@dataclass
+class Collected:
+    responses: dict[str, list[Response]]  # request id → responses in sample order (only requests that have some)
+    unknown: list[str] = field(default_factory=list)  # request ids of predictions that match no request
+
+
+# --- Reading predictions ----------------------------------------------------------------------
+
+def _prediction(record, where: str) -> dict:
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: a prediction must be a JSON object.")
+    request_id = record.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        raise ValueError(f"{where}: `request_id` must be a non-empty string.")
+    response = record.get("response")
+    if response is not None and not isinstance(response, str):
+        raise ValueError(f"{where}: `response` must be a string (the model's raw text).")
+    sample = record.get("sample", 0)
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise ValueError(f"{where}: `sample` must be a non-negative integer.")
+    judgment = record.get("judgment")
+    if judgment is not None and not isinstance(judgment, dict):
+        raise ValueError(f"{where}: `judgment` must be a JSON object.")
+    return {"request_id": request_id, "response": response, "sample": sample, "judgment": judgment}
+
+
+def read_predictions(lines: Iterable[str], source: str = "predictions") -> list[dict]:
+    """Predictions from JSON lines (blank lines skipped); ValueError naming the line of a bad one."""
+    predictions = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{source} line {number}: not JSON ({exc}).") from None
+        predictions.append(_prediction(record, f"{source} line {number}"))
+    return predictions
+
+
+def run_predictions(run) -> list[dict]:
+    """A stored run's predictions in the same form; rows that failed are left out (their requests are missing)."""
+    rows = run.predictions.filter(error="").values_list("request_id", "sample_index", "raw_output")
+    return [{"request_id": rid, "sample": sample, "response": text, "judgment": None} for rid, sample, text in rows]
+
+
+def collect(requests, predictions: Iterable[dict]) -> Collected:
+    """Responses per request, in sample order; ValueError when a (request, sample) comes twice."""
+    known = {request.request_id for request in requests}
+    responses: dict[str, list[Response]] = {}
+    unknown: list[str] = []
+    seen: set[tuple[str, int]] = set()
+    for prediction in predictions:
+        request_id, sample = prediction["request_id"], prediction.get("sample", 0)
+        if (request_id, sample) in seen:
+            raise ValueError(f"Two predictions for request {request_id!r} sample {sample}.")
+        seen.add((request_id, sample))
+        if request_id not in known:
+            unknown.append(request_id)
+            continue
+        responses.setdefault(request_id, []).append(
+            Response(prediction.get("response"), sample, prediction.get("judgment")))
+    for found in responses.values():
+        found.sort(key=lambda response: response.sample)
+    return Collected(responses, sorted(set(unknown)))
+
+
+# --- Parsing for the runner -------------------------------------------------------------------
+
+def parse_prediction(prediction, request):
+    """Fill a `Prediction`'s `parsed_answer` and `parse_status` from its raw output under the request's
+    answer type (not saved; failed rows, which have no output, are left as they are)."""
+    if getattr(prediction, "error", ""):
+        return prediction
+    parsed = parsing.parse_for_request(request, prediction.raw_output)
+    prediction.parsed_answer, prediction.parse_status = parsed.value, parsed.status
+    return prediction
+
+
+# --- Discrete answers -------------------------------------------------------------------------
+
+@dataclass
+class Answer:
+    """The scored answer of one request: status ok | unparsed | empty | missing."""
+
+    status: str
+    value: Any = None
+    correct: bool = False
+
+    @property
+    def missing(self) -> bool:
+        return self.status == MISSING
+
+    @property
+    def unparsed(self) -> bool:
+        return self.status in (parsing.UNPARSED, parsing.EMPTY)
+
+
+def first_response(responses: list[Response] | None) -> Response | None:
+    return responses[0] if responses else None
+
+
+def matches_gold(request, value) -> bool:
+    """Whether a parsed value is the request's gold (letters, yes/no, numbers, 1/2)."""
+    if value is None or request.gold is None:
+        return False
+    if request.answer_type == "letter":
+        return str(value).upper() == str(request.gold).upper()
+    if request.answer_type == "yes_no":
+        return str(value).lower() == str(request.gold).strip().lower()
+    if request.answer_type in ("number", "choice_12"):
+        try:
+            return float(value) == float(request.gold)
+        except (TypeError, ValueError):
+            return False
+    return value == request.gold
+
+
+def answer(request, responses: list[Response] | None) -> Answer:
+    response = first_response(responses)
+    if response is None:
+        return Answer(MISSING)
+    parsed = parsing.parse_for_request(request, response.text)
+    return Answer(parsed.status, parsed.value, parsed.ok and matches_gold(request, parsed.value))
+
+
+def fraction(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
+
+
+def mean(values) -> float | None:
+    values = [value for value in values if value is not None]
+    return sum(values) / len(values) if values else None
+
+
+def accuracy_group(answers: list[Answer]) -> dict:
+    """accuracy (missing and unparsed count as wrong), n, correct, missing, unparsed and the unparsed
+    rate (share of the responses given that could not be parsed, empty ones included)."""
+    n = len(answers)
+    correct = sum(a.correct for a in answers)
+    missing = sum(a.missing for a in answers)
+    unparsed = sum(a.unparsed for a in answers)
+    return {"accuracy": fraction(correct, n), "n": n, "correct": correct, "missing": missing,
+            "unparsed": unparsed, "unparsed_rate": fraction(unparsed, n - missing)}
+
+
+def not_computed(reason: str) -> dict:
+    return {"computed": False, "reason": reason}
+
+
+def is_not_computed(value) -> bool:
+    return isinstance(value, dict) and value.get("computed") is False
+
+
+# --- Judgments ----------------------------------------------------------------------------------
+
+NO_JUDGE = "no judge model was given and {missing} of {total} answered responses have no precomputed judgment"
+
+
+def judgments(pairs: list[tuple[Any, Response | None]], judge: Judge | None) -> tuple[list[dict | None], str]:
+    """A verdict per (request, response): the response's own `judgment`, else `judge(request, text)`;
+    None for a missing response. The second value is '' or the reason the verdicts are incomplete."""
+    verdicts: list[dict | None] = []
+    lacking = answered = 0
+    for request, response in pairs:
+        if response is None:
+            verdicts.append(None)
+            continue
+        answered += 1
+        verdict = response.judgment
+        if verdict is None and judge is not None:
+            verdict = judge(request, response.text or "")
+        if verdict is None:
+            lacking += 1
+        verdicts.append(verdict)
+    reason = NO_JUDGE.format(missing=lacking, total=answered) if lacking else ""
+    return verdicts, reason
+
+
+def load_judge(benchmark_slug: str, model_id: str, **options) -> Judge:
+    """The judge callable for a benchmark (hook for `evaluation.judges`); ValueError while there is none."""
+    try:
+        from evaluation import judges
+    except ImportError:
+        judges = None
+    make = getattr(judges, "for_benchmark", None)
+    if make is None:
+        raise ValueError("LLM judges are not available in this installation yet (evaluation.judges); "
+                         "give precomputed verdicts in each prediction's `judgment` field instead.")
+    return make(benchmark_slug, model_id, **options)
+
+
+# --- The entry point --------------------------------------------------------------------------
+
+def score_predictions(benchmark, requests, predictions: Iterable[dict], **models) -> dict:
+    """metrics.json for one benchmark: its metrics, plus `predictions` (requests, answered, missing,
+    and the ids of predictions that match no request)."""
+    collected = collect(requests, predictions)
+    metrics = benchmark.score(requests, collected.responses, **models)
+    answered = sum(1 for request in requests if collected.responses.get(request.request_id))
+    summary = {"requests": len(requests), "answered": answered, "missing": len(requests) - answered,
+               "unknown_requests": len(collected.unknown), "unknown_request_ids": collected.unknown[:UNKNOWN_SHOWN]}
+    return {"predictions": summary, **metrics}
