@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames clean
+.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames bench-eval clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -49,6 +49,9 @@ bench-claims: install-test
 
 bench-frames: install
 	$(PY) bench/frames.py
+
+bench-eval: install
+	$(PY) bench/eval_throughput.py
 
 clean:
 	rm -rf $(VENV) var db.sqlite3 db.sqlite3-wal db.sqlite3-shm
