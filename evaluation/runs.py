@@ -146,17 +146,11 @@ def _check_backend(name: str, role: str) -> None:
 
 
 def resolve_revision(backend: str, model_id: str, revision: str = "") -> str:
-    """The revision a model resolves to, without loading its weights (Hugging Face backends read the
-    config: the hub commit, a local checkout's commit, or "local"); other backends: as given."""
-    if backend not in runner.HF_BACKENDS:
-        return revision or ""
-    from generation.backends import _hf
-
+    """The revision a model resolves to, without loading its weights (see `registry.resolve_revision`)."""
     try:
-        config = _hf.load_config(backend, model_id, revision)
+        return registry.resolve_revision(backend, model_id, revision)
     except BackendError as exc:
         raise RunConfigError(str(exc)) from None
-    return _hf.resolve_revision(model_id, revision, config)
 
 
 def _generation_params(params: dict | None) -> dict:

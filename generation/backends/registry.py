@@ -21,3 +21,16 @@ def load_backend(name: str, model_id: str, *, revision: str = "", **options):
         raise ValueError(f"Unknown backend {name!r}; choose one of {', '.join(sorted(LOADERS))}.") from None
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(model_id, revision=revision, **options)
+
+HF_BACKENDS = ("transformers", "causal_lm", "nli", "clip")
+
+
+def resolve_revision(name: str, model_id: str, revision: str = "") -> str:
+    """The revision a model resolves to, without loading its weights: for Hugging Face backends the
+    hub commit, a local checkout's commit, or "local" (read from the config); otherwise as given.
+    Raises BackendError when the model cannot be found."""
+    if name not in HF_BACKENDS:
+        return revision or ""
+    from generation.backends import _hf
+
+    return _hf.resolve_revision(model_id, revision, _hf.load_config(name, model_id, revision))
