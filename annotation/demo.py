@@ -134,7 +134,7 @@ def ensure_demo_version(curator) -> BenchmarkVersion | None:
             add_item(version, f"{dimension}/{video_id}/{index}",
                      {"kind": "qa", "dimension": dimension, "video_id": video_id, "question": question,
                       "answer": answer}, media={"video": videos[name]})
-        freeze(version)
+        version = freeze(version)
     return version
 
 
