@@ -6,8 +6,11 @@ backend defined here whose outputs the tests choose, to reach well-formed, malfo
 failed outputs on purpose.
 """
 
+import io
+
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
@@ -669,3 +672,23 @@ def test_admin_action_starts_generation(scripted, curator, django_capture_on_com
     assert pset.proposals.get().fields == {"statement": "A cat.", "label": True, "objects": 1}
     listing = client.get(reverse("admin:generation_proposalset_changelist")).content.decode()
     assert "1 ok | 1 undecided" in listing
+
+
+def test_review_proposals_command_creates_the_study_and_applies_decisions(generated, curator, annotator):
+    out = io.StringIO()
+    call_command("review_proposals", "create", "--set", str(generated.pk), "--user", curator.username,
+                 "--slug", "qa-cli", stdout=out)
+    study = Study.objects.get(slug="qa-cli")
+    assert f"Study qa-cli: {parsed(generated).count()} proposals to review" in out.getvalue()
+    assert study.items.count() == parsed(generated).count()
+    proposal, _ = submit_review(study, make_user("cli-reviewer", ANNOTATOR), {"verdict": "accept"})
+
+    with pytest.raises(CommandError, match="curators and admins"):
+        call_command("review_proposals", "apply", "--study", "qa-cli", "--user", annotator.username)
+    out = io.StringIO()
+    call_command("review_proposals", "apply", "--study", "qa-cli", "--user", curator.username, stdout=out)
+    assert out.getvalue().startswith("1 decisions recorded")
+    proposal.refresh_from_db()
+    assert proposal.outcome == "accepted"
+    with pytest.raises(CommandError, match="No proposal set 999999"):
+        call_command("review_proposals", "create", "--set", "999999", "--user", curator.username)
