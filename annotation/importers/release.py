@@ -1,0 +1,221 @@
+"""Import a release folder as a benchmark version: read it, check everything, then create it all at once.
+
+1. The benchmark's reader (`annotation.importers.<slug>.read`) turns the folder into item specs,
+   collecting problems instead of stopping at the first.
+2. Checks before anything is written: ids unique and at most 128 characters, payloads valid
+   (`annotation.payloads`), every medium present and acceptable to the library (type, size, content,
+   decodable). Videos are probed here, so a reader can check times against their duration
+   (`check_media_facts`). With `skip_missing_media`, items whose media are missing are left out and
+   listed; otherwise a missing medium is a problem like any other.
+3. Any problem → `ImportFailed` with the whole list, and nothing is written. Otherwise one transaction
+   creates the version (`source` = import), stores and probes each medium once (a file already in the
+   library is reused), adds the items with their media and freezes the version. If anything fails
+   inside it, the transaction rolls back and the files stored so far are deleted again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from annotation import versions
+from annotation.importers.base import ImportFailed, ItemSpec, MediaRef, Problems, relative
+from annotation.media import MediaRejected, incoming_from_path, ingest, kind_for_name, max_upload_bytes
+from annotation.media_import import probe_here
+from annotation.models import Benchmark, BenchmarkVersion, MediaAsset
+from annotation.payloads import validate_payload
+from generation.media_probe import MediaError, check_image, check_video, probe_video, sniff_kind
+
+SLUGS = ("blackswan", "cvqa", "nleye", "cvrr", "maia")
+MAX_ID_LENGTH = 128
+
+
+@dataclass
+class ImportResult:
+    version: BenchmarkVersion
+    items: int
+    media_added: int
+    media_reused: int
+    skipped: list[str] = field(default_factory=list)  # items left out for missing media
+    notes: list[str] = field(default_factory=list)
+
+
+def reader(slug: str):
+    """The module that reads a benchmark's release layout."""
+    if slug not in SLUGS:
+        raise ImportFailed([f"unknown benchmark {slug!r}; known: {', '.join(SLUGS)}"])
+    return import_module(f"annotation.importers.{slug}")
+
+
+def import_release(slug: str, folder: Path, label: str, *, skip_missing_media: bool = False, freeze: bool = True,
+                   description: str = "", user=None, say: Callable[[str], None] = lambda line: None) -> ImportResult:
+    """Create a (frozen) version `label` of benchmark `slug` from the release in `folder`."""
+    module = reader(slug)
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ImportFailed([f"{folder}: not a folder"])
+    root = folder.resolve()
+    problems = Problems()
+    label = (label or "").strip()
+    if not label:
+        problems.add("--version", "a version label is needed")
+    elif BenchmarkVersion.objects.filter(benchmark__slug=slug, label=label).exists():
+        problems.add("--version", f"{slug} already has a version {label!r}; choose another label")
+
+    specs = module.read(root, problems)
+    if not specs and not problems:
+        problems.add(str(folder), "the release holds no items")
+    _check_ids_and_payloads(slug, specs, problems)
+    specs, skipped = _check_media(module, specs, root, problems, skip_missing=skip_missing_media)
+    if not specs and skipped and not problems:
+        problems.add(str(folder), "no item is left once the items with missing media are skipped")
+    if problems:
+        raise ImportFailed(problems.errors)
+
+    version, added, reused = _create(slug, specs, root, label, freeze=freeze, description=description, user=user,
+                                     say=say)
+    return ImportResult(version=version, items=len(specs), media_added=added, media_reused=reused,
+                        skipped=skipped, notes=problems.notes)
+
+
+# --- Checks before anything is written ------------------------------------------------------------
+
+def _check_ids_and_payloads(slug: str, specs: list[ItemSpec], problems: Problems) -> None:
+    first_seen: dict[str, str] = {}
+    for spec in specs:
+        if not spec.external_id:
+            problems.add(spec.where, "the item has no id")
+        elif len(spec.external_id) > MAX_ID_LENGTH:
+            problems.add(spec.where, f"id {spec.external_id!r} is longer than {MAX_ID_LENGTH} characters")
+        elif spec.external_id in first_seen:
+            problems.add(spec.where, f"duplicate id {spec.external_id!r} (first at {first_seen[spec.external_id]})")
+        else:
+            first_seen[spec.external_id] = spec.where
+        try:
+            validate_payload(slug, spec.payload)
+        except ValidationError as exc:
+            for message in exc.messages:
+                problems.add(spec.where, message)
+
+
+def check_medium(path: Path, kind: str):
+    """What the library would learn about a medium (VideoFacts / ImageFacts); MediaError if it would refuse it."""
+    if kind_for_name(path.name) != kind:
+        raise MediaError(f"the file name is not that of {'a video' if kind == 'video' else 'an image'}")
+    size = path.stat().st_size
+    if size == 0:
+        raise MediaError("the file is empty (0 bytes)")
+    if size > max_upload_bytes():
+        raise MediaError(f"the file is {size / 1e6:.1f} MB; the library's limit is {max_upload_bytes() / 1e6:.0f} MB")
+    with path.open("rb") as handle:
+        if sniff_kind(handle.read(32)) != kind:
+            raise MediaError(f"the file does not contain {'a video' if kind == 'video' else 'an image'} "
+                             f"(its content does not match its {path.suffix} extension)")
+        handle.seek(0)
+        if kind == "image":
+            return check_image(handle)
+    check_video(str(path))
+    return probe_video(str(path))
+
+
+def _check_media(module, specs: list[ItemSpec], root: Path, problems: Problems, *,
+                 skip_missing: bool) -> tuple[list[ItemSpec], list[str]]:
+    facts: dict[Path, object] = {}
+    broken: set[Path] = set()
+    kept, skipped = [], []
+    for spec in specs:
+        missing = [ref for ref in spec.media.values() if ref.path is None]
+        for ref in missing:
+            message = f"{ref.kind} '{ref.expected}' not found"
+            if skip_missing:
+                skipped.append(f"{spec.where} ({spec.external_id}): {message}")
+            else:
+                problems.add(spec.where, message)
+        if missing:
+            continue
+        for ref in spec.media.values():
+            if ref.path in facts or ref.path in broken:
+                continue
+            try:
+                facts[ref.path] = check_medium(ref.path, ref.kind)
+            except (MediaError, OSError) as exc:
+                broken.add(ref.path)
+                problems.add(relative(ref.path, root), f"this {ref.kind} cannot be imported ({exc})")
+        if any(ref.path in broken for ref in spec.media.values()):
+            continue
+        check_facts = getattr(module, "check_media_facts", None)
+        if check_facts is not None:
+            check_facts(spec, {role: facts[ref.path] for role, ref in spec.media.items()}, problems)
+        kept.append(spec)
+    return kept, skipped
+
+
+# --- Creating the version -------------------------------------------------------------------------
+
+def _create(slug, specs, root, label, *, freeze, description, user, say):
+    benchmark = Benchmark.objects.get(slug=slug)
+    stored: list[tuple] = []  # (storage, name) of every file written, deleted again if the transaction fails
+    added = reused = 0
+    try:
+        with transaction.atomic():
+            version = BenchmarkVersion.objects.create(benchmark=benchmark, label=label,
+                                                      description=description or f"Imported from {root}",
+                                                      source=BenchmarkVersion.Source.IMPORT, created_by=user)
+            assets: dict[Path, object] = {}
+            for spec in specs:
+                for ref in spec.media.values():
+                    if ref.path in assets:
+                        continue
+                    assets[ref.path], new = _store(ref, root, benchmark.name, user, stored)
+                    added, reused = added + new, reused + (not new)
+                    say(f"{'+' if new else '='} {relative(ref.path, root)}")
+            for spec in specs:
+                versions.add_item(version, spec.external_id, spec.payload,
+                                  {role: assets[ref.path] for role, ref in spec.media.items()})
+            if freeze:
+                version = versions.freeze(version)
+    except ValidationError as exc:
+        _delete(stored)
+        raise ImportFailed(exc.messages) from exc
+    except IntegrityError as exc:
+        _delete(stored)
+        raise ImportFailed([f"the version could not be created ({exc})"]) from exc
+    except BaseException:
+        _delete(stored)
+        raise
+    return version, added, reused
+
+
+def _store(ref: MediaRef, root: Path, benchmark_name: str, user, stored: list) -> tuple[object, bool]:
+    """The library's asset for one medium: ingested and probed here, or the one already holding these bytes."""
+    name = relative(ref.path, root)
+    incoming = incoming_from_path(ref.path)
+    try:
+        asset = ingest(incoming, user=user, title=f"{benchmark_name}: {name}", expected_kind=ref.kind,
+                       source=MediaAsset.Source.IMPORT, probe=False)
+    except MediaRejected as exc:
+        if exc.existing is not None:
+            return exc.existing, False
+        raise ImportFailed([f"{name}: {exc.message}"]) from exc
+    finally:
+        incoming.fileobj.close()
+    stored.append((asset.file.storage, asset.file.name))
+    job = probe_here(asset, user=user)
+    if job.status != job.Status.SUCCEEDED:
+        raise ImportFailed([f"{name}: {job.message}"])
+    asset.refresh_from_db()
+    preview = getattr(asset, "poster", None) or getattr(asset, "thumbnail", None)
+    if preview and preview.name:
+        stored.append((preview.storage, preview.name))
+    return asset, True
+
+
+def _delete(stored: list) -> None:
+    for storage, name in stored:
+        if name and storage.exists(name):
+            storage.delete(name)

@@ -1,0 +1,30 @@
+"""`export_benchmark <benchmark> --version <label> <out>`: a benchmark version → its release layout in a new folder."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.exporters import ExportFailed, export_version
+from annotation.importers import SLUGS
+
+
+class Command(BaseCommand):
+    help = "Write a benchmark version in its public release's layout (files and media) into a new folder."
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # `--version` names the benchmark version here; it replaces Django's own --version flag.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+    def add_arguments(self, parser):
+        parser.add_argument("benchmark", choices=SLUGS)
+        parser.add_argument("--version", dest="label", required=True, help="Label of the version to export.")
+        parser.add_argument("out", type=Path, help="Output folder; must not exist yet or be empty.")
+
+    def handle(self, benchmark, label, out, **options):
+        try:
+            result = export_version(benchmark, label, out)
+        except ExportFailed as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(self.style.SUCCESS(
+            f"Exported {result.version} to {result.folder}: {result.items} items in {len(result.files)} file(s), "
+            f"{result.media} media file(s)."))

