@@ -12,8 +12,8 @@ and stays unparsed, even when a later tier would have found one.
   letter ("B", "(B)", "b."); an answer phrase ("Answer: C", "the answer is B", "La risposta è A");
   a phrase naming an option ("option B"); a leading letter with a delimiter ("B. He slips…");
   letters in parentheses; the text of exactly one option. "A or B" names two letters: unparsed.
-- `parse_yes_no` (also true/false): the first word, an answer phrase, or a clause that is only
-  yes/no.
+- `parse_yes_no` (also true/false): an answer phrase ("the answer is no"), else the first word and
+  every clause that is only yes/no ("Yes.", "Based on the frames, yes."), which must agree.
 - `parse_number` (C-VQA counting): digits and the number words zero…ten; "no"/"none" mean 0 when
   nothing else is a number. Given the question's presupposition (`presupposition_of`: its
   "if …" part), the answer's repetition of it is set aside first, as is any other "if …" clause
@@ -144,19 +144,16 @@ def parse_yes_no(text) -> Parsed:
     if not cleaned:
         return Parsed(None, EMPTY)
 
-    def first_word():
+    def first_word_and_lone_clauses():
         match = re.match(rf"\W*{_YES_NO}\b(?!\s*(?:or|and|/)\s*{_YES_NO}\b)", cleaned, re.I)
-        return [YES_NO_WORDS[match.group(1).lower()]] if match else []
+        clauses = [c.strip().lower() for c in re.split(r"[.!?;:,\n]+", cleaned)]
+        return [YES_NO_WORDS[w] for w in ([match.group(1).lower()] if match else []) + clauses if w in YES_NO_WORDS]
 
     def answer_phrase():
         pattern = rf"\b(?:answer|risposta)\b(?:\W{{0,4}}(?:is|would\s+be|è)\b)?\W{{0,4}}{_YES_NO}\b"
         return [YES_NO_WORDS[word.lower()] for word in re.findall(pattern, cleaned, re.I)]
 
-    def lone_clause():
-        clauses = re.split(r"[.!?;:,\n]+", cleaned)
-        return [YES_NO_WORDS[c.strip().lower()] for c in clauses if c.strip().lower() in YES_NO_WORDS]
-
-    return _first_decided((first_word, answer_phrase, lone_clause))
+    return _first_decided((answer_phrase, first_word_and_lone_clauses))
 
 
 # --- Numbers ----------------------------------------------------------------------------------
@@ -241,8 +238,7 @@ def parse_choice_12(text) -> Parsed:
         return found
 
     def leading():
-        match = re.match(rf"\W*(?:{_THING}\s*(?:image\s*)?)?\(?([12])\)?{_NOT_BOTH}(?:[.:)\-,]|\s|$)", cleaned,
-                         re.I)
+        match = re.match(rf"\W*\(?([12])\)?{_NOT_BOTH}(?:[.:),]|\s*[-–]|\s*$)", cleaned)
         return [int(match.group(1))] if match else []
 
     def mentioned():

@@ -25,7 +25,7 @@ runner; `score_predictions` is the entry point of `manage.py score`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +170,26 @@ def answer(request, responses: list[Response] | None) -> Answer:
     return Answer(parsed.status, parsed.value, parsed.ok and matches_gold(request, parsed.value))
 
 
+def first_text(responses: list[Response] | None) -> str | None:
+    response = first_response(responses)
+    return response.text if response is not None else None
+
+
+def texts(responses: list[Response] | None) -> list[str]:
+    """The non-empty response texts of a request, in sample order."""
+    return [r.text.strip() for r in responses or [] if r.text and r.text.strip()]
+
+
+def group_by(requests, key: Callable) -> dict:
+    """key → requests with that key, in order (requests whose key is None are left out)."""
+    groups: dict = {}
+    for request in requests:
+        value = key(request)
+        if value is not None:
+            groups.setdefault(value, []).append(request)
+    return groups
+
+
 def fraction(part: float, whole: float) -> float | None:
     return part / whole if whole else None
 
@@ -204,27 +224,26 @@ NO_JUDGE = "no judge model was given and {missing} of {total} answered responses
 
 
 def judgments(pairs: list[tuple[Any, Response | None]], judge: Judge | None) -> tuple[list[dict | None], str]:
-    """A verdict per (request, response): the response's own `judgment`, else `judge(request, text)`;
-    None for a missing response. The second value is '' or the reason the verdicts are incomplete."""
-    verdicts: list[dict | None] = []
-    lacking = answered = 0
-    for request, response in pairs:
-        if response is None:
-            verdicts.append(None)
-            continue
-        answered += 1
-        verdict = response.judgment
-        if verdict is None and judge is not None:
-            verdict = judge(request, response.text or "")
-        if verdict is None:
-            lacking += 1
-        verdicts.append(verdict)
-    reason = NO_JUDGE.format(missing=lacking, total=answered) if lacking else ""
+    """A verdict per (request, response): the response's own `judgment`, else the judge's (asked in
+    one batch through `judge.judge_many` when it has one); None for a missing response. The second
+    value is '' or the reason the verdicts are incomplete."""
+    verdicts: list[dict | None] = [None if response is None else response.judgment for _, response in pairs]
+    asked = [i for i, (_, response) in enumerate(pairs) if response is not None and response.judgment is None]
+    if asked and judge is not None:
+        questions = [(pairs[i][0], pairs[i][1].text or "") for i in asked]
+        many = getattr(judge, "judge_many", None)
+        answers = many(questions) if many is not None else [judge(request, text) for request, text in questions]
+        for i, verdict in zip(asked, answers, strict=True):
+            verdicts[i] = verdict
+    answered = [i for i, (_, response) in enumerate(pairs) if response is not None]
+    lacking = sum(verdicts[i] is None for i in answered)
+    reason = NO_JUDGE.format(missing=lacking, total=len(answered)) if lacking else ""
     return verdicts, reason
 
 
 def load_judge(benchmark_slug: str, model_id: str, **options) -> Judge:
-    """The judge callable for a benchmark (hook for `evaluation.judges`); ValueError while there is none."""
+    """The benchmark's judge on a model, from `evaluation.judges.for_benchmark`; ValueError when the
+    installation has no judges."""
     try:
         from evaluation import judges
     except ImportError:
@@ -234,6 +253,29 @@ def load_judge(benchmark_slug: str, model_id: str, **options) -> Judge:
         raise ValueError("LLM judges are not available in this installation yet (evaluation.judges); "
                          "give precomputed verdicts in each prediction's `judgment` field instead.")
     return make(benchmark_slug, model_id, **options)
+
+
+# --- The requests of a version -----------------------------------------------------------------
+
+def item_requests(version, options, variants=()) -> Iterator[tuple[Any, list]]:
+    """(item, its requests) for every item of a version in id order, as the runner plans them
+    (`options`: a `RequestOptions`; `variants`: only these, when given); ValueError for options
+    the benchmark refuses or a request id made twice."""
+    from evaluation import benchmarks
+
+    benchmark = benchmarks.get(version.benchmark.slug)
+    unknown = sorted(set(variants) - set(benchmark.variants))
+    if unknown:
+        raise ValueError(f"{benchmark.slug} has no variant {', '.join(unknown)}; "
+                         f"known: {', '.join(benchmark.variants)}.")
+    seen: set[str] = set()
+    for item in version.items.order_by("external_id").prefetch_related("media__video", "media__image"):
+        made = [r for r in benchmark.requests(item, options) if not variants or r.variant in variants]
+        for request in made:
+            if request.request_id in seen:
+                raise ValueError(f"The benchmark made two requests with the id {request.request_id!r}.")
+            seen.add(request.request_id)
+        yield item, made
 
 
 # --- The entry point --------------------------------------------------------------------------

@@ -14,6 +14,9 @@ How the runner reads a request:
   captions fill `{caption:<role>}` slots of `prompt`, which is then sent without media;
 - `n_samples` responses are drawn (sampling parameters come from the run).
 
+`score(requests, responses, **models)` turns the responses into the paper's metrics (the shared
+rules are in `evaluation.scoring`); `scoring_models` names the model-based inputs it takes.
+
 Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` refuse
 what a benchmark does not offer; `shuffle_options` draws a reproducible option order from
 (run seed, request id); `media_links` / `media_input` read an item's media by role.
@@ -77,8 +80,16 @@ class Benchmark:
     variants: tuple[str, ...] = ()
     input_strategies: tuple[str, ...] = ("default",)  # the first one is what "default" means
     prompting_strategies: tuple[str, ...] = ("standard", "cot")
+    default_frame_policy: str = "uniform:8"  # the paper's main frame setting (for exports and runs)
+    scoring_models: tuple[str, ...] = ()  # the model-based metrics' inputs `score` uses: clip, judge, bertscore
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
+        raise NotImplementedError
+
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        """The benchmark's metrics over its requests and their responses (request id → list of
+        `evaluation.scoring.Response`; missing requests have none). `models` holds those named in
+        `scoring_models` (None when not given); see `evaluation.scoring`."""
         raise NotImplementedError
 
     def resolve_input_strategy(self, options: RequestOptions) -> str:

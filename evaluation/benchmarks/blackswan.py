@@ -41,12 +41,18 @@ Prompt texts: the paper's Appendix E is not part of seeds/000; the texts are tho
 released evaluation scripts (github.com/sahithyaravi/BlackSwan, `inference/`): the multi-frame
 wording used for GPT-4o for `frames`, the video-file wording used for LLaVA-Video for `video`, and
 the +P/+PC sentences of their §7.1 scripts. Task questions (`text`) are the §3 questions.
+
+Scoring (`BENCHMARK.score`, §5, §7.3): per MCQ and Y/N variant the accuracy with its unparsed rate
+(an unparsed answer is wrong), for MCQ also over the hard and easy subsets and hard − easy (the Δ of
+Table 8); per Gen variant the CLIP score (max over (response, reference) pairs per question, mean
+over questions, with a CLIP model) and LLM-Match (mean judge score 1–5 over the pairs of a question,
+mean over questions, from judgments `{"score": n}` or `{"scores": [n per reference]}`).
 """
 
 from __future__ import annotations
 
 from annotation.models import BenchmarkItem
-from evaluation import prompting
+from evaluation import parsing, prompting, scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -213,6 +219,19 @@ class BlackSwanBenchmark(Benchmark):
                 "detective_yn", "reporter_yn")
     input_strategies = ("frames", "video")
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1", "plus_p", "plus_pc")
+    scoring_models = ("clip", "judge")
+
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        """Accuracy per MCQ / Y/N variant (hard and easy subsets for MCQ), CLIP score and LLM-Match per
+        Gen variant (the module docstring's "Scoring")."""
+        metrics = {}
+        for variant, found in scoring.group_by(requests, lambda r: r.variant).items():
+            if variant.endswith("_gen"):
+                metrics[variant] = score_generative(found, responses, clip=models.get("clip"),
+                                                    judge=models.get("judge"))
+            else:
+                metrics[variant] = score_discrete(found, responses)
+        return metrics
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         strategy = self.resolve_input_strategy(options)
@@ -283,6 +302,68 @@ class _Asker:
         body = PROMPTS[self.strategy][(task, "yn")].format(hypothesis=hypothesis)
         return self.request(task, "yn", body, text=hypothesis, gold=self.item.payload["def_label"],
                             answer_type="yes_no", extra={"hypothesis": hypothesis})
+
+
+# --- Scoring (§5, §7.3) -------------------------------------------------------------------------
+
+def score_discrete(requests: list[EvalRequest], responses: dict) -> dict:
+    """Accuracy and unparsed rate; for MCQ also the hard and easy subsets (§7.3) and hard − easy."""
+    answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
+    group = scoring.accuracy_group(list(answers.values()))
+    if requests and requests[0].extra.get("format") == "mcq":
+        for name, subset in (("hard", True), ("easy", False)):
+            group[name] = scoring.accuracy_group([answers[r.request_id] for r in requests
+                                                  if r.extra.get("hard") is subset])
+        hard, easy = group["hard"]["accuracy"], group["easy"]["accuracy"]
+        group["hard_minus_easy"] = hard - easy if hard is not None and easy is not None else None
+        group["unknown_difficulty"] = sum(r.extra.get("hard") is None for r in requests)
+    return group
+
+
+def llm_match_scores(judgment: dict) -> list[float] | None:
+    """The 1–5 scores a judgment gives: `score` (one) or `scores` (one per reference); None if invalid."""
+    values = judgment.get("scores", [judgment.get("score")])
+    values = values if isinstance(values, list) else [values]
+    parsed = [parsing.parse_score(v if isinstance(v, str) else str(v), 1, 5) for v in values]
+    return [p.value for p in parsed] if parsed and all(p.ok for p in parsed) else None
+
+
+def score_generative(requests: list[EvalRequest], responses: dict, *, clip=None, judge=None) -> dict:
+    """CLIP score: per question the max cosine over (response, reference) pairs, mean over questions
+    (`clip_score_all_pairs`: the per-question mean of all pairs). LLM-Match: per question the mean of
+    the judge's 1–5 scores over its pairs, mean over questions. Questions with no (non-empty)
+    response are left out of both and counted as missing / empty."""
+    answered = [(r, scoring.texts(responses.get(r.request_id))) for r in requests]
+    scored = [(r, said) for r, said in answered if said]
+    group = {"n": len(requests), "missing": sum(not responses.get(r.request_id) for r in requests),
+             "scored": len(scored)}
+    group["empty"] = len(requests) - group["missing"] - len(scored)
+    if clip is None:
+        group["clip_score"] = scoring.not_computed("no CLIP model was given (--clip-model)")
+    else:
+        pairs = similarity.clip_question_scores(clip, [(said, list(r.gold)) for r, said in scored])
+        group["clip_score"] = scoring.mean(best for best, _ in pairs)
+        group["clip_score_all_pairs"] = scoring.mean(average for _, average in pairs)
+    group.update(_llm_match(scored, responses, judge))
+    return group
+
+
+def _llm_match(scored, responses: dict, judge) -> dict:
+    pairs = [(r, response) for r, _ in scored for response in responses[r.request_id]
+             if response.text and response.text.strip()]
+    verdicts, reason = scoring.judgments(pairs, judge)
+    if reason:
+        return {"llm_match": scoring.not_computed(reason)}
+    per_question: dict[str, list[float]] = {}
+    invalid = 0
+    for (request, _), verdict in zip(pairs, verdicts, strict=True):
+        values = llm_match_scores(verdict)
+        if values is None:
+            invalid += 1
+        else:
+            per_question.setdefault(request.request_id, []).extend(values)
+    return {"llm_match": scoring.mean(scoring.mean(values) for values in per_question.values()),
+            "llm_match_questions": len(per_question), "llm_match_invalid_judgments": invalid}
 
 
 BENCHMARK = BlackSwanBenchmark()

@@ -22,13 +22,20 @@ Prompt text: the paper prints none beyond the question (§4) and the chain-of-th
 "Let's think step by step:" (Table 4, `evaluation.prompting`); the authors' evaluation scripts
 (github.com/Letian2003/C-VQA, `scripts/run_eval_*.py`) append " Answer the question using a single
 word or phrase." to every question, real and synthetic, and so does this module.
+
+Scoring (`BENCHMARK.score`, §4, Table 3, §4.2–4.3): original and counterfactual accuracy and their
+drop (original − counterfactual) per real group (`numerical_direct`, `numerical_indirect`,
+`boolean`), for real and synthetic overall, per synthetic template and template family; the share
+of each letter among the synthetic answers that parsed (`option_distribution`, beside the gold
+letters' `gold_distribution`); the unparsed rate; and, when items carry a `subgroup`, the drop per
+subgroup (`diff`) and the gap between the largest and smallest one.
 """
 
 from __future__ import annotations
 
 import re
 
-from evaluation import prompting
+from evaluation import prompting, scoring
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -48,6 +55,7 @@ NUMBER_WORDS = {word: value for value, word in enumerate((
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))}
 YES_NO = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
+REAL_GROUPS = {"direct": "numerical_direct", "indirect": "numerical_indirect", "boolean": "boolean"}
 _OPTION = re.compile(r"([A-Z])\s*:\s*(.*?)(?=\s+[A-Z]\s*:|\s*$)", re.S)
 
 
@@ -97,6 +105,24 @@ class CvqaBenchmark(Benchmark):
     input_strategies = ("default",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
 
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
+        subsets = scoring.group_by(requests, lambda r: r.extra["subset"])
+        metrics: dict = {}
+        if "real" in subsets:
+            metrics["real"] = drop_block(subsets["real"], answers)
+            for kind, found in scoring.group_by(subsets["real"], lambda r: r.extra["type"]).items():
+                metrics["real"][REAL_GROUPS[kind]] = drop_block(found, answers)
+        if "synthetic" in subsets:
+            metrics["synthetic"] = synthetic_metrics(subsets["synthetic"], answers)
+        subgroups = scoring.group_by(requests, lambda r: r.extra.get("subgroup"))
+        if subgroups:
+            metrics["subgroups"], metrics["subgroup_gap"] = subgroup_metrics(subgroups, answers)
+        given = [a for a in answers.values() if not a.missing]
+        metrics["unparsed_rate"] = scoring.fraction(sum(a.unparsed for a in given), len(given))
+        metrics["n"] = len({r.item_id for r in requests})
+        return metrics
+
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         self.resolve_input_strategy(options)
         self.check_prompting(options)
@@ -143,6 +169,49 @@ class CvqaBenchmark(Benchmark):
                       "option_order": shuffled.order, "option_seed": shuffled.seed, "seed": seed})
         return f"{stem} {SELECT}{shown}", {"options": shuffled.options, "gold": shuffled.gold,
                                            "answer_type": "letter"}
+
+
+# --- Scoring ---------------------------------------------------------------------------------------
+
+def drop_block(requests: list[EvalRequest], answers: dict) -> dict:
+    """Original and counterfactual accuracy of a group of items, and the drop between them."""
+    forms = {form: scoring.accuracy_group([answers[r.request_id] for r in requests if r.extra["form"] == form])
+             for form in FORMS}
+    original, counterfactual = forms["original"]["accuracy"], forms["counterfactual"]["accuracy"]
+    drop = original - counterfactual if original is not None and counterfactual is not None else None
+    return {"original_accuracy": original, "counterfactual_accuracy": counterfactual, "drop": drop,
+            "n": len({r.item_id for r in requests}), **forms}
+
+
+def letter_shares(letters: list[str]) -> dict:
+    shares = {letter: scoring.fraction(letters.count(letter), len(letters)) for letter in SYNTHETIC_LETTERS}
+    return {**shares, "n": len(letters)}
+
+
+def synthetic_metrics(requests: list[EvalRequest], answers: dict) -> dict:
+    block = drop_block(requests, answers)
+    block["templates"] = {f"abs_counting_{template}": drop_block(found, answers) for template, found in
+                          sorted(scoring.group_by(requests, lambda r: r.extra["template"]).items())}
+    block["groups"] = {group: drop_block(found, answers)
+                       for group, found in scoring.group_by(requests, lambda r: r.extra["group"]).items()}
+    chosen = [answers[r.request_id].value for r in requests if answers[r.request_id].status == "ok"]
+    block["option_distribution"] = letter_shares(chosen)
+    block["gold_distribution"] = letter_shares([r.gold for r in requests])
+    return block
+
+
+def subgroup_metrics(subgroups: dict, answers: dict) -> tuple[dict, dict | None]:
+    """§4.3: diff(g) = original − counterfactual accuracy per subgroup; the gap between the largest and
+    the smallest diff (None with fewer than two subgroups)."""
+    blocks = {name: drop_block(found, answers) for name, found in sorted(subgroups.items())}
+    for block in blocks.values():
+        block["diff"] = block["drop"]
+    diffs = {name: block["diff"] for name, block in blocks.items() if block["diff"] is not None}
+    gap = None
+    if len(diffs) >= 2:
+        high, low = max(diffs, key=diffs.get), min(diffs, key=diffs.get)
+        gap = {"gap": diffs[high] - diffs[low], "largest_diff": high, "smallest_diff": low}
+    return blocks, gap
 
 
 BENCHMARK = CvqaBenchmark()

@@ -11,13 +11,22 @@ Dimensions arrive under several spellings (release folder names such as
 `understanding_emotional_context`, display names such as "Understanding of emotional context",
 the paper's §3.1 headings); each is normalised to a stable slug, and the name as it stands in the
 item is kept beside it.
+
+Scoring (`BENCHMARK.score`, §3.2 Stage 4, Table 2): each answer's judge verdict
+`{"pred": "correct"|"incorrect", "score": 0–5}` (precomputed, or from a judge callable). Per
+dimension, keyed by its release folder name: accuracy = correct / judged, where judged counts only
+verdicts that are exactly correct or incorrect (case and surrounding spaces aside); any other verdict
+is left out and counted in `other_verdicts`; the mean of the valid 0–5 scores. A missing answer is
+judged incorrect with score 0. Overall: `accuracy` is the mean of the dimension accuracies,
+`mean_score` the mean of the dimension mean scores (`pooled_accuracy` / `pooled_mean_score` pool
+every answer instead).
 """
 
 from __future__ import annotations
 
 import re
 
-from evaluation import prompting
+from evaluation import parsing, prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
 
 # slug → the paper's name of the dimension (§3.1); slugs are the release's folder names
@@ -41,6 +50,8 @@ DIMENSIONS: dict[str, str] = {
 _FILLER_WORDS = {"a", "an", "the", "of", "depictions"}
 
 QUESTION_KINDS = ("reasoning", "robustness")  # §3.2 Stage 2
+VERDICTS = ("correct", "incorrect")
+SCORE_RANGE = (0, 5)
 
 
 def _dimension_key(name: str) -> tuple[str, ...]:
@@ -73,6 +84,33 @@ class CvrrBenchmark(Benchmark):
     slug = "cvrr"
     variants = ("qa",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
+    scoring_models = ("judge",)
+
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        pairs = [(r, scoring.first_response(responses.get(r.request_id))) for r in requests]
+        verdicts, reason = scoring.judgments(pairs, models.get("judge"))
+        if reason:
+            dimensions = {name: {"accuracy": scoring.not_computed(reason), "mean_score": scoring.not_computed(reason),
+                                 "n": len(found), "missing": sum(not responses.get(r.request_id) for r in found)}
+                          for name, found in scoring.group_by(requests, lambda r: r.extra["dimension"]).items()}
+            return {"accuracy": scoring.not_computed(reason), "mean_score": scoring.not_computed(reason),
+                    "n": len(requests), "dimensions": dimensions}
+        judged = [Judged.of(verdict) for verdict in verdicts]
+        by_request = {r.request_id: verdict for r, verdict in zip(requests, judged, strict=True)}
+        dimensions = {name: judged_block([by_request[r.request_id] for r in found]) for name, found in
+                      scoring.group_by(requests, lambda r: r.extra["dimension"]).items()}
+        pooled = judged_block(judged)
+        metrics = {
+            "accuracy": scoring.mean(d["accuracy"] for d in dimensions.values()),
+            "mean_score": scoring.mean(d["mean_score"] for d in dimensions.values()),
+            "pooled_accuracy": pooled.pop("accuracy"), "pooled_mean_score": pooled.pop("mean_score"), **pooled,
+            "dimensions": dimensions,
+        }
+        kinds = scoring.group_by(requests, lambda r: r.extra.get("question_kind"))
+        if kinds:
+            metrics["by_question_kind"] = {kind: judged_block([by_request[r.request_id] for r in found])
+                                           for kind, found in kinds.items()}
+        return metrics
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         self.resolve_input_strategy(options)
@@ -98,6 +136,41 @@ class CvrrBenchmark(Benchmark):
             extra=extra,
             source=dict(payload),
         )]
+
+
+# --- Scoring ---------------------------------------------------------------------------------------
+
+class Judged:
+    """One answer's verdict: `pred` correct | incorrect | other (None: the answer is missing), `score`."""
+
+    def __init__(self, pred: str | None, score: float | None):
+        self.pred, self.score = pred, score
+
+    @classmethod
+    def of(cls, verdict: dict | None) -> Judged:
+        if verdict is None:
+            return cls(None, 0)
+        pred = str(verdict.get("pred") or "").strip().lower()
+        score = verdict.get("score")
+        parsed = parsing.parse_score(str(score), *SCORE_RANGE) if score is not None else None
+        return cls(pred if pred in VERDICTS else "other", parsed.value if parsed and parsed.ok else None)
+
+    @property
+    def judged(self) -> bool:
+        return self.pred != "other"
+
+    @property
+    def correct(self) -> bool:
+        return self.pred == "correct"
+
+
+def judged_block(found: list[Judged]) -> dict:
+    judged = [j for j in found if j.judged]
+    return {"accuracy": scoring.fraction(sum(j.correct for j in judged), len(judged)),
+            "mean_score": scoring.mean(j.score for j in found), "n": len(found), "judged": len(judged),
+            "correct": sum(j.correct for j in judged), "other_verdicts": len(found) - len(judged),
+            "missing": sum(j.pred is None for j in found),
+            "invalid_scores": sum(j.score is None for j in found)}
 
 
 BENCHMARK = CvrrBenchmark()

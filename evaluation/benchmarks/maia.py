@@ -19,11 +19,20 @@ Categories: the release names (`SpazialeParziale_A`: the part before `_`) map to
 categories and their macro-category, the top-level columns of Tables 1–3: causal, counterfactual,
 out-of-scope, planning, sentiment, uncertainty, implicit, spatial, temporal. Causal is one category
 with implicit and explicit items (App. A.1, footnote 15). Frame settings (32 frames, first frame,
-black video) are frame policies of the run, not variants.
+black video) are frame policies of the run, not variants; 32 uniform frames is the main one.
+
+Scoring (`BENCHMARK.score`, §4–6, Tables 1–5): VSV independent accuracy (per pair) and pool
+accuracy (a question counts only when all its pairs are right); OEVQA judge accuracy from verdicts
+`{"correct": true|false}` (precomputed, or from a judge callable; a verdict without a boolean
+`correct` counts as not correct and is reported); aggregate accuracy (per question: pool right and
+open answer judged correct); all of them per category, keyed by the release name without its A/B
+suffix (`SpazialeParziale`), and per macro-category; and the similarity of the open answers to the
+eight references (`evaluation.similarity`, Italian). Missing answers are wrong.
 """
 
 from __future__ import annotations
 
+from evaluation import scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -59,6 +68,7 @@ OEVQA_PROMPT = ("Guarda il video e rispondi alla domanda con una sola frase in i
                 "Domanda: {question}")
 
 STATEMENT_KINDS = ("true", "false")  # the order statements are passed to shuffle_options
+LANGUAGE = "it"
 
 
 def category(release_name: str) -> tuple[str, str]:
@@ -82,6 +92,23 @@ class MaiaBenchmark(Benchmark):
     slug = "maia"
     variants = ("vsv", "oevqa")
     prompting_strategies = ("standard",)
+    default_frame_policy = "uniform:32"
+    scoring_models = ("judge", "bertscore")
+
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        open_requests = [r for r in requests if r.variant == "oevqa"]
+        pairs = [(r, scoring.first_response(responses.get(r.request_id))) for r in open_requests]
+        verdicts, reason = scoring.judgments(pairs, models.get("judge"))
+        judged = None if reason else {r.request_id: verdict for r, verdict in zip(open_requests, verdicts, strict=True)}
+        scorer = _Scorer(responses, judged, reason)
+        metrics = scorer.block(requests)
+        metrics["oevqa"]["similarity"] = similarity.text_similarity(
+            [scoring.first_text(responses.get(r.request_id)) for r in open_requests],
+            [list(r.gold) for r in open_requests], language=LANGUAGE, bertscore=models.get("bertscore"))
+        for name, key in (("categories", release_category), ("macro_categories", lambda r: r.extra["macro_category"])):
+            metrics[name] = {group: scorer.block(found) for group, found in
+                             sorted(scoring.group_by(requests, key).items())}
+        return metrics
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         self.resolve_input_strategy(options)
@@ -128,6 +155,51 @@ class MaiaBenchmark(Benchmark):
             extra=dict(shared),
             source=dict(item.payload),
         )
+
+
+# --- Scoring ---------------------------------------------------------------------------------------
+
+def release_category(request: EvalRequest) -> str:
+    """The release's category name without its A/B suffix (`SpazialeParziale_A` → `SpazialeParziale`)."""
+    return str(request.extra["category_release"]).split("_", 1)[0].strip()
+
+
+def judged_correct(verdict: dict | None) -> bool:
+    return verdict is not None and verdict.get("correct") is True
+
+
+class _Scorer:
+    """VSV, OEVQA and aggregate accuracy of any subset of the requests, from answers read once."""
+
+    def __init__(self, responses: dict, judged: dict | None, reason: str):
+        self.responses, self.judged, self.reason = responses, judged, reason
+
+    def block(self, requests: list[EvalRequest]) -> dict:
+        pools: dict[str, list[bool]] = {}
+        answers = []
+        for request in (r for r in requests if r.variant == "vsv"):
+            answers.append(scoring.answer(request, self.responses.get(request.request_id)))
+            pools.setdefault(request.extra["pool"], []).append(answers[-1].correct)
+        pool_right = {pool: all(found) for pool, found in pools.items()}
+        independent = scoring.accuracy_group(answers)
+        vsv = {"independent_accuracy": independent.pop("accuracy"),
+               "pool_accuracy": scoring.fraction(sum(pool_right.values()), len(pool_right)), "n": len(pool_right),
+               "pairs": independent}
+        questions = [r for r in requests if r.variant == "oevqa"]
+        oevqa = {"n": len(questions), "missing": sum(not self.responses.get(r.request_id) for r in questions)}
+        block = {"n": len({r.extra["pool"] for r in requests}), "vsv": vsv, "oevqa": oevqa}
+        if self.judged is None:
+            oevqa["judge_accuracy"] = block["aggregate_accuracy"] = scoring.not_computed(self.reason)
+            return block
+        verdicts = {r.extra["pool"]: self.judged[r.request_id] for r in questions}
+        oevqa["judge_accuracy"] = scoring.fraction(sum(map(judged_correct, verdicts.values())), len(verdicts))
+        oevqa["invalid_judgments"] = sum(v is not None and not isinstance(v.get("correct"), bool)
+                                         for v in verdicts.values())
+        both = [pool for pool in verdicts if pool in pool_right]
+        block["aggregate_accuracy"] = scoring.fraction(
+            sum(pool_right[pool] and judged_correct(verdicts[pool]) for pool in both), len(both))
+        block["aggregate_n"] = len(both)
+        return block
 
 
 BENCHMARK = MaiaBenchmark()

@@ -29,17 +29,31 @@ with "image" dropped. Table 6's text-only triplet prompt names the task but not 
 so it closes with the answer sentence of the image prompts. Chain of thought appends "Let's think
 step by step:" (Table 14) through `evaluation.prompting`, as do the DSCP strategies, which need the
 images in the final call and so are refused for the text-only and image-to-text strategies.
+
+Scoring (`BENCHMARK.score`, §4.1, App. A.3, Tables 7–8, Figure 6):
+- triplets: consistency accuracy (the gold hypothesis picked in both orders), order-1 and order-2
+  accuracy; explanations of correct predictions judged 0/1/2 against the gold (`{"label": n}`),
+  valid iff 2, when judgments are given;
+- pairs: order-faithful accuracy (score(gold) > score(other); ties, unparsed and missing scores are
+  wrong); over the triplets whose two scores parsed: the equal-rank rate, the mean |score(gold) −
+  score(other)| overall, when correct and when incorrect, and the mean score of the correct (gold)
+  and the incorrect hypothesis;
+- both again by reasoning category, time direction and time duration (keys lower-case as in the
+  release; items without one under "unspecified").
 """
 
 from __future__ import annotations
 
-from evaluation import prompting
+from evaluation import prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
 
 ROLES = ("premise", "hypothesis1", "hypothesis2")
 TEXT_STRATEGIES = ("text_only", "image_to_text")
 MEDIA_FREE_PROMPTING = ("standard", "cot")
 CATEGORY_FIELDS = ("reasoning_category", "domain", "time_direction", "time_duration")
+BREAKDOWNS = {"by_category": "reasoning_category", "by_time_direction": "time_direction",
+              "by_time_duration": "time_duration"}
+VALID_EXPLANATION = 2
 
 SCORE_SCALE = ("Rank the plausibility with a score between 1 and 10, where: 1: Not plausible at all, 3: Slightly "
                "plausible, 5: Moderately plausible, 7: Very plausible, 10: Almost necessarily plausible. Explain why.")
@@ -78,6 +92,15 @@ class NleyeBenchmark(Benchmark):
     variants = ("triplet", "pairs")
     input_strategies = ("separate", "combined", "text_only", "image_to_text")
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
+    scoring_models = ("judge",)
+
+    def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
+        metrics = score_setups(requests, responses, judge=models.get("judge"))
+        for name, field in BREAKDOWNS.items():
+            groups = scoring.group_by(requests, lambda r, f=field: breakdown_key(r.extra.get(f)))
+            metrics[name] = {key: score_setups(found, responses, explain=False)
+                             for key, found in sorted(groups.items())}
+        return metrics
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         strategy = self.resolve_input_strategy(options)
@@ -143,6 +166,79 @@ class _Asker:
                             answer_type="score_1_10",
                             extra={"hypothesis": number, "is_gold": number == self.label, "shown": shown,
                                    "pair": f"{self.item.external_id}:pairs:h{3 - number}"})
+
+
+# --- Scoring ---------------------------------------------------------------------------------------
+
+def breakdown_key(value) -> str:
+    return str(value or "").strip().lower() or "unspecified"
+
+
+def score_setups(requests: list[EvalRequest], responses: dict, *, judge=None, explain: bool = True) -> dict:
+    """`triplet` and `pairs` metrics of the requests there are; with `explain`, the explanations too."""
+    metrics: dict = {"n": len({r.item_id for r in requests})}
+    setups = scoring.group_by(requests, lambda r: r.variant)
+    if "triplet" in setups:
+        metrics["triplet"] = score_triplets(setups["triplet"], responses, judge=judge, explain=explain)
+    if "pairs" in setups:
+        metrics["pairs"] = score_pairs(setups["pairs"], responses)
+    return metrics
+
+
+def score_triplets(requests: list[EvalRequest], responses: dict, *, judge=None, explain: bool = True) -> dict:
+    answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
+    orders = {order: [r for r in requests if r.extra["order"] == order] for order in (1, 2)}
+    correct_by_item: dict[str, list[bool]] = {}
+    for request in requests:
+        correct_by_item.setdefault(request.item_id, []).append(answers[request.request_id].correct)
+    consistent = [len(found) == 2 and all(found) for found in correct_by_item.values()]
+    block = {"consistency_accuracy": scoring.fraction(sum(consistent), len(consistent)), "n": len(consistent)}
+    for order, found in orders.items():
+        group = scoring.accuracy_group([answers[r.request_id] for r in found])
+        block[f"order{order}_accuracy"], block[f"order{order}"] = group["accuracy"], group
+    given = [a for a in answers.values() if not a.missing]
+    block["unparsed_rate"] = scoring.fraction(sum(a.unparsed for a in given), len(given))
+    if explain:
+        right = [(r, scoring.first_response(responses.get(r.request_id))) for r in requests
+                 if answers[r.request_id].correct]
+        block["explanations"] = score_explanations(right, judge)
+    return block
+
+
+def score_explanations(pairs: list, judge) -> dict:
+    """Share of valid (label 2) explanations among the correct predictions, and the label counts."""
+    verdicts, reason = scoring.judgments(pairs, judge)
+    if reason:
+        return scoring.not_computed(reason)
+    labels = [verdict.get("label") for verdict in verdicts]
+    counts = {str(label): labels.count(label) for label in (0, 1, 2)}
+    judged = sum(counts.values())
+    return {"valid_rate": scoring.fraction(counts[str(VALID_EXPLANATION)], judged), "n": judged,
+            "labels": counts, "invalid_judgments": len(labels) - judged}
+
+
+def score_pairs(requests: list[EvalRequest], responses: dict) -> dict:
+    scores: dict[str, dict[str, float | None]] = {}
+    missing = unparsed = 0
+    for request in requests:
+        result = scoring.answer(request, responses.get(request.request_id))
+        missing, unparsed = missing + result.missing, unparsed + result.unparsed
+        side = "gold" if request.extra["is_gold"] else "other"
+        scores.setdefault(request.item_id, {"gold": None, "other": None})[side] = result.value
+    faithful = [s["gold"] is not None and s["other"] is not None and s["gold"] > s["other"] for s in scores.values()]
+    ranked = [(s["gold"], s["other"]) for s in scores.values() if s["gold"] is not None and s["other"] is not None]
+    diffs = [abs(gold - other) for gold, other in ranked]
+    return {
+        "order_faithful_accuracy": scoring.fraction(sum(faithful), len(faithful)), "n": len(faithful),
+        "missing": missing, "unparsed": unparsed, "ranked": len(ranked),
+        "equal_rank_rate": scoring.fraction(sum(gold == other for gold, other in ranked), len(ranked)),
+        "mean_rank_diff": scoring.mean(diffs),
+        "correct_rank_diff": scoring.mean(d for d, (gold, other) in zip(diffs, ranked, strict=True) if gold > other),
+        "incorrect_rank_diff": scoring.mean(d for d, (gold, other) in zip(diffs, ranked, strict=True)
+                                            if gold <= other),
+        "correct_hypothesis_mean_score": scoring.mean(gold for gold, _ in ranked),
+        "incorrect_hypothesis_mean_score": scoring.mean(other for _, other in ranked),
+    }
 
 
 BENCHMARK = NleyeBenchmark()

@@ -1,0 +1,116 @@
+"""`manage.py score`: a benchmark's metrics (metrics.json) from a predictions file or a stored run.
+
+Predictions file: JSON lines with `request_id`, `response`, optional `sample` and `judgment` (see
+`evaluation.scoring`); the requests are rebuilt from the version with the same options as the
+export (`--input`, `--prompting`, `--seed`, `--variants`). `--run RUN_ID` scores a stored run with
+its own options instead. Model-based metrics run only with their model: `--clip-model` (BlackSwan
+CLIP score), `--bertscore-model` (MAIA), `--judge-model` (LLM judges); without one they are written
+as `{"computed": false, "reason": ...}`.
+"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import benchmarks, runner, scoring
+from evaluation.management.commands.export_requests import add_request_arguments, request_setup
+from evaluation.models import EvaluationRun
+
+MODEL_FLAGS = {"clip": "--clip-model", "judge": "--judge-model", "bertscore": "--bertscore-model"}
+
+
+class Command(BaseCommand):
+    help = "Score predictions (a JSON lines file or a stored run) against a frozen version; write metrics.json."
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        kwargs.setdefault("conflict_handler", "resolve")  # --version names the benchmark version
+        return super().create_parser(prog_name, subcommand, **kwargs)
+
+    def add_arguments(self, parser):
+        add_request_arguments(parser)
+        parser.add_argument("--predictions", help="JSON lines: request_id, response, [sample], [judgment]")
+        parser.add_argument("--run", type=int, metavar="RUN_ID", help="score a stored evaluation run instead")
+        parser.add_argument("--out", required=True, help="where to write metrics.json")
+        parser.add_argument("--clip-model", default="", help="CLIP model (hub id or local folder) for CLIP score")
+        parser.add_argument("--judge-model", default="", help="LLM judge model (hub id, local folder or API name)")
+        parser.add_argument("--bertscore-model", default="", help="model for BERTScore (hub id or local folder)")
+        parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer (default: bert-score's, or the last)")
+        parser.add_argument("--device", default=None, help="device for the scoring models (cpu, cuda, ...)")
+
+    def handle(self, *args, **options):
+        if bool(options["predictions"]) == bool(options["run"]):
+            raise CommandError("Give either --predictions FILE or --run RUN_ID.")
+        version, requests, predictions, setting = (self._from_run(options) if options["run"]
+                                                   else self._from_file(options))
+        benchmark = benchmarks.get(version.benchmark.slug)
+        models, used = self._models(benchmark, options)
+        try:
+            metrics = scoring.score_predictions(benchmark, requests, predictions, **models)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        meta = {"benchmark": version.benchmark.slug, "version": version.label, "checksum": version.checksum,
+                **setting, "models": used}
+        with open(options["out"], "w", encoding="utf-8") as out:
+            json.dump({"meta": meta, **metrics}, out, ensure_ascii=False, indent=2)
+            out.write("\n")
+        summary = metrics["predictions"]
+        if summary["unknown_requests"]:
+            self.stderr.write(f"{summary['unknown_requests']} predictions name no request of {version} "
+                              f"(e.g. {', '.join(summary['unknown_request_ids'][:3])}); they were left out.")
+        self.stdout.write(f"Scored {summary['requests']} requests of {version} ({summary['answered']} answered, "
+                          f"{summary['missing']} missing): {options['out']}")
+
+    def _from_file(self, options):
+        version, request_options, variants = request_setup(options)
+        try:
+            requests = [r for _, made in scoring.item_requests(version, request_options, variants) for r in made]
+            with open(options["predictions"], encoding="utf-8") as lines:
+                predictions = scoring.read_predictions(lines, source=options["predictions"])
+        except OSError as exc:
+            raise CommandError(f"Cannot read {options['predictions']}: {exc.strerror}.") from None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
+                   "seed": request_options.seed, "variants": list(variants), "predictions": options["predictions"]}
+        return version, requests, predictions, setting
+
+    def _from_run(self, options):
+        run = EvaluationRun.objects.select_related("version__benchmark").filter(pk=options["run"]).first()
+        if run is None:
+            raise CommandError(f"There is no run {options['run']}.")
+        for flag, key, value in (("--benchmark", "benchmark", run.version.benchmark.slug),
+                                 ("--version", "version_label", run.version.label)):
+            if options[key] and options[key] != value:
+                raise CommandError(f"Run {run.pk} is on {run.version}, not {flag} {options[key]}.")
+        requests = [planned.request for planned in runner.plan(run)]
+        setting = {"input": run.input_strategy, "prompting": run.prompting, "seed": run.seed,
+                   "variants": list(run.variants or []), "run": run.pk, "model": run.model_id}
+        return run.version, requests, scoring.run_predictions(run), setting
+
+    def _models(self, benchmark, options) -> tuple[dict, dict]:
+        """The scoring models the benchmark uses, loaded; and what was used, for the report."""
+        given = {name: options[f"{name}_model"] for name in MODEL_FLAGS}
+        for name, model in given.items():
+            if model and name not in benchmark.scoring_models:
+                self.stderr.write(f"{MODEL_FLAGS[name]} is not used by {benchmark.slug}; ignored.")
+        models, used = {}, {}
+        for name in benchmark.scoring_models:
+            models[name] = self._load(name, given[name], benchmark.slug, options) if given[name] else None
+            used[name] = given[name] or None
+        return models, used
+
+    @staticmethod
+    def _load(name: str, model: str, slug: str, options):
+        try:
+            if name == "clip":
+                from generation.backends import registry
+
+                device = {"device": options["device"]} if options["device"] else {}
+                return registry.load_backend("clip", model, **device)
+            if name == "bertscore":
+                from evaluation.similarity import BertScore
+
+                return BertScore(model, num_layers=options["bertscore_layers"], device=options["device"])
+            return scoring.load_judge(slug, model)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise CommandError(f"Cannot load the {name} model {model!r}: {exc}") from None
