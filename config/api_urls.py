@@ -6,6 +6,7 @@ from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewS
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from config.auth_api import TokenView, WhoAmIView
+from evaluation.api import RunViewSet
 from generation.api import JobViewSet
 
 router = DefaultRouter()
@@ -19,6 +20,7 @@ router.register("images", ImageViewSet, basename="api-image")
 router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
+router.register("runs", RunViewSet, basename="api-run")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 
 urlpatterns = [

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import report_views, views
+from frontend import report_views, run_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -16,10 +16,14 @@ urlpatterns = [
     path("library/images/<int:pk>/", views.image_detail, name="image-detail"),
     path("benchmarks/", views.benchmarks, name="benchmarks"),
     path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
-    path("runs/", views.runs, name="runs"),
+    path("runs/", run_views.runs_page, name="runs"),
+    path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
+    path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
+    path("runs/<int:pk>/resume/", run_views.run_resume, name="run-resume"),
     path("results/", views.results, name="results"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),
+    path("exports/", include("evaluation.urls")),
     path("", include("frontend.crowd_urls")),
 ]

@@ -70,11 +70,6 @@ def version_detail(request, pk):
 
 
 @roles_allowed(RESEARCHER, ADMIN)
-def runs(request):
-    return render(request, "frontend/runs.html", {"runs": []})
-
-
-@roles_allowed(RESEARCHER, ADMIN)
 def results(request):
     return render(request, "frontend/results.html",
                   {"versions": BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")})

@@ -70,10 +70,20 @@ MATRIX: dict[str, Case] = {
     "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
     "benchmarks": Case(GET=page(STAFF)),
     "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
-    "runs": Case(GET=page(RESEARCHERS)),
+    # the start form posted empty: allowed roles get the form back with its errors (400)
+    "runs": Case(GET=page(RESEARCHERS), POST=page(RESEARCHERS, ok=400)),
+    "run-detail": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
+    # the run was started from the command line (nobody's) and has succeeded: only an admin may
+    # cancel or resume it, and a succeeded run can be neither (409)
+    "run-cancel": Case(GET=page(RESEARCHERS, ok=405), POST={**page(RESEARCHERS, ok=403), ADMIN: 409},
+                       kwargs={"pk": "run"}),
+    "run-resume": Case(GET=page(RESEARCHERS, ok=405), POST={**page(RESEARCHERS, ok=403), ADMIN: 409},
+                       kwargs={"pk": "run"}),
     "results": Case(GET=page(RESEARCHERS)),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
+    # an export job that does not exist: researchers and admins get 404, other roles 403
+    "export-download": Case(GET=page(RESEARCHERS, ok=404), kwargs={"pk": MISSING}),
     # --- Crowd pages (a study that does not exist: allowed -> 404, refused -> 403) ----------
     "crowd-studies": Case(GET=page(CURATORS)),
     "crowd-study-detail": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
@@ -111,6 +121,15 @@ MATRIX: dict[str, Case] = {
     "api-job-cancel": Case(GET=api(EVERY_ROLE, ok=405),
                            POST={ANON: API_ANON, ANNOTATOR: 409, CURATOR: 403, RESEARCHER: 403, ADMIN: 409},
                            kwargs={"pk": "job"}),
+    # --- API: evaluation runs (shared by the research team; the run is nobody's and succeeded) --
+    "api-run-list": Case(GET=api(RESEARCHERS), POST=api(RESEARCHERS, ok=400)),  # no options -> 400
+    "api-run-detail": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
+    "api-run-progress": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
+    "api-run-predictions": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
+    "api-run-cancel": Case(GET=api(RESEARCHERS, ok=405), POST={**api(RESEARCHERS, ok=403), ADMIN: 409},
+                           kwargs={"pk": "run"}),
+    "api-run-resume": Case(GET=api(RESEARCHERS, ok=405), POST={**api(RESEARCHERS, ok=403), ADMIN: 409},
+                           kwargs={"pk": "run"}),
     # --- API: crowd engine (objects that do not exist: allowed -> 404, refused -> 403) ------
     "api-study-list": Case(GET=api(CURATORS), POST=api(CURATORS, ok=400)),
     "api-study-detail": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
@@ -251,8 +270,21 @@ def test_has_role_refuses_views_that_declare_nothing(admin_user):
 
 
 @pytest.fixture
-def url_objects(video, image, draft_version, finished_job) -> dict:
-    return {"video": video.pk, "image": image.pk, "version": draft_version.pk, "job": finished_job.pk}
+def finished_run(draft_version):
+    """A run that succeeded, started from the command line (no user)."""
+    from django.utils import timezone
+
+    from evaluation.models import EvaluationRun
+
+    return EvaluationRun.objects.create(version=draft_version, model_id="org/some-model", backend="openai",
+                                        status=EvaluationRun.Status.SUCCEEDED, started_at=timezone.now(),
+                                        finished_at=timezone.now())
+
+
+@pytest.fixture
+def url_objects(video, image, draft_version, finished_job, finished_run) -> dict:
+    return {"video": video.pk, "image": image.pk, "version": draft_version.pk, "job": finished_job.pk,
+            "run": finished_run.pk}
 
 
 def _matches(expected, status) -> bool:

@@ -1,0 +1,119 @@
+"""REST endpoints of evaluation runs: list and read runs, start one (its chunks go to the Celery
+`gpu` queue), cancel or resume it, read its progress and its predictions.
+
+Runs are shared within the research team: every researcher (and admin) sees every run; cancelling
+and resuming are for the person who started the run, or an admin.
+"""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.roles import ADMIN, RESEARCHER
+from evaluation import run_control, runs
+from evaluation.models import EvaluationRun
+from evaluation.serializers import (
+    PredictionSerializer,
+    RunCreateSerializer,
+    RunProgressSerializer,
+    RunSerializer,
+)
+
+RESEARCHERS = (RESEARCHER, ADMIN)
+
+
+class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Evaluation runs, newest first. Filter with `?status=`, `?benchmark=`, `?version=` (id) and
+    `?model=` (part of the model id). Creating a run checks its options against the benchmark and
+    starts it on the Celery workers (`gpu` queue)."""
+
+    allowed_roles = RESEARCHERS
+    serializer_class = RunSerializer
+    queryset = EvaluationRun.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+
+    def get_queryset(self):
+        queryset = run_control.visible_runs()
+        if self.action == "retrieve":
+            queryset = queryset.prefetch_related("transitions__by")
+        params = self.request.query_params
+        filters = {"status": params.get("status"), "version__benchmark__slug": params.get("benchmark"),
+                   "model_id__icontains": params.get("model")}
+        if params.get("version", "").isdigit():
+            filters["version_id"] = int(params["version"])
+        return queryset.filter(**{key: value for key, value in filters.items() if value})
+
+    @extend_schema(parameters=[
+        OpenApiParameter("status", OpenApiTypes.STR, description="pending, running, succeeded, failed or cancelled"),
+        OpenApiParameter("benchmark", OpenApiTypes.STR, description="benchmark slug"),
+        OpenApiParameter("version", OpenApiTypes.INT, description="benchmark version id"),
+        OpenApiParameter("model", OpenApiTypes.STR, description="part of the model id"),
+    ])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    def get_serializer_class(self):
+        return RunCreateSerializer if self.action == "create" else super().get_serializer_class()
+
+    @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
+    def create(self, request):
+        options = RunCreateSerializer(data=request.data)
+        options.is_valid(raise_exception=True)
+        try:
+            run = run_control.start_new_run(options.validated_data["version"], user=request.user,
+                                            **options.create_options())
+        except runs.RunConfigError as exc:
+            return Response({"error": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        run.refresh_from_db()
+        return Response(RunSerializer(run, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+
+    def _control(self, request, verb):
+        run = self.get_object()
+        if not run_control.may_control(request.user, run):
+            return Response({"error": f"Only the person who started a run, or an admin, can {verb} it."},
+                            status=status.HTTP_403_FORBIDDEN)
+        try:
+            done, message = (run_control.cancel if verb == "cancel" else run_control.resume)(run, request.user)
+        except runs.RunConfigError as exc:
+            return Response({"error": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        if not done:
+            return Response({"error": message}, status=status.HTTP_409_CONFLICT)
+        run.refresh_from_db()
+        return Response(RunSerializer(run, context=self.get_serializer_context()).data)
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Cancel a pending or running run: chunks not started never start, running ones stop at their next batch."""
+        return self._control(request, "cancel")
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Start a failed or cancelled run again on the workers; only missing or failed predictions are made."""
+        return self._control(request, "resume")
+
+    @extend_schema(responses=RunProgressSerializer)
+    @action(detail=True, methods=["get"], serializer_class=RunProgressSerializer)
+    def progress(self, request, pk=None):
+        return Response(RunProgressSerializer(self.get_object()).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("variant", OpenApiTypes.STR, description="only this task variant"),
+            OpenApiParameter("errors", OpenApiTypes.BOOL, description="true: only failed predictions"),
+        ],
+        responses=PredictionSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"], serializer_class=PredictionSerializer)
+    def predictions(self, request, pk=None):
+        """The run's predictions, each with the exact prompt and the inputs (frame indices) it recorded."""
+        run = self.get_object()
+        queryset = run.predictions.select_related("item").order_by("request_id", "sample_index")
+        if request.query_params.get("variant"):
+            queryset = queryset.filter(variant=request.query_params["variant"])
+        if request.query_params.get("errors", "").lower() in ("1", "true", "yes"):
+            queryset = queryset.exclude(error="")
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(PredictionSerializer(page, many=True).data)

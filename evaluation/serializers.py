@@ -1,0 +1,147 @@
+"""Evaluation runs over the API: what a run shows, its progress, its predictions, and the options
+that start one (the same as `manage.py evaluate` and the runs page)."""
+
+from rest_framework import serializers
+
+from annotation.models import BenchmarkVersion
+from evaluation import runs
+from evaluation.models import EvaluationRun, Prediction, RunTransition
+from generation.frames import FramePolicy
+
+
+def frame_spec(run: EvaluationRun) -> str:
+    """The run's frame policy written as on the command line (`uniform:8@448`)."""
+    if not run.frame_policy:
+        return ""
+    try:
+        return FramePolicy.from_dict(run.frame_policy).spec()
+    except (KeyError, ValueError):
+        return str(run.frame_policy)
+
+
+def percent(run: EvaluationRun) -> float:
+    return round(100.0 * run.completed_predictions / run.total_predictions, 1) if run.total_predictions else 0.0
+
+
+def eta_text(run: EvaluationRun) -> str | None:
+    return runs.format_seconds(run.eta_seconds) if run.eta_seconds is not None and not run.is_finished else None
+
+
+class RunProgressSerializer(serializers.ModelSerializer):
+    """Progress as the run last stored it (chunks update it after every batch)."""
+
+    # a plain string here, so that the schema names the status enum once (RunStatusEnum, in Run)
+    status = serializers.CharField(read_only=True, help_text="pending, running, succeeded, failed or cancelled")
+    percent = serializers.SerializerMethodField()
+    eta = serializers.SerializerMethodField()
+    is_finished = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = EvaluationRun
+        fields = ["id", "status", "message", "total_predictions", "completed_predictions", "cached_predictions",
+                  "failed_predictions", "percent", "throughput", "eta_seconds", "eta", "is_finished", "started_at",
+                  "finished_at"]
+        read_only_fields = fields
+
+    def get_percent(self, run) -> float:
+        return percent(run)
+
+    def get_eta(self, run) -> str | None:
+        """ETA as h:mm:ss (or m:ss); null when unknown."""
+        return eta_text(run)
+
+
+class RunTransitionSerializer(serializers.ModelSerializer):
+    by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = RunTransition
+        fields = ["from_status", "to_status", "reason", "by", "at"]
+        read_only_fields = fields
+
+
+class RunSerializer(RunProgressSerializer):
+    status = serializers.ChoiceField(choices=EvaluationRun.Status.choices, read_only=True)
+    benchmark = serializers.CharField(source="version.benchmark.slug", read_only=True)
+    version_label = serializers.CharField(source="version.label", read_only=True)
+    frames = serializers.SerializerMethodField()
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    transitions = RunTransitionSerializer(many=True, read_only=True)
+
+    class Meta(RunProgressSerializer.Meta):
+        fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
+                  "backend", "backend_options", "input_strategy", "prompting", "frames", "frame_policy",
+                  "generation_params", "seed", "variants", "limit", "n_samples", "describer", "batch_size",
+                  "chunk_size", "workers", "total_requests", *RunProgressSerializer.Meta.fields[1:], "job",
+                  "created_by", "created_at", "transitions"]
+        read_only_fields = fields
+
+    def get_frames(self, run) -> str:
+        """The frame policy as a spec (`uniform:8@448`)."""
+        return frame_spec(run)
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    item = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = Prediction
+        fields = ["id", "request_id", "sample_index", "item", "variant", "raw_output", "parsed_answer",
+                  "parse_status", "error", "from_cache", "latency_s", "prompt_tokens", "completion_tokens", "prompt",
+                  "inputs", "params", "created_at"]
+        read_only_fields = fields
+
+
+class RunCreateSerializer(serializers.Serializer):
+    """The options of a new run: name the version by `version` (id) or by `benchmark` + `version_label`.
+    Whether they fit the benchmark and the backend is checked by `evaluation.runs.create_run`."""
+
+    version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.select_related("benchmark"),
+                                                 required=False)
+    benchmark = serializers.CharField(required=False)
+    version_label = serializers.CharField(required=False)
+    model_id = serializers.CharField(max_length=255, help_text="hub id, local folder, or API model name")
+    backend = serializers.CharField(default="transformers")
+    revision = serializers.CharField(default="", allow_blank=True)
+    backend_options = serializers.DictField(default=dict, help_text="device, dtype, base_url, native_video, …")
+    input_strategy = serializers.CharField(default="", allow_blank=True, help_text="empty: the benchmark's default")
+    prompting = serializers.CharField(default="standard")
+    frames = serializers.CharField(default="", allow_blank=True, help_text="uniform:8@448, first, black:8, …")
+    batch_size = serializers.IntegerField(default=8)
+    chunk_size = serializers.IntegerField(default=64)
+    limit = serializers.IntegerField(required=False, allow_null=True)
+    n_samples = serializers.IntegerField(required=False, allow_null=True)
+    temperature = serializers.FloatField(required=False, allow_null=True)
+    top_p = serializers.FloatField(required=False, allow_null=True)
+    max_new_tokens = serializers.IntegerField(required=False, allow_null=True)
+    seed = serializers.IntegerField(default=0)
+    variants = serializers.ListField(child=serializers.CharField(), default=list, help_text="empty: every variant")
+    describer_model = serializers.CharField(default="", allow_blank=True,
+                                            help_text="image-to-text: the model that captions the media")
+    describer_backend = serializers.CharField(default="transformers")
+
+    def validate(self, data):
+        if data.get("version") is None:
+            if not data.get("benchmark") or not data.get("version_label"):
+                raise serializers.ValidationError("Give `version` (an id) or `benchmark` and `version_label`.")
+            try:
+                data["version"] = runs.find_version(data["benchmark"], data["version_label"])
+            except runs.RunConfigError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return data
+
+    def create_options(self) -> dict:
+        """Keyword arguments for `runs.create_run` (besides the version, workers and user)."""
+        data = self.validated_data
+        describer = None
+        if data["describer_model"]:
+            describer = {"model_id": data["describer_model"], "backend": data["describer_backend"]}
+        return {
+            "model_id": data["model_id"], "backend": data["backend"], "revision": data["revision"],
+            "backend_options": data["backend_options"], "input_strategy": data["input_strategy"],
+            "prompting": data["prompting"], "frame_policy": data["frames"],
+            "generation_params": {key: data.get(key) for key in runs.GENERATION_KEYS},
+            "seed": data["seed"], "variants": data["variants"], "limit": data.get("limit"),
+            "n_samples": data.get("n_samples"), "batch_size": data["batch_size"], "chunk_size": data["chunk_size"],
+            "describer": describer,
+        }
