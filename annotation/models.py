@@ -255,3 +255,91 @@ from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's mo
     WorkerProfile,
     WorkerQualification,
 )
+
+
+class VideoSplit(models.Model):
+    """One split of a library video into BlackSwanSuite's parts, and the five clips cut from it.
+
+    Frame boundaries follow `generation.splitting`: a part holds the source frames i with
+    start ≤ i < end, so V_pre = [0, main_start_frame), V_main = [main_start_frame, main_end_frame)
+    and V_post = [main_end_frame, frame_count). Splitting again (other boundaries, or a multi-scene
+    video split on purpose) makes a new row; earlier rows stay as history. The service and the
+    background job live in `annotation.blackswan.splits`.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FLAGGED = "flagged", "Flagged: several scenes"
+        FAILED = "failed", "Failed"
+        REJECTED = "rejected", "Filtered out by a curator"
+        OVERRIDDEN = "overridden", "Split anyway by a curator"
+
+    # Every allowed state change; `annotation.blackswan.splits.transition` enforces it.
+    TRANSITIONS = {
+        Status.QUEUED: {Status.RUNNING, Status.FAILED},
+        Status.RUNNING: {Status.DONE, Status.FLAGGED, Status.FAILED},
+        Status.FLAGGED: {Status.REJECTED, Status.OVERRIDDEN},
+        Status.DONE: set(),
+        Status.FAILED: set(),
+        Status.REJECTED: set(),
+        Status.OVERRIDDEN: set(),
+    }
+
+    video = models.ForeignKey(Video, on_delete=models.PROTECT, related_name="splits")
+    event_start = models.FloatField(help_text="seconds, as given (start of the unexpected event)")
+    event_end = models.FloatField(help_text="seconds, as given (end of the unexpected event)")
+    snap = models.BooleanField(default=True, help_text="move boundaries to a nearby scene cut")
+    snap_tolerance = models.FloatField(default=0.5, help_text="seconds")
+    allow_multi_scene = models.BooleanField(default=False, help_text="split even if the video has several scenes")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    message = models.TextField(blank=True)
+    frame_count = models.IntegerField(null=True, blank=True)
+    fps = models.FloatField(null=True, blank=True)
+    main_start_frame = models.IntegerField(null=True, blank=True, help_text="first frame of V_main")
+    main_end_frame = models.IntegerField(null=True, blank=True, help_text="first frame of V_post")
+    scene_cuts = models.JSONField(default=list, blank=True, help_text='[{"frame": 30, "time": 1.2, ...}]')
+    multi_scene = models.BooleanField(null=True, blank=True)
+    parameters = models.JSONField(default=dict, blank=True, help_text="detector, plan and encoding settings")
+    pre_video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    main_video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    post_video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    detective_video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    full_video = models.ForeignKey(Video, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    job = models.ForeignKey("generation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["video_id", "-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(event_start__gte=0) & models.Q(event_end__gt=models.F("event_start")),
+                name="video_split_event_in_order",
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(main_start_frame__isnull=True) | models.Q(main_end_frame__isnull=True)
+                           | (models.Q(main_start_frame__gt=0)
+                              & models.Q(main_end_frame__gt=models.F("main_start_frame")))),
+                name="video_split_frames_in_order",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="done") | models.Q(
+                    pre_video__isnull=False, main_video__isnull=False, post_video__isnull=False,
+                    detective_video__isnull=False, full_video__isnull=False, main_start_frame__isnull=False,
+                    main_end_frame__isnull=False, frame_count__isnull=False,
+                ),
+                name="video_split_done_has_clips",
+            ),
+        ]
+
+    def __str__(self):
+        return f"split #{self.pk} of {self.video} at {self.event_start:g}–{self.event_end:g} s ({self.status})"
+
+    def clips(self) -> dict:
+        """The resulting library videos by part name (None where not cut)."""
+        return {"pre": self.pre_video, "main": self.main_video, "post": self.post_video,
+                "detective": self.detective_video, "full": self.full_video}

@@ -1,0 +1,2 @@
+"""BlackSwanSuite's curation workflow: splitting library videos into the parts its tasks reveal in stages
+(`splits`)."""
