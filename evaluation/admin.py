@@ -1,10 +1,10 @@
-"""Admin pages for evaluation runs (with their chunks and status history), predictions and the
-response cache; runs can be cancelled or resumed on the Celery workers from the list."""
+"""Admin pages for evaluation runs (with their chunks and status history), predictions, judge verdicts
+and the response cache; runs can be cancelled or resumed on the Celery workers from the list."""
 
 from django.contrib import admin, messages
 
 from evaluation import runs
-from evaluation.models import EvaluationRun, Prediction, ResponseCache, RunChunk, RunTransition
+from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache, RunChunk, RunTransition
 
 
 class RunChunkInline(admin.TabularInline):
@@ -72,3 +72,21 @@ class ResponseCacheAdmin(admin.ModelAdmin):
     list_display = ["key", "model_id", "model_revision", "backend", "created_at"]
     list_filter = ["backend"]
     search_fields = ["key", "model_id"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    """Judge verdicts are records of what a judge model said: read-only."""
+
+    list_display = ["prediction", "kind", "judge_model", "judge_backend", "reference_key", "parse_status",
+                    "from_cache", "created_at"]
+    list_filter = ["kind", "parse_status", "judge_backend", "judge_model", "from_cache"]
+    search_fields = ["prediction__request_id", "judge_model", "raw_verdict"]
+    list_select_related = ["prediction"]
+    readonly_fields = [f.name for f in Judgment._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -159,3 +159,55 @@ class ResponseCache(models.Model):
     prompt_tokens = models.IntegerField(null=True, blank=True)
     completion_tokens = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Judgment(models.Model):
+    """An LLM judge's verdict on one prediction, with everything needed to reproduce and audit it.
+
+    One row per (prediction, judge kind, judge model, reference key): LLM-Match rates each reference
+    separately (`reference_key` "ref:0", "ref:1", …); the other judges see every reference at once
+    (`reference_key` ""). A verdict the judge wrote but that cannot be read is kept with its raw text
+    and `parse_status` "unparsed" (counted, never guessed); a call that failed is "failed" with the
+    error and is tried again on the next pass.
+    """
+
+    class Kind(models.TextChoices):
+        LLM_MATCH = "llm_match", "LLM-Match (BlackSwan)"
+        CVRR = "cvrr", "CVRR-ES judge"
+        MAIA = "maia", "MAIA open-answer judge"
+        NLEYE_EXPLANATION = "nleye_explanation", "NL-EYE explanation judge"
+
+    class ParseStatus(models.TextChoices):
+        OK = "ok", "Parsed"
+        UNPARSED = "unparsed", "Unparsed"
+        FAILED = "failed", "Call failed"
+
+    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="judgments")
+    kind = models.CharField(max_length=32, choices=Kind.choices, db_index=True)
+    judge_model = models.CharField(max_length=255, help_text="hub id, local path or API model name")
+    judge_revision = models.CharField(max_length=128, blank=True, help_text="the revision the judge resolved to")
+    judge_backend = models.CharField(max_length=32)
+    reference_key = models.CharField(max_length=64, blank=True, default="",
+                                     help_text="which reference this verdict compares with; empty: all of them")
+    prompt = models.JSONField(help_text="the exact messages sent to the judge")
+    params = models.JSONField(default=dict, blank=True)
+    raw_verdict = models.TextField(blank=True)
+    verdict = models.JSONField(null=True, blank=True, help_text="the parsed verdict")
+    parse_status = models.CharField(max_length=16, choices=ParseStatus.choices, db_index=True)
+    error = models.TextField(blank=True)
+    from_cache = models.BooleanField(default=False)
+    latency_s = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.IntegerField(null=True, blank=True)
+    completion_tokens = models.IntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["prediction_id", "kind", "judge_model", "reference_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["prediction", "kind", "judge_model", "reference_key"],
+                                    name="one_judgment_per_reference"),
+        ]
+
+    def __str__(self):
+        key = f" {self.reference_key}" if self.reference_key else ""
+        return f"{self.kind} by {self.judge_model} on prediction {self.prediction_id}{key}: {self.parse_status}"

@@ -1,0 +1,78 @@
+"""`manage.py judge`: judge every prediction of a stored run with an LLM judge and store the verdicts
+(`evaluation.judges.judge_run`); optionally compare them with human verdicts."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import judges
+from evaluation.management.commands.evaluate import parse_option
+from evaluation.models import EvaluationRun
+from generation.backends.base import BackendError
+
+
+class Command(BaseCommand):
+    help = ("Judge a run's predictions with an LLM judge (llm_match, cvrr, maia, nleye_explanation); verdicts "
+            "are cached and stored with their prompt and judge model, and judged predictions are skipped.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--run", type=int, required=True, metavar="RUN_ID")
+        parser.add_argument("--kind", required=True, choices=list(judges.KINDS))
+        parser.add_argument("--judge-model", required=True,
+                            help="hub id, local folder or API model name (\"openai:gpt-4o\" names the backend)")
+        parser.add_argument("--judge-backend", default="", choices=["", *judges.CHAT_BACKENDS],
+                            help="causal_lm (default), openai or transformers")
+        parser.add_argument("--judge-revision", default="")
+        parser.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
+                            help="backend option, repeatable (base_url=..., device=cuda, dtype=bfloat16)")
+        parser.add_argument("--batch-size", type=int, default=8, help="judge calls per model call")
+        parser.add_argument("--max-new-tokens", type=int, default=judges.DEFAULT_MAX_NEW_TOKENS)
+        parser.add_argument("--temperature", type=float, default=0.0, help="0 (default): greedy, cached")
+        parser.add_argument("--human", metavar="FILE",
+                            help="JSON lines {request_id, label, [sample], [reference]}: report agreement with them")
+
+    def handle(self, *args, **options):
+        run = EvaluationRun.objects.select_related("version__benchmark").filter(pk=options["run"]).first()
+        if run is None:
+            raise CommandError(f"There is no run {options['run']}.")
+        if options["batch_size"] < 1:
+            raise CommandError("--batch-size must be at least 1.")
+        kind = judges.get_kind(options["kind"])
+        if kind.benchmark != run.version.benchmark.slug:
+            raise CommandError(f"The {kind.name} judge judges {kind.benchmark} runs; run {run.pk} is on "
+                               f"{run.version.benchmark.slug}.")
+        human = self._human(options["human"]) if options["human"] else None
+        try:
+            spec = judges.judge_spec(options["judge_model"], backend=options["judge_backend"],
+                                     revision=options["judge_revision"],
+                                     options=dict(parse_option(text) for text in options["judge_option"]))
+            stats = judges.judge_run(run, kind.name, spec, batch_size=options["batch_size"],
+                                     params={"max_new_tokens": options["max_new_tokens"],
+                                             "temperature": options["temperature"]})
+        except (judges.JudgeError, BackendError) as exc:
+            raise CommandError(str(exc)) from None
+        counts = judges.judgment_counts(run, kind.name, spec.model_id)
+        self.stdout.write(
+            f"Run {run.pk}, {kind.name} judge {spec.model_id} ({spec.backend}, revision "
+            f"{spec.cache_revision or '-'}): {stats.responses} responses, {stats.calls} judge calls, "
+            f"{stats.from_cache} from cache, {stats.skipped} judged before, {stats.empty} empty, "
+            f"{stats.not_selected} not judged (not selected). Stored: {counts['ok']} ok, "
+            f"{counts['unparsed']} unparsed, {counts['failed']} failed.")
+        if counts["failed"]:
+            self.stderr.write(f"{counts['failed']} judge calls failed; run the command again to retry them.")
+        if human is not None:
+            try:
+                report = judges.run_agreement(run, kind.name, spec.model_id, human)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write("Agreement with human verdicts: " + json.dumps(report.as_dict(), sort_keys=True))
+
+    @staticmethod
+    def _human(path: str) -> dict:
+        try:
+            with open(path, encoding="utf-8") as lines:
+                return judges.read_human_verdicts(lines, source=path)
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror}.") from None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None

@@ -1,0 +1,44 @@
+"""`manage.py run_baseline`: a paper's baseline (random, dumb_pixel, nli, unimodal) over a frozen
+benchmark version, stored as an evaluation run beside the models' (`evaluation.baselines`)."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import baselines, runs
+from generation.backends.base import BackendError
+
+
+class Command(BaseCommand):
+    help = ("Run a baseline over a frozen benchmark version: random (seeded), dumb_pixel (NL-EYE), nli (NL-EYE "
+            "text-only, one NLI model) or unimodal (MAIA VSV, one or more causal LMs).")
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        kwargs.setdefault("conflict_handler", "resolve")  # --version names the benchmark version
+        return super().create_parser(prog_name, subcommand, **kwargs)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True, help="benchmark slug: blackswan, cvqa, nleye, cvrr, maia")
+        parser.add_argument("--version", dest="version_label", required=True, metavar="LABEL",
+                            help="label of a frozen version of that benchmark")
+        parser.add_argument("--baseline", required=True, choices=baselines.BASELINES)
+        parser.add_argument("--model", action="append", default=[],
+                            help="nli: the NLI model; unimodal: a causal LM (repeat for several)")
+        parser.add_argument("--revision", default="", help="model revision (hub commit, branch or tag)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--variants", default="", help="comma-separated task variants (default: all it answers)")
+        parser.add_argument("--limit", type=int, help="only the first N items")
+        parser.add_argument("--input", dest="input_strategy", default="", help="input strategy (random only)")
+        parser.add_argument("--batch-size", type=int, default=16, help="texts per model forward pass")
+
+    def handle(self, *args, **options):
+        try:
+            version = runs.find_version(options["benchmark"], options["version_label"])
+            run = baselines.run_baseline(
+                version, options["baseline"], seed=options["seed"], models=options["model"],
+                revision=options["revision"], variants=[v.strip() for v in options["variants"].split(",") if v.strip()],
+                limit=options["limit"], input_strategy=options["input_strategy"], batch_size=options["batch_size"])
+        except (runs.RunConfigError, baselines.BaselineError, BackendError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"Run {run.pk}: {run.model_id} on {run.version} ({run.input_strategy}), {run.status}: "
+                          f"{run.completed_predictions} of {run.total_predictions} predictions. {run.message}")
+        if run.status != runs.Status.SUCCEEDED:
+            raise CommandError(f"Run {run.pk} {run.status}: {run.message}")
