@@ -84,10 +84,13 @@ def read_predictions(lines: Iterable[str], source: str = "predictions") -> list[
     return predictions
 
 
-def run_predictions(run) -> list[dict]:
-    """A stored run's predictions in the same form; rows that failed are left out (their requests are missing)."""
+def run_predictions(run, verdicts: dict | None = None) -> list[dict]:
+    """A stored run's predictions in the same form; rows that failed are left out (their requests are missing).
+    `verdicts` ((request id, sample) → verdict, e.g. `judges.verdicts_for_run`) fills in stored judgments."""
+    verdicts = verdicts or {}
     rows = run.predictions.filter(error="").values_list("request_id", "sample_index", "raw_output")
-    return [{"request_id": rid, "sample": sample, "response": text, "judgment": None} for rid, sample, text in rows]
+    return [{"request_id": rid, "sample": sample, "response": text, "judgment": verdicts.get((rid, sample))}
+            for rid, sample, text in rows]
 
 
 def collect(requests, predictions: Iterable[dict]) -> Collected:

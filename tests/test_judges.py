@@ -458,3 +458,18 @@ def test_score_command_judges_through_the_hook(server, tmp_path, monkeypatch):
     assert server.calls == 2
     assert metrics["dimensions"][DIMENSION]["accuracy"] == pytest.approx(1 / 3)
     assert metrics["meta"]["models"]["judge"] == "openai:judge-test"
+
+
+@pytest.mark.django_db
+def test_score_command_reuses_the_verdicts_the_judge_command_stored(server, tmp_path, monkeypatch):
+    run = cvrr_run("score-2", {"q1": "q1 waves", "q2": "q2 sits"})
+    server.script(said("{'pred': 'correct', 'score': 4, 'reason': 'same'}"),
+                  said("{'pred': 'incorrect', 'score': 1, 'reason': 'different'}"))
+    judges.judge_run(run, "cvrr", openai_spec(server), batch_size=8)
+    ResponseCache.objects.all().delete()  # only the stored judgments can answer now
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    out = tmp_path / "metrics.json"
+    call_command("score", "--run", str(run.pk), "--out", str(out), "--judge-model", "openai:judge-test",
+                 stdout=StringIO(), stderr=StringIO())
+    assert server.calls == 2  # both verdicts came from the judge run, none from a new call
+    assert json.loads(out.read_text())["dimensions"][DIMENSION]["accuracy"] == pytest.approx(1 / 2)

@@ -85,7 +85,21 @@ class Command(BaseCommand):
         requests = [planned.request for planned in runner.plan(run)]
         setting = {"input": run.input_strategy, "prompting": run.prompting, "seed": run.seed,
                    "variants": list(run.variants or []), "run": run.pk, "model": run.model_id}
-        return run.version, requests, scoring.run_predictions(run), setting
+        return run.version, requests, scoring.run_predictions(run, self._stored_verdicts(run, options)), setting
+
+    @staticmethod
+    def _stored_verdicts(run, options) -> dict:
+        """Verdicts `manage.py judge` already stored for this run by the judge model asked for: reused, so
+        only what is not judged yet goes to the judge."""
+        if not options.get("judge_model"):
+            return {}
+        from evaluation import judges
+
+        kind = judges.KIND_BY_BENCHMARK.get(run.version.benchmark.slug)
+        if kind is None:
+            return {}
+        _backend, model_id = judges.split_model(options["judge_model"], "")
+        return judges.verdicts_for_run(run, kind, model_id)
 
     def _models(self, benchmark, options) -> tuple[dict, dict]:
         """The scoring models the benchmark uses, loaded; and what was used, for the report."""
