@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.crowd import assignment, history, reports, review, rows, submissions
+from annotation.crowd import assignment, eligibility, history, reports, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -97,10 +97,11 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
-        study = rows.fetch_one(Study, "t.slug = %s", [slug])
-        if study is None:
+        found = eligibility.study_and_standing(slug, request.user)
+        if found is None:
             raise CrowdError("No such study.", status=404)
-        claim = assignment.claim_next(study, request.user)
+        study, facts = found
+        claim = assignment.claim_next(study, request.user, facts=facts)
         if claim is None:
             return Response({"claim": None, "message": "There is no item left for you in this study. Thank you!"},
                             status=200)

@@ -44,10 +44,15 @@ def active_claim(study: Study, worker) -> Claim | None:
     return Claim.objects.filter(study=study, worker=worker, status=Claim.Status.ACTIVE).select_related("item").first()
 
 
-def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = "") -> Claim | None:
-    """Give the worker their current claim, or a new one; None when nothing is left for them."""
+def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = "",
+               facts: eligibility.Standing | None = None) -> Claim | None:
+    """Give the worker their current claim, or a new one; None when nothing is left for them.
+
+    `facts`: the worker's standing, when the caller has just read it with the study
+    (`eligibility.study_and_standing`); otherwise it is read here, so a stale `study` object cannot
+    let anyone claim from a study that has closed meanwhile."""
     now = now or timezone.now()
-    facts = eligibility.standing(study, worker)  # the state as the database has it, not as `study` was loaded
+    facts = facts or eligibility.standing(study, worker)
     if facts.state != Study.State.OPEN:
         raise StudyNotOpen(f"The study '{study.name}' is {Study.State(facts.state).label.lower()}.")
     reason = eligibility.refusal(study, facts)

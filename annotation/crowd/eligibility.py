@@ -27,13 +27,14 @@ class Standing:
 
 
 @cache
-def _standing_sql() -> str:
+def _standing_sql(by: str) -> str:
+    """The standing query, finding the study by `id` or `slug`; it also returns the study's row."""
     study, exclusion = rows.table(Study), rows.table(StudyExclusion)
     excluded_m2m = rows.table(Study.exclude_workers.through)
     included_m2m = rows.table(Study.include_workers.through)
     profile, granted = rows.table(WorkerProfile), rows.table(WorkerQualification)
     return f"""
-        SELECT s.state,
+        SELECT {rows.select_list(Study, "s")},
           EXISTS (SELECT 1 FROM {exclusion} x WHERE x.study_id = s.id AND x.worker_id = %(user)s),
           EXISTS (SELECT 1 FROM {excluded_m2m} b WHERE b.study_id = s.id AND b.user_id = %(user)s),
           EXISTS (SELECT 1 FROM {included_m2m} i WHERE i.study_id = s.id),
@@ -42,17 +43,31 @@ def _standing_sql() -> str:
             SELECT 1 FROM {granted} g JOIN {profile} p ON p.id = g.profile_id
             WHERE p.user_id = %(user)s AND g.qualification_id = s.required_qualification_id),
           (SELECT p.attributes FROM {profile} p WHERE p.user_id = %(user)s)
-        FROM {study} s WHERE s.id = %(study)s"""
+        FROM {study} s WHERE s.{by} = %(study)s"""
+
+
+def _read(by: str, key, user) -> tuple[Study, Standing] | None:
+    found = rows.execute(_standing_sql(by), {"user": user.pk, "study": key})
+    if not found:
+        return None
+    columns = len(Study._meta.concrete_fields)
+    study = rows.build(Study, found[0][:columns])
+    excluded, blocked, invited_only, invited, qualified, attributes = found[0][columns:]
+    return study, Standing(state=study.state, excluded=bool(excluded), blocked=bool(blocked),
+                           invited_only=bool(invited_only), invited=bool(invited), qualified=bool(qualified),
+                           attributes=rows.decode(WorkerProfile._meta.get_field("attributes"), attributes) or {})
 
 
 def standing(study: Study, user) -> Standing:
-    row = rows.execute(_standing_sql(), {"user": user.pk, "study": study.pk})
-    if not row:
+    found = _read("id", study.pk, user)
+    if found is None:
         raise Study.DoesNotExist(f"Study {study.pk} no longer exists.")
-    state, excluded, blocked, invited_only, invited, qualified, attributes = row[0]
-    return Standing(state=state, excluded=bool(excluded), blocked=bool(blocked), invited_only=bool(invited_only),
-                    invited=bool(invited), qualified=bool(qualified),
-                    attributes=rows.decode(WorkerProfile._meta.get_field("attributes"), attributes) or {})
+    return found[1]
+
+
+def study_and_standing(slug: str, user) -> tuple[Study, Standing] | None:
+    """The study with this slug, as the database has it now, and the worker's standing in it (one read)."""
+    return _read("slug", slug, user)
 
 
 def refusal(study: Study, facts: Standing) -> str:
