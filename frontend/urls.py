@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import report_views, run_views, views
+from frontend import report_views, results_views, run_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,7 +20,13 @@ urlpatterns = [
     path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/resume/", run_views.run_resume, name="run-resume"),
-    path("results/", views.results, name="results"),
+    path("results/", results_views.results_index, name="results"),
+    path("results/versions/<int:pk>/", results_views.results_version, name="results-version"),
+    path("results/versions/<int:pk>/charts/<slug:series>/<slug:kind>.<slug:fmt>", results_views.results_chart,
+         name="results-chart"),
+    path("results/runs/<int:pk>/", results_views.results_run, name="results-run"),
+    path("results/runs/<int:pk>/metrics.json", results_views.results_run_json, name="results-run-json"),
+    path("results/runs/<int:pk>/metrics/<str:metric>/", results_views.results_drill, name="results-drill"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),

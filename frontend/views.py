@@ -8,7 +8,7 @@ from annotation.crowd import curation, task_page
 from annotation.media import max_upload_bytes
 from annotation.models import Benchmark, BenchmarkVersion, Image, Video
 from config.permissions import roles_allowed
-from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, RESEARCHER, STAFF_ROLES, has_role
+from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, STAFF_ROLES, has_role
 from frontend.navigation import entries_for
 from generation.api import visible_jobs
 from generation.media_probe import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
@@ -67,12 +67,6 @@ def version_detail(request, pk):
     version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
     items = Paginator(version.items.prefetch_related("media"), 50).get_page(request.GET.get("page"))
     return render(request, "frontend/version_detail.html", {"version": version, "items": items})
-
-
-@roles_allowed(RESEARCHER, ADMIN)
-def results(request):
-    return render(request, "frontend/results.html",
-                  {"versions": BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")})
 
 
 @roles_allowed(*STAFF_ROLES)

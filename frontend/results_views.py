@@ -1,0 +1,161 @@
+"""Results pages for researchers: the frozen versions with their runs, a version's leaderboard with its
+per-category charts and consistency views, a run's every metric, and the predictions behind any number.
+The numbers come from `evaluation.results` (scored like `manage.py score --run`, cached per run)."""
+
+import json
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Prefetch, Q
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotation.models import BenchmarkVersion
+from config.permissions import roles_allowed
+from config.roles import ADMIN, RESEARCHER
+from evaluation import plots, results
+from evaluation.models import EvaluationRun, Prediction
+
+REQUESTS_PER_PAGE = 40
+
+
+def _pretty(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_index(request):
+    runs = EvaluationRun.objects.order_by("-created_at")
+    versions = (BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")
+                .annotate(succeeded=Count("runs", filter=Q(runs__status=EvaluationRun.Status.SUCCEEDED)))
+                .prefetch_related(Prefetch("runs", queryset=runs))
+                .order_by("benchmark__slug", "-created_at"))
+    return render(request, "frontend/results.html", {"versions": versions})
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_version(request, pk):
+    version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
+    board = results.leaderboard(version)
+    series = [s for s in results.series(version, board) if s.has_data]
+    return render(request, "frontend/results_version.html", {
+        "version": version, "board": board, "series": series, "consistency": results.consistency(board),
+        "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
+        "formats": list(plots.FORMATS),
+    })
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_chart(request, pk, series, kind, fmt):
+    version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
+    try:
+        image = results.chart_image(version, series, kind, fmt)
+    except results.UnknownMetric as exc:
+        raise Http404(str(exc)) from None
+    response = HttpResponse(image, content_type=plots.FORMATS[fmt])
+    if request.GET.get("download"):
+        name = f"{version.benchmark.slug}-{version.label}-{series}-{kind}.{fmt}"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def _run(pk) -> EvaluationRun:
+    return get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_run(request, pk):
+    run = _run(pk)
+    found = results.run_results(run)
+    return render(request, "frontend/results_run.html", {
+        "run": run, "label": results.run_label(run), "results": found, "frames": results.frame_text(run),
+        "cells": results.flat_metrics(found.metrics) if found.ok else [],
+        "summary": found.metrics.get("predictions", {}),
+    })
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_run_json(request, pk):
+    run = _run(pk)
+    found = results.run_results(run)
+    if not found.ok:
+        return JsonResponse({"error": found.error}, status=409)
+    meta = {"run": run.pk, "benchmark": run.version.benchmark.slug, "version": run.version.label,
+            "checksum": run.version.checksum, "model": run.model_id, "revision": run.resolved_revision,
+            "backend": run.backend, "input": run.input_strategy, "prompting": run.prompting,
+            "frames": results.frame_text(run), "seed": run.seed, "variants": list(run.variants or []),
+            "judge": found.judge}
+    return JsonResponse({"meta": meta, **found.metrics}, json_dumps_params={"ensure_ascii": False, "indent": 2})
+
+
+def _prompt_text(prompt) -> str:
+    """The stored messages as a reader sees them: each message's role and text, media as placeholders."""
+    lines = []
+    for message in prompt if isinstance(prompt, list) else []:
+        if not isinstance(message, dict):
+            continue
+        parts = message.get("content") if isinstance(message.get("content"), list) else [message.get("content")]
+        shown = []
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "text":
+                shown.append(str(part.get("text", "")))
+            elif isinstance(part, dict):
+                frames = f", {part['frames']} frames" if part.get("frames") else ""
+                shown.append(f"[{part.get('type', 'medium')}{frames}]")
+            elif part:
+                shown.append(str(part))
+        lines.append(f"{message.get('role', '?')}: " + "\n".join(shown))
+    return "\n\n".join(lines)
+
+
+def _judgments(predictions) -> dict[int, list]:
+    """prediction id → its stored judge verdicts (none where judgments are not installed)."""
+    if results.Judgment is None:
+        return {}
+    found: dict[int, list] = {}
+    for judgment in results.Judgment.objects.filter(prediction__in=predictions).order_by("prediction_id", "kind",
+                                                                                         "reference_key"):
+        found.setdefault(judgment.prediction_id, []).append({"judgment": judgment,
+                                                             "verdict": _pretty(judgment.verdict)})
+    return found
+
+
+def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
+    ids = [r.request_id for r in requests]
+    predictions = list(Prediction.objects.filter(run=run, request_id__in=ids).order_by("request_id", "sample_index"))
+    judged = _judgments(predictions)
+    by_request: dict[str, list] = {}
+    for prediction in predictions:
+        by_request.setdefault(prediction.request_id, []).append({
+            "prediction": prediction, "prompt_text": _prompt_text(prediction.prompt),
+            "prompt": _pretty(prediction.prompt), "inputs": _pretty(prediction.inputs),
+            "media": [m for m in (prediction.inputs or {}).get("media") or [] if isinstance(m, dict)],
+            "judgments": judged.get(prediction.pk, []),
+        })
+    return [{"request": r, "outcome": outcomes[r.request_id], "predictions": by_request.get(r.request_id, []),
+             "gold": _pretty(r.gold) if isinstance(r.gold, list | dict) else r.gold,
+             "gold_is_text": isinstance(r.gold, list | dict)} for r in requests]
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_drill(request, pk, metric):
+    run = _run(pk)
+    outcome = request.GET.get("outcome", "")
+    if outcome and outcome not in results.OUTCOMES:
+        outcome = ""
+    try:
+        found = results.drill(run, metric, outcome_filter=outcome, view=request.GET.get("view", ""),
+                              view_cell=request.GET.get("cell", ""))
+    except results.UnknownMetric as exc:
+        raise Http404(str(exc)) from None
+    page = Paginator(found.requests, REQUESTS_PER_PAGE).get_page(request.GET.get("page"))
+    keep = request.GET.copy()
+    keep.pop("page", None)
+    filters = request.GET.copy()
+    filters.pop("page", None)
+    filters.pop("outcome", None)
+    return render(request, "frontend/results_drill.html", {
+        "run": run, "label": results.run_label(run), "drill": found, "page": page,
+        "rows": _request_rows(run, list(page), found.outcomes), "outcome": outcome,
+        "outcome_counts": sorted(found.outcome_counts.items()), "query": keep.urlencode(),
+        "filter_query": filters.urlencode(),
+    })
