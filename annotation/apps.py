@@ -8,7 +8,7 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation import media_jobs  # noqa: F401  (registers the media job kinds)
-        from annotation.blackswan import splits  # noqa: F401  (registers the blackswan_split job)
+        from annotation.blackswan import splits, versions  # noqa: F401  (register the BlackSwan jobs and proposal kinds)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
