@@ -12,6 +12,7 @@ from django.contrib.auth import login
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 
 from annotation.crowd import assignment, curation, payments, platforms, task_page
 from annotation.crowd.errors import CrowdError
@@ -65,8 +66,22 @@ def work(request, slug):
         response = render(request, "crowd/no_items.html", task_page.completion_context(study, request.user, visit))
     else:
         task_page.attach_assignment(claim, assignment_id)
-        response = render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
+        if task_page.is_staged(study):
+            try:
+                context = task_page.staged_task_context(study, claim)
+            except CrowdError as exc:
+                return _refused(request, exc, study)
+            response = _private(render(request, "crowd/blackswan_step.html", {**context, "visit": visit}))
+        else:
+            response = render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
     return _frameable_by_mturk(response) if assignment_id else response
+
+
+def _private(response):
+    """A staged step's page names the clips of that step only: no cache may keep it for a later visit."""
+    add_never_cache_headers(response)
+    response["Cache-Control"] = "private, no-store, no-cache, must-revalidate, max-age=0"
+    return response
 
 
 @roles_allowed(*WORKERS)
@@ -107,7 +122,9 @@ def mturk_entry(request, slug):
     study = get_object_or_404(Study, slug=slug)
     try:
         visit = platforms.parse_mturk(request.GET)
-        if visit.preview:
+        if visit.preview and task_page.is_staged(study):
+            response = render(request, "crowd/blackswan_step.html", task_page.staged_preview_context(study))
+        elif visit.preview:
             response = render(request, "crowd/task.html", task_page.preview_context(study))
         else:
             response = _enter(request, study, visit)

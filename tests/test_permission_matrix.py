@@ -68,6 +68,17 @@ MATRIX: dict[str, Case] = {
     "media-library": Case(GET=page(STAFF)),
     "video-detail": Case(GET=page(STAFF), kwargs={"pk": "video"}),
     "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    # the curator's split timeline of the video (frontend/split_views.py): curators and admins only
+    "video-split": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
+    "video-split-timeline": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
+    "video-split-thumbnails": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
+    "video-split-frame": Case(GET=page(CURATORS), kwargs={"pk": "video", "index": 0}),
+    "video-split-list": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
+    # no boundaries given: allowed roles get 400 (and nothing is recorded)
+    "video-split-plan": Case(GET=page(CURATORS, ok=400), kwargs={"pk": "video"}),
+    "video-split-create": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400), kwargs={"pk": "video"}),
+    # a split that does not exist: allowed roles get 404
+    "video-split-resolve": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "benchmarks": Case(GET=page(STAFF)),
     "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
     # the start form posted empty: allowed roles get the form back with its errors (400)
@@ -80,6 +91,13 @@ MATRIX: dict[str, Case] = {
     "run-resume": Case(GET=page(RESEARCHERS, ok=405), POST={**page(RESEARCHERS, ok=403), ADMIN: 409},
                        kwargs={"pk": "run"}),
     "results": Case(GET=page(RESEARCHERS)),
+    # results of the succeeded (empty) run on the draft version: a leaderboard, a chart, its metrics
+    "results-version": Case(GET=page(RESEARCHERS), kwargs={"pk": "version"}),
+    "results-chart": Case(GET=page(RESEARCHERS), kwargs={"pk": "version", "series": "real-counterfactual",
+                                                         "kind": "bar", "fmt": "png"}),
+    "results-run": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
+    "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
+    "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
     # an export job that does not exist: researchers and admins get 404, other roles 403
@@ -151,6 +169,12 @@ MATRIX: dict[str, Case] = {
                              kwargs={"pk": MISSING}),
     "api-claim-release": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
                               kwargs={"pk": MISSING}),
+    # staged (BlackSwanSuite) claims: the current step, and each step's draft and submission
+    "api-claim-stage": Case(GET=api((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
+    "api-claim-step-draft": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                                 kwargs={"pk": MISSING, "step": "forecaster"}),
+    "api-claim-step-submit": Case(GET=api((ANNOTATOR, CURATOR), ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                                  kwargs={"pk": MISSING, "step": "detective"}),
     "api-study-report": Case(GET=api((RESEARCHER, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "api-study-report-csv": Case(GET=api((RESEARCHER, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "api-qualification-test-list": Case(GET=api((ANNOTATOR, CURATOR))),

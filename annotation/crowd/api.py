@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.blackswan import staged
 from annotation.crowd import assignment, eligibility, history, reports, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
@@ -31,6 +32,8 @@ TRANSITIONS = {
     "close": {Study.State.DRAFT, Study.State.OPEN, Study.State.PAUSED},
 }
 TARGET = {"open": Study.State.OPEN, "pause": Study.State.PAUSED, "close": Study.State.CLOSED}
+STEP_PARAMETER = OpenApiParameter("step", str, OpenApiParameter.PATH, enum=list(staged.STEPS),
+                                  description="a step of a staged (BlackSwanSuite) claim, in order")
 
 
 class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -91,7 +94,14 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         clashes = set(StudyItem.objects.filter(study=study, external_id__in=ids).values_list("external_id", flat=True))
         if clashes or len(set(ids)) != len(ids):
             return Response({"error": "Duplicate item ids.", "details": sorted(clashes) or ids}, status=409)
-        created = assignment.add_items(study, rows.validated_data)
+        items = rows.validated_data
+        if staged.is_staged(study):  # each item names a finished split: {"split_id": …}
+            if any(set(row["payload"]) != {"split_id"} for row in items):
+                return Response({"error": 'Items of a staged study are {"payload": {"split_id": …}}.'}, status=400)
+            videos = staged.item_rows([row["payload"]["split_id"] for row in items])
+            items = [{**row, "payload": found["payload"], "video": found["video"]}
+                     for row, found in zip(items, videos, strict=True)]
+        created = assignment.add_items(study, items)
         return Response({"created": len(created)}, status=201)
 
     @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})
@@ -172,6 +182,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["put", "post"])
     def draft(self, request, pk=None):
         claim = self._claim(pk)
+        self._not_staged(claim)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         draft = submissions.save_draft(claim, request.user, body.validated_data["data"],
@@ -182,6 +193,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         claim = self._claim(pk)
+        self._not_staged(claim)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         submission, created, feedback = submissions.submit(
@@ -195,6 +207,46 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         claim = assignment.release(self._claim(pk), request.user)
         return Response({"id": claim.pk, "status": claim.status})
 
+    # --- Staged studies (BlackSwanSuite): one claim, three steps in order, each with its own draft ---
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"])
+    def stage(self, request, pk=None):
+        """The current step of a staged claim: its players (only clips the step shows), draft and
+        the worker's earlier answers."""
+        return _no_store(Response(staged.stage_state(self._claim(pk))))
+
+    @extend_schema(request=AnswerSerializer, responses={200: OpenApiTypes.OBJECT}, parameters=[STEP_PARAMETER])
+    @action(detail=True, methods=["put", "post"], url_path=r"steps/(?P<step>[a-z]+)/draft", url_name="step-draft")
+    def step_draft(self, request, pk=None, step=None):
+        claim = self._claim(pk)
+        body = AnswerSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        saved = staged.save_step_draft(claim, request.user, step, body.validated_data["data"],
+                                       active_seconds=body.validated_data["active_seconds"])
+        return _no_store(Response({"step": saved.step, "revision": saved.draft_revision,
+                                   "updated_at": saved.draft_saved_at}))
+
+    @extend_schema(request=AnswerSerializer, responses={201: OpenApiTypes.OBJECT}, parameters=[STEP_PARAMETER])
+    @action(detail=True, methods=["post"], url_path=r"steps/(?P<step>[a-z]+)/submit", url_name="step-submit")
+    def step_submit(self, request, pk=None, step=None):
+        """Submit the current step; a step out of order is refused (409) and nothing is written."""
+        claim = self._claim(pk)
+        body = AnswerSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        result = staged.submit_step(claim, request.user, step, body.validated_data["data"],
+                                    active_seconds=body.validated_data["active_seconds"])
+        return _no_store(Response({
+            "step": result.step, "next_step": result.next_step, "finished": result.finished,
+            "submission": result.submission.pk if result.submission else None, "feedback": result.feedback or {},
+        }, status=status.HTTP_201_CREATED))
+
+    @staticmethod
+    def _not_staged(claim: Claim) -> None:
+        if staged.is_staged(claim.study):
+            raise CrowdError("This item has steps: save and submit each at /api/claims/<id>/steps/<step>/.",
+                             status=409)
+
     def _claim(self, pk) -> Claim:
         claim = submissions.load_claim(pk) if str(pk).isdigit() else None
         if claim is None:
@@ -202,6 +254,11 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         if claim.worker_id != self.request.user.pk:
             raise CrowdError("This item is not assigned to you.", status=403)
         return claim
+
+
+def _no_store(response):
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):

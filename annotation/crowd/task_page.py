@@ -1,5 +1,7 @@
 """What a worker is shown: the task page (the item, its form with the saved draft, the instructions),
 the read-only preview of a Mechanical Turk HIT, the completion page and the "My tasks" list.
+Staged studies (BlackSwanSuite) have a page per step instead (`staged_task_context`), which holds
+only the clips the claim's current step shows.
 
 Each function returns the template context as a plain dict; the views in `frontend.crowd_views`
 only parse the request, check roles and render.
@@ -10,6 +12,7 @@ import json
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.blackswan import staged
 from annotation.crowd import eligibility, forms, platforms
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
@@ -142,6 +145,73 @@ def preview_context(study: Study) -> dict:
     presentation = forms.presentation_for(study.form_schema, item.payload, seed=f"preview:{item.pk}")
     return {**_item_context(study, item, presentation, {}), "preview": True, "claim": None,
             "show_instructions": True}
+
+
+# --- Staged studies: one page per step --------------------------------------------------------------
+
+def is_staged(study: Study) -> bool:
+    return staged.is_staged(study)
+
+
+def _entry(values: dict, key: str, index: int):
+    entries = values.get(key)
+    return entries[index] if isinstance(entries, list) and index < len(entries) else None
+
+
+def _step_rows(step: str, draft: dict, earlier: dict) -> dict:
+    """The step's questions with the draft's answers filled in, and the earlier answers they are about."""
+    numbers = range(staged.HYPOTHESES)
+    if step == staged.FORECASTER:
+        return {"scenarios": [{"index": i, "number": i + 1, "text": _entry(draft, "scenarios", i) or ""}
+                              for i in numbers]}
+    if step == staged.DETECTIVE:
+        return {"forecasts": [{"index": i, "number": i + 1, "forecast": earlier["forecasts"][i],
+                               "mark": _entry(draft, "forecast_valid", i),
+                               "text": _entry(draft, "new_hypotheses", i) or ""} for i in numbers]}
+    if step == staged.REPORTER:
+        return {"hypotheses": [{"index": i, "number": i + 1, "hypothesis": earlier["hypotheses"][i],
+                                "kept": earlier["forecast_valid"][i] == "yes",
+                                "mark": _entry(draft, "hypothesis_valid", i)} for i in numbers],
+                "caption": draft.get("caption") or ""}
+    return {}
+
+
+def _limits() -> dict:
+    return {"min_text": staged.MIN_TEXT, "max_text": staged.MAX_TEXT, "max_caption": staged.MAX_CAPTION}
+
+
+def staged_task_context(study: Study, claim: Claim) -> dict:
+    """The page of a staged claim's current step: its players only (no URL of a clip the step hides),
+    its questions with the step's own draft, the worker's earlier answers, and where to save and submit."""
+    state = staged.stage_state(claim)
+    step = state["step"]
+    earlier_items = Claim.objects.filter(study=study, worker_id=claim.worker_id).exclude(pk=claim.pk).count()
+    urls = {}
+    if step in staged.STEPS:
+        urls = {"draft_url": reverse("api-claim-step-draft", kwargs={"pk": claim.pk, "step": step}),
+                "submit_url": reverse("api-claim-step-submit", kwargs={"pk": claim.pk, "step": step})}
+    return {
+        **state, "study": study, "claim": claim, "item": claim.item, "preview": False,
+        "step_label": staged.STEP_LABELS.get(step, ""), "step_count": len(staged.STEPS),
+        "draft_saved": bool(state["draft"]), **_step_rows(step, state["draft"], state["earlier"]),
+        "instructions": render_markdown(study.instructions), "show_instructions": earlier_items == 0,
+        "items_done": earlier_items, "limits": _limits(), **urls,
+    }
+
+
+def staged_preview_context(study: Study) -> dict:
+    """A read-only example of the first step, without any video (it needs an accepted assignment)."""
+    if study.state != Study.State.OPEN:
+        raise CrowdError(f"The study '{study.name}' is {study.get_state_display().lower()}.", status=409)
+    step = staged.FORECASTER
+    return {
+        "study": study, "claim": None, "item": None, "preview": True, "step": step, "step_number": 1,
+        "step_label": staged.STEP_LABELS[step], "step_count": len(staged.STEPS),
+        "steps": [{"step": s, "label": staged.STEP_LABELS[s], "number": i + 1,
+                   "state": "current" if s == step else "upcoming"} for i, s in enumerate(staged.STEPS)],
+        "parts": [], "draft": {}, "earlier": {}, **_step_rows(step, {}, {}),
+        "instructions": render_markdown(study.instructions), "show_instructions": True, "limits": _limits(),
+    }
 
 
 def attach_assignment(claim: Claim, assignment_id: str) -> None:

@@ -1,0 +1,592 @@
+"""BlackSwanSuite's staged reveal as a kind of crowd study (seeds/000 §4.2, SPEC §1).
+
+A study of kind `blackswan_staged` holds one item per video; each item names a finished
+`VideoSplit` (payload `{"split_id": …}`, the item's `video` is the parent video). One claim walks
+three steps, strictly in order, recorded in `Claim.step`:
+
+    "" (claimed, not opened yet) → forecaster → detective → reporter → done
+
+1. **Forecaster**: only V_pre plays; the worker writes three scenarios of what happens next.
+2. **Detective**: V_pre and V_post play, V_main stays hidden; each forecast is marked valid or
+   invalid, and every invalid one gets a new hypothesis of what happened in the middle.
+3. **Reporter**: the full video plays; each Detective hypothesis (a valid forecast or the new
+   hypothesis written in its place) is marked valid or invalid, and a caption of the whole event
+   is written.
+
+Each step keeps its own autosaved draft and its own submission in a `StagedStep` row (one per claim
+and step). A submitted step is frozen: the service only ever writes the current step, and the
+database refuses any update of a submitted row (a trigger, migration 0007). Time per step is kept
+as active seconds (sent by the page, counted only while it is visible and focused) and wall
+seconds (from the step's opening to its submission). Every step change is appended to the
+history (entity "claim", from step to step); the lease is renewed at each step. Submitting the
+last step ends the claim like any other: a `Submission` holding the three steps' answers, with
+the engine's expert sampling deciding whether an expert reviews it.
+
+What a worker may stream is decided here (`may_stream`, registered as a media grant by
+`annotation.crowd.access`): V_pre in every step, V_post from the Detective step, V_main and the
+full clip only in the Reporter step, the Detective clip (the whole video with V_main blacked out,
+made for models) never. The parent video is never streamed to workers of a staged study.
+
+`release_record(claim)` turns a finished claim into BlackSwanSuite's release record, the shape
+`annotation.importers.blackswan` imports and `evaluation.benchmarks.blackswan` reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, models, transaction
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import slugify
+
+from annotation.crowd import assignment, history, quality
+from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from annotation.models import VideoSplit
+from config.roles import ADMIN, CURATOR, has_role
+
+STUDY_KIND = "blackswan_staged"
+FORECASTER, DETECTIVE, REPORTER, DONE = "forecaster", "detective", "reporter", "done"
+STEPS = (FORECASTER, DETECTIVE, REPORTER)
+STEP_LABELS = {FORECASTER: "Forecaster", DETECTIVE: "Detective", REPORTER: "Reporter"}
+NEXT_STEP = {FORECASTER: DETECTIVE, DETECTIVE: REPORTER, REPORTER: DONE}
+HYPOTHESES = 3
+MIN_TEXT, MAX_TEXT, MAX_CAPTION = 5, 1000, 2000
+MAX_ACTIVE_SECONDS_PER_SAVE = 3600
+MARKS = ("yes", "no")
+
+# The clips of a split (VideoSplit fields) a worker may stream in each step.
+PART_FIELDS = {"pre": "pre_video", "main": "main_video", "post": "post_video", "detective": "detective_video",
+               "full": "full_video"}
+STREAMABLE = {FORECASTER: frozenset({"pre"}), DETECTIVE: frozenset({"pre", "post"}),
+              REPORTER: frozenset({"pre", "post", "main", "full"}), DONE: frozenset()}
+# The players each step's page shows (a subset of what it may stream).
+SHOWN = {FORECASTER: ("pre",), DETECTIVE: ("pre", "post"), REPORTER: ("full",), DONE: ()}
+PART_LABELS = {"pre": "Beginning of the video", "post": "End of the video", "main": "Middle of the video",
+               "full": "The whole video"}
+
+# The answers of each step: list fields hold one entry per hypothesis.
+STEP_FIELDS = {
+    FORECASTER: {"scenarios": "text"},
+    DETECTIVE: {"forecast_valid": "mark", "new_hypotheses": "text"},
+    REPORTER: {"hypothesis_valid": "mark", "caption": "caption"},
+}
+
+
+class StagedStep(models.Model):
+    """One step of a staged claim: its autosaved draft and, once submitted, its frozen answers."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="staged_steps")
+    step = models.CharField(max_length=16, choices=[(s, STEP_LABELS[s]) for s in STEPS])
+    draft = models.JSONField(default=dict, blank=True)
+    draft_revision = models.PositiveIntegerField(default=0)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    answers = models.JSONField(null=True, blank=True, help_text="the submitted answers; frozen once set")
+    active_seconds = models.FloatField(default=0, help_text="time with the page visible and focused")
+    wall_seconds = models.FloatField(null=True, blank=True, help_text="from the step's opening to its submission")
+    started_at = models.DateTimeField(help_text="when the step opened (the claim's time for the first step)")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "annotation"
+        ordering = ["claim_id", "started_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "step"], name="one_staged_step_per_claim_and_step"),
+            models.CheckConstraint(condition=Q(step__in=STEPS), name="staged_step_known_step"),
+            models.CheckConstraint(
+                condition=Q(submitted_at__isnull=True, answers__isnull=True)
+                | Q(submitted_at__isnull=False, answers__isnull=False, wall_seconds__isnull=False),
+                name="staged_step_submitted_with_answers",
+            ),
+        ]
+
+    def __str__(self):
+        return f"claim {self.claim_id} {self.step} ({'submitted' if self.submitted_at else 'open'})"
+
+
+# --- The study kind ------------------------------------------------------------------------------
+
+def is_staged(study: Study) -> bool:
+    return study.step_kind == STUDY_KIND
+
+
+def _check_splits(splits) -> list[VideoSplit]:
+    found, problems, videos = [], [], set()
+    for split in splits:
+        if not isinstance(split, VideoSplit):
+            split = VideoSplit.objects.filter(pk=split).first() if str(split).isdigit() else None
+            if split is None:
+                problems.append("no such split")
+                continue
+        if split.status != VideoSplit.Status.DONE:
+            problems.append(f"split #{split.pk} is {split.get_status_display().lower()}, not done")
+        elif split.video_id in videos:
+            problems.append(f"split #{split.pk}: video #{split.video_id} is already in the study (one item per video)")
+        videos.add(split.video_id)
+        found.append(split)
+    if problems:
+        raise InvalidSubmission("Some splits cannot be annotated.", details=problems)
+    if not found:
+        raise InvalidSubmission("A staged study needs at least one finished split.")
+    return found
+
+
+def item_rows(splits) -> list[dict]:
+    """Study item rows (for `assignment.add_items`) of finished splits, one per video."""
+    return [{"external_id": f"video-{split.video_id}", "payload": {"split_id": split.pk}, "video": split.video}
+            for split in _check_splits(splits)]
+
+
+def create_staged_study(splits, name: str, curator, *, slug: str = "", annotators_per_item: int = 1,
+                        instructions: str = "", lease_seconds: int = 45 * 60, estimated_minutes: float = 6,
+                        open_now: bool = False, **fields) -> Study:
+    """A `blackswan_staged` study over finished splits (VideoSplit objects or ids), one item per video.
+
+    The study starts as a draft unless `open_now`; other `Study` fields (pay_per_item, expert_share,
+    completion_code, …) pass through. The engine's expert sampling applies as to any study.
+    """
+    if not has_role(curator, CURATOR, ADMIN):
+        raise CrowdError("Only curators create studies.", status=403)
+    slug = slug or slugify(name)[:64]
+    if not slug:
+        raise InvalidSubmission("The study needs a name.")
+    rows = item_rows(splits)
+    with transaction.atomic():
+        if Study.objects.filter(slug=slug).exists():
+            raise CrowdError(f"A study with the address '{slug}' exists already.", status=409)
+        study = Study.objects.create(
+            name=name, slug=slug, step_kind=STUDY_KIND, form_schema={}, annotators_per_item=annotators_per_item,
+            instructions=instructions, lease_seconds=lease_seconds, estimated_minutes=estimated_minutes,
+            gold_share=0.0, state=Study.State.OPEN if open_now else Study.State.DRAFT, created_by=curator, **fields)
+        assignment.add_items(study, rows)
+        history.record("study", study.pk, "", study.state, actor=curator, study=study,
+                       reason=f"BlackSwanSuite staged study over {len(rows)} videos")
+    return study
+
+
+def split_of(item: StudyItem) -> VideoSplit:
+    split_id = (item.payload or {}).get("split_id")
+    split = (VideoSplit.objects.filter(pk=split_id, status=VideoSplit.Status.DONE).first()
+             if str(split_id).isdigit() else None)
+    if split is None:
+        raise CrowdError("This item has no finished video split; it cannot be shown.", status=409)
+    return split
+
+
+# --- Steps ---------------------------------------------------------------------------------------
+
+def current_step(claim: Claim) -> str:
+    """The step the claim is in ("done" after the last one); a claim not opened yet is in the first."""
+    return claim.step or FORECASTER
+
+
+def step_number(step: str) -> int:
+    return STEPS.index(step) + 1 if step in STEPS else len(STEPS) + 1
+
+
+def _own(claim: Claim, worker) -> None:
+    if claim.worker_id != worker.pk:
+        raise NotYourClaim("This item is not assigned to you.")
+
+
+def _staged_claim(claim: Claim) -> None:
+    if not is_staged(claim.study):
+        raise CrowdError("This item is not part of a staged study.", status=404)
+
+
+def _active(claim: Claim, doing: str) -> None:
+    if claim.status != Claim.Status.ACTIVE:
+        raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+
+
+def start(claim: Claim) -> str:
+    """Open the first step of a newly claimed item (recorded once); return the current step."""
+    if claim.step or claim.status != Claim.Status.ACTIVE:
+        return current_step(claim)
+    with transaction.atomic():
+        opened = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step="").update(step=FORECASTER)
+        if opened:
+            StagedStep.objects.get_or_create(claim_id=claim.pk, step=FORECASTER,
+                                             defaults={"started_at": claim.claimed_at})
+            history.record("claim", claim.pk, "", FORECASTER, actor=claim.worker, study=claim.study,
+                           reason="step 1 of 3 (Forecaster) opened")
+    claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
+    return current_step(claim)
+
+
+def _check_order(claim: Claim, step: str, doing: str) -> None:
+    """409 unless `step` is the claim's current step."""
+    if step not in STEPS:
+        raise CrowdError(f"There is no step {step!r}; the steps are {', '.join(STEPS)}.", status=404)
+    current = current_step(claim)
+    if step == current:
+        return
+    wanted, now = step_number(step), step_number(current)
+    if wanted < now:
+        raise CrowdError(f"Step {wanted} ({STEP_LABELS[step]}) is already submitted; submitted steps cannot "
+                         f"change.", status=409)
+    raise CrowdError(f"Step {wanted} ({STEP_LABELS[step]}) opens after you submit step {now} "
+                     f"({STEP_LABELS[current]}); it cannot {doing} yet.", status=409)
+
+
+def _active_seconds(value) -> float:
+    try:
+        return max(0.0, min(float(value or 0), MAX_ACTIVE_SECONDS_PER_SAVE))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _lease(claim: Claim, now):
+    return now + timedelta(seconds=claim.study.lease_seconds)
+
+
+def save_step_draft(claim: Claim, worker, step: str, data, *, active_seconds: float = 0) -> StagedStep:
+    """Autosave the current step's answers as they stand; a later save wins. Renews the lease."""
+    _own(claim, worker)
+    _staged_claim(claim)
+    _active(claim, "change")
+    _check_order(claim, step, "be saved")
+    draft = check_draft(step, data)
+    now = timezone.now()
+    with transaction.atomic():
+        start(claim)
+        renewed = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step).update(
+            lease_expires_at=_lease(claim, now))
+        saved = renewed and StagedStep.objects.filter(claim_id=claim.pk, step=step, submitted_at__isnull=True).update(
+            draft=draft, draft_revision=F("draft_revision") + 1, draft_saved_at=now,
+            active_seconds=F("active_seconds") + _active_seconds(active_seconds))
+        if not saved:
+            transaction.set_rollback(True)
+    if not saved:
+        claim.refresh_from_db(fields=["step", "status"])
+        _active(claim, "change")
+        _check_order(claim, step, "be saved")
+        raise CrowdError("This step changed meanwhile; reload the page.", status=409)
+    return StagedStep.objects.get(claim_id=claim.pk, step=step)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: str
+    next_step: str
+    answers: dict
+    submission: Submission | None = None
+    feedback: dict | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.next_step == DONE
+
+
+def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float = 0) -> StepResult:
+    """Submit the current step: its answers are frozen, the next step opens (or the claim ends)."""
+    _own(claim, worker)
+    _staged_claim(claim)
+    _active(claim, "be submitted")
+    _check_order(claim, step, "be submitted")
+    answers = clean_step(step, data)
+    now = timezone.now()
+    following = NEXT_STEP[step]
+    row = StagedStep.objects.filter(claim_id=claim.pk, step=step).first()
+    try:
+        with transaction.atomic():
+            start(claim)  # a step submitted straight through the API opens it in the same transaction
+            moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step).update(
+                step=following, lease_expires_at=_lease(claim, now))
+            if not moved:
+                raise _Raced()
+            started = row.started_at if row else claim.claimed_at
+            frozen = StagedStep.objects.filter(claim_id=claim.pk, step=step, submitted_at__isnull=True).update(
+                answers=answers, submitted_at=now, wall_seconds=max(0.0, (now - started).total_seconds()),
+                active_seconds=F("active_seconds") + _active_seconds(active_seconds))
+            if not frozen:
+                raise _Raced()
+            history.record("claim", claim.pk, step, following, actor=worker, study=claim.study,
+                           reason=f"step {step_number(step)} of 3 ({STEP_LABELS[step]}) submitted")
+            if following == DONE:
+                submission, feedback = _finish(claim, worker, now)
+                result = StepResult(step, following, answers, submission, feedback)
+            else:
+                StagedStep.objects.create(claim_id=claim.pk, step=following, started_at=now)
+                result = StepResult(step, following, answers)
+    except (_Raced, IntegrityError):
+        claim.refresh_from_db(fields=["step", "status"])
+        _active(claim, "be submitted")
+        _check_order(claim, step, "be submitted")
+        raise CrowdError("This step was submitted meanwhile; reload the page.", status=409) from None
+    claim.step = following
+    if following == DONE:
+        claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
+    return result
+
+
+class _Raced(Exception):
+    """A concurrent request changed the claim between the checks and the writes."""
+
+
+def _finish(claim: Claim, worker, now) -> tuple[Submission, dict]:
+    """End the claim after its last step: one Submission with every step's answers, as any study's."""
+    steps = {row.step: row for row in StagedStep.objects.filter(claim_id=claim.pk)}
+    data = {step: steps[step].answers for step in STEPS}
+    ended = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(
+        status=Claim.Status.SUBMITTED, finished_at=now)
+    if not ended:
+        raise _Raced()
+    verdict = quality.assess(claim.study, claim.item, worker, data)
+    submission = Submission.objects.create(
+        claim_id=claim.pk, data=data, review_state=verdict.review_state, review_queue=verdict.review_queue,
+        check_passed=verdict.check_passed, active_seconds=sum(row.active_seconds for row in steps.values()),
+        wall_seconds=max(0.0, (now - claim.claimed_at).total_seconds()))
+    StudyItem.objects.filter(pk=claim.item_id).update(completed_count=F("completed_count") + 1)
+    history.record("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED, actor=worker, study=claim.study)
+    history.record("submission", submission.pk, "", submission.review_state, actor=worker, study=claim.study)
+    return submission, quality.feedback(claim.study, claim.item, worker, verdict)
+
+
+def steps_of(claim: Claim) -> dict[str, StagedStep]:
+    return {row.step: row for row in StagedStep.objects.filter(claim_id=claim.pk)}
+
+
+def step_times(claim: Claim) -> list[dict]:
+    """Time per step: active and wall seconds, opening and submission times."""
+    rows = steps_of(claim)
+    return [{"step": step, "active_seconds": rows[step].active_seconds, "wall_seconds": rows[step].wall_seconds,
+             "started_at": rows[step].started_at, "submitted_at": rows[step].submitted_at}
+            for step in STEPS if step in rows]
+
+
+# --- Answers -------------------------------------------------------------------------------------
+
+def _text(value, key: str, errors: dict, *, low: int = MIN_TEXT, high: int = MAX_TEXT) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    if value is not None and not isinstance(value, str):
+        errors[key] = "write text here"
+    elif len(text) < low:
+        errors[key] = "this answer is required" if not text else f"write at least {low} characters"
+    elif len(text) > high:
+        errors[key] = f"write at most {high} characters"
+    return text
+
+
+def _list(data: dict, key: str, errors: dict) -> list:
+    value = data.get(key)
+    if value is None:
+        return [None] * HYPOTHESES
+    if not isinstance(value, list) or len(value) != HYPOTHESES:
+        errors[key] = f"give {HYPOTHESES} entries"
+        return [None] * HYPOTHESES
+    return value
+
+
+def _unknown(step: str, data: dict, errors: dict) -> None:
+    for key in sorted(set(data) - set(STEP_FIELDS[step])):
+        errors[key] = "unknown field"
+
+
+def clean_step(step: str, data) -> dict:
+    """The step's answers, cleaned; InvalidSubmission (400) with a message per field otherwise."""
+    if not isinstance(data, dict):
+        raise InvalidSubmission("The answers must be a JSON object.")
+    errors: dict = {}
+    _unknown(step, data, errors)
+    if step == FORECASTER:
+        scenarios = [_text(v, f"scenarios.{i}", errors) for i, v in enumerate(_list(data, "scenarios", errors))]
+        seen = {}
+        for index, text in enumerate(scenarios):
+            key = " ".join(text.lower().split())
+            if key and key in seen and f"scenarios.{index}" not in errors:
+                errors[f"scenarios.{index}"] = f"the same as scenario {seen[key] + 1}: write a different one"
+            seen.setdefault(key, index)
+        clean = {"scenarios": scenarios}
+    elif step == DETECTIVE:
+        marks = _marks(data, "forecast_valid", errors)
+        news = _list(data, "new_hypotheses", errors)
+        # a new hypothesis is written for each invalidated forecast only
+        clean = {"forecast_valid": marks,
+                 "new_hypotheses": [_text(news[i], f"new_hypotheses.{i}", errors) if marks[i] == "no" else ""
+                                    for i in range(HYPOTHESES)]}
+    else:
+        clean = {"hypothesis_valid": _marks(data, "hypothesis_valid", errors),
+                 "caption": _text(data.get("caption"), "caption", errors, high=MAX_CAPTION)}
+    if errors:
+        raise InvalidSubmission("Some answers are missing or invalid.", details=errors)
+    return clean
+
+
+def _marks(data: dict, key: str, errors: dict) -> list:
+    marks = _list(data, key, errors)
+    for index, mark in enumerate(marks):
+        if mark not in MARKS:
+            errors[f"{key}.{index}"] = "mark it valid or invalid"
+    return marks
+
+
+def check_draft(step: str, data) -> dict:
+    """A draft may be incomplete, but only the step's own fields, of the right kinds and sizes."""
+    if not isinstance(data, dict):
+        raise InvalidSubmission("A draft must be a JSON object.")
+    errors: dict = {}
+    _unknown(step, data, errors)
+    for key, kind in STEP_FIELDS[step].items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if kind == "caption":
+            if not isinstance(value, str) or len(value) > MAX_CAPTION:
+                errors[key] = f"text of at most {MAX_CAPTION} characters"
+            continue
+        if not isinstance(value, list) or len(value) > HYPOTHESES:
+            errors[key] = f"a list of at most {HYPOTHESES} entries"
+            continue
+        for index, entry in enumerate(value):
+            if kind == "mark" and entry not in (*MARKS, None):
+                errors[f"{key}.{index}"] = "yes, no or nothing"
+            elif kind == "text" and not (entry is None or (isinstance(entry, str) and len(entry) <= MAX_TEXT)):
+                errors[f"{key}.{index}"] = f"text of at most {MAX_TEXT} characters"
+    if errors:
+        raise InvalidSubmission("This draft cannot be saved.", details=errors)
+    return data
+
+
+def detective_hypotheses(forecaster: dict, detective: dict) -> list[str]:
+    """Per forecast: itself if the Detective step kept it, else the new hypothesis written in its place."""
+    return [forecast if mark == "yes" else new for forecast, mark, new in
+            zip(forecaster["scenarios"], detective["forecast_valid"], detective["new_hypotheses"], strict=True)]
+
+
+def earlier_answers(claim: Claim, step: str, rows: dict | None = None) -> dict:
+    """What the worker wrote in the steps before `step` (their own, frozen answers)."""
+    rows = rows if rows is not None else steps_of(claim)
+    done = {name: row.answers for name, row in rows.items() if row.submitted_at}
+    out = {}
+    if step in (DETECTIVE, REPORTER, DONE) and FORECASTER in done:
+        out["forecasts"] = done[FORECASTER]["scenarios"]
+    if step in (REPORTER, DONE) and DETECTIVE in done:
+        out["forecast_valid"] = done[DETECTIVE]["forecast_valid"]
+        out["hypotheses"] = detective_hypotheses(done[FORECASTER], done[DETECTIVE])
+    return out
+
+
+# --- What a worker may see -----------------------------------------------------------------------
+
+def may_stream(user, video) -> bool:
+    """Whether one of the user's active staged claims is in a step that shows this clip."""
+    clauses = Q()
+    for field in PART_FIELDS.values():
+        clauses |= Q(**{field: video})
+    parts: dict[int, set[str]] = {}
+    for split in VideoSplit.objects.filter(clauses).values("pk", *PART_FIELDS.values()):
+        parts[split["pk"]] = {part for part, field in PART_FIELDS.items() if split[field] == video.pk}
+    if not parts:
+        return False
+    claims = Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE, study__step_kind=STUDY_KIND,
+                                  item__payload__split_id__in=list(parts))
+    for step, split_id in claims.values_list("step", "item__payload__split_id"):
+        if parts.get(split_id, set()) & STREAMABLE[step or FORECASTER]:
+            return True
+    return False
+
+
+def visible_parts(claim: Claim, split: VideoSplit | None = None) -> list[dict]:
+    """The players of the claim's current step: only clips the step may show (no URL of any other)."""
+    step = current_step(claim)
+    if claim.status != Claim.Status.ACTIVE or not SHOWN[step]:
+        return []
+    split = split or split_of(claim.item)
+    out = []
+    for part in SHOWN[step]:
+        clip = getattr(split, PART_FIELDS[part])
+        out.append({"part": part, "label": PART_LABELS[part], "video_id": clip.pk,
+                    "url": reverse("media-video-file", kwargs={"pk": clip.pk}),
+                    "poster_url": reverse("media-video-poster", kwargs={"pk": clip.pk}) if clip.poster else "",
+                    "duration": clip.duration})
+    return out
+
+
+def stage_state(claim: Claim) -> dict:
+    """The claim as its worker may see it now: the step, its players, its draft, the earlier answers."""
+    _staged_claim(claim)
+    step = start(claim)
+    rows = steps_of(claim)
+    row = rows.get(step)
+    return {
+        "claim": claim.pk, "status": claim.status, "step": step, "step_number": step_number(step),
+        "steps": [{"step": s, "label": STEP_LABELS[s], "number": i + 1,
+                   "state": "submitted" if s in rows and rows[s].submitted_at else ("current" if s == step
+                                                                                   else "upcoming")}
+                  for i, s in enumerate(STEPS)],
+        "parts": visible_parts(claim),
+        "draft": row.draft if row and not row.submitted_at else {},
+        "draft_revision": row.draft_revision if row else 0,
+        "earlier": earlier_answers(claim, step, rows),
+    }
+
+
+# --- Output --------------------------------------------------------------------------------------
+
+def part_starts(split: VideoSplit) -> dict[str, float]:
+    """Start times in seconds of V_pre, V_main and V_post within the video (from the cut clips)."""
+    fps = split.fps or (split.video.fps if split.video_id else None)
+    frames = {"pre": 0, "main": split.main_start_frame, "post": split.main_end_frame}
+    starts = {}
+    for part, frame in frames.items():
+        clip = getattr(split, PART_FIELDS[part])
+        start = (clip.provenance or {}).get("start_time") if clip is not None else None
+        if start is None:
+            if frame is None or not fps:
+                raise ValueError(f"Split #{split.pk} does not say where {part} starts.")
+            start = frame / fps
+        starts[part] = round(float(start), 6)
+    return starts
+
+
+def release_record(claim: Claim) -> dict:
+    """The BlackSwanSuite release record of a finished staged claim (reviewers' corrections included).
+
+    `id` is the item's id; `preevent`, `event`, `postevent` the start times in seconds of V_pre,
+    V_main and V_post; `task1_gt` the three forecasts; `task2_checkboxes` whether the Detective step
+    kept each forecast ("yes"/"no"); `task2_gt` the Detective hypotheses (the forecast itself when
+    kept, else the new hypothesis); `task3_checkboxes` the Reporter's marks of those three;
+    `task3_gt` the caption.
+    """
+    if not is_staged(claim.study):
+        raise ValueError(f"Claim {claim.pk} is not part of a staged study.")
+    if claim.status not in (Claim.Status.SUBMITTED, Claim.Status.APPROVED):
+        raise ValueError(f"Claim {claim.pk} is {claim.get_status_display().lower()}: only finished, "
+                         "not rejected claims make release records.")
+    data = Submission.objects.get(claim_id=claim.pk).final_data
+    forecaster, detective, reporter = data[FORECASTER], data[DETECTIVE], data[REPORTER]
+    starts = part_starts(split_of(claim.item))
+    return {
+        "id": claim.item.external_id,
+        "preevent": starts["pre"], "event": starts["main"], "postevent": starts["post"],
+        "task1_gt": list(forecaster["scenarios"]),
+        "task2_checkboxes": list(detective["forecast_valid"]),
+        "task2_gt": detective_hypotheses(forecaster, detective),
+        "task3_checkboxes": list(reporter["hypothesis_valid"]),
+        "task3_gt": reporter["caption"],
+    }
+
+
+def readable_answers(data: dict) -> list[dict]:
+    """A finished claim's answers as label → text rows, in the shape `curation.format_answers` gives."""
+    rows = []
+    forecaster, detective, reporter = (data or {}).get(FORECASTER), (data or {}).get(DETECTIVE), \
+        (data or {}).get(REPORTER)
+    if forecaster:
+        rows += [{"label": f"Forecast {i + 1}", "value": text, "extra": []}
+                 for i, text in enumerate(forecaster["scenarios"])]
+    if forecaster and detective:
+        for i, mark in enumerate(detective["forecast_valid"]):
+            extra = [] if mark == "yes" else [f"new hypothesis: {detective['new_hypotheses'][i]}"]
+            rows.append({"label": f"Detective: forecast {i + 1}", "value": "valid" if mark == "yes" else "invalid",
+                         "extra": extra})
+    if reporter:
+        rows += [{"label": f"Reporter: hypothesis {i + 1}", "value": "valid" if mark == "yes" else "invalid",
+                  "extra": []} for i, mark in enumerate(reporter["hypothesis_valid"])]
+        rows.append({"label": "Caption", "value": reporter["caption"], "extra": []})
+    return rows
+

@@ -1,0 +1,331 @@
+/* A BlackSwanSuite staged-reveal step (frontend/templates/crowd/blackswan_step.html): autosave of the
+   step's own draft, active time, submitting the step (the next step's page is then loaded from the
+   server, which alone decides what it shows), returning the item. No build step. */
+"use strict";
+
+(() => {
+  const SAVE_DELAY_MS = 800;
+  const RETRY_DELAY_MS = 5000;
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (match) return decodeURIComponent(match[1]);
+    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function jsonHeaders() {
+    return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
+  }
+
+  async function send(url, method, body) {
+    const response = await fetch(url, {
+      method, credentials: "same-origin", headers: jsonHeaders(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = {}; }
+    return { ok: response.ok, status: response.status, data };
+  }
+
+  function show(node, text) {
+    if (!node) return;
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+
+  /* Seconds with the page visible and focused. */
+  class ActiveClock {
+    constructor() {
+      this.totalMs = 0;
+      this.since = null;
+      const update = () => this.update();
+      document.addEventListener("visibilitychange", update);
+      window.addEventListener("focus", update);
+      window.addEventListener("blur", update);
+      this.update();
+    }
+
+    update() {
+      const now = performance.now();
+      if (this.since !== null) this.totalMs += now - this.since;
+      this.since = document.visibilityState === "visible" && document.hasFocus() ? now : null;
+    }
+
+    peek() { this.update(); return this.totalMs / 1000; }
+
+    take() {
+      const seconds = this.peek();
+      this.totalMs = 0;
+      return Math.round(seconds * 1000) / 1000;
+    }
+
+    giveBack(seconds) { this.totalMs += seconds * 1000; }
+  }
+
+  /* The step's answers as the server expects them (annotation.blackswan.staged.STEP_FIELDS):
+     list fields hold one entry per hypothesis (null where nothing is chosen yet). */
+  function collect(form) {
+    const data = {};
+    form.querySelectorAll("[data-list]").forEach((node) => {
+      const key = node.dataset.list;
+      if (!data[key]) data[key] = [null, null, null];
+      const index = Number(node.dataset.index);
+      if (node.type === "radio") {
+        if (node.checked) data[key][index] = node.value;
+      } else {
+        data[key][index] = node.value;
+      }
+    });
+    form.querySelectorAll("[data-key]").forEach((node) => { data[node.dataset.key] = node.value; });
+    return data;
+  }
+
+  class Autosave {
+    constructor(form, clock, stateNode) {
+      this.form = form;
+      this.url = form.dataset.draftUrl;
+      this.clock = clock;
+      this.stateNode = stateNode;
+      this.timer = null;
+      this.inFlight = false;
+      this.again = false;
+      this.dirty = false;
+      this.stopped = false;
+    }
+
+    state(text, kind = "") {
+      if (!this.stateNode) return;
+      this.stateNode.textContent = text;
+      this.stateNode.dataset.state = kind;
+    }
+
+    changed() {
+      if (this.stopped) return;
+      this.dirty = true;
+      this.state("Unsaved changes", "pending");
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.save(), SAVE_DELAY_MS);
+    }
+
+    async save() {
+      clearTimeout(this.timer);
+      this.timer = null;
+      if (this.stopped) return;
+      if (this.inFlight) { this.again = true; return; }
+      this.inFlight = true;
+      this.dirty = false;
+      const seconds = this.clock.take();
+      this.state("Saving…", "pending");
+      try {
+        const answer = await send(this.url, "PUT", { data: collect(this.form), active_seconds: seconds });
+        if (answer.ok) {
+          if (!this.dirty) this.state("Saved", "ok");
+        } else if ([403, 404, 409].includes(answer.status)) {
+          this.stopped = true;
+          this.state(`Not saved: ${answer.data.error || "this step can no longer change"}`, "bad");
+        } else {
+          this.dirty = true;
+          this.state(`Not saved: ${answer.data.error || `error ${answer.status}`}`, "bad");
+        }
+      } catch (e) {
+        this.clock.giveBack(seconds);
+        this.dirty = true;
+        this.state("Not saved (connection problem); trying again…", "bad");
+        this.timer = setTimeout(() => this.save(), RETRY_DELAY_MS);
+      } finally {
+        this.inFlight = false;
+        if (this.again) { this.again = false; this.save(); }
+      }
+    }
+
+    flush() {
+      if (this.stopped || (!this.dirty && this.clock.peek() < 1)) return;
+      clearTimeout(this.timer);
+      this.timer = null;
+      const body = JSON.stringify({ data: collect(this.form), active_seconds: this.clock.take() });
+      this.dirty = false;
+      fetch(this.url, { method: "PUT", keepalive: true, credentials: "same-origin", headers: jsonHeaders(), body })
+        .catch(() => { this.dirty = true; });
+    }
+
+    stop() { this.stopped = true; clearTimeout(this.timer); this.timer = null; }
+
+    resume() { this.stopped = false; }
+  }
+
+  function localTimes(root) {
+    root.querySelectorAll("time[datetime][data-local]").forEach((node) => {
+      const when = new Date(node.getAttribute("datetime"));
+      if (!Number.isNaN(when.getTime())) {
+        node.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      }
+    });
+  }
+
+  /* Detective: the new-hypothesis box of a forecast shows once it is marked invalid. */
+  function setupNewHypotheses(form) {
+    form.querySelectorAll('input[data-list="forecast_valid"]').forEach((radio) => {
+      radio.addEventListener("change", () => {
+        const box = form.querySelector(`[data-new-for="${radio.dataset.index}"]`);
+        if (box) box.hidden = form.querySelector(`input[name="${radio.name}"]:checked`)?.value !== "no";
+      });
+    });
+  }
+
+  function setup() {
+    localTimes(document);
+    const form = document.getElementById("staged-form");
+    if (!form) return;
+    form.addEventListener("submit", (event) => event.preventDefault());
+    setupNewHypotheses(form);
+    if (!form.dataset.claimId) return;  // a preview
+
+    const clock = new ActiveClock();
+    const autosave = new Autosave(form, clock, document.getElementById("save-state"));
+    const submitButton = document.getElementById("submit-button");
+    const submitLabel = submitButton.textContent;
+    const releaseButton = document.getElementById("release-button");
+    const formError = document.getElementById("form-error");
+    const fields = document.getElementById("task-fields");
+    let busy = false;
+
+    /* An answer being corrected loses its error message. */
+    function clearErrorOf(control) {
+      const node = control?.name && form.querySelector(`[data-error-for="${CSS.escape(control.name)}"]`);
+      if (!node || !node.textContent) return;
+      node.textContent = "";
+      const box = node.closest(".field");
+      if (box && ![...box.querySelectorAll("[data-error-for]")].some((n) => n.textContent)) {
+        box.classList.remove("invalid");
+      }
+      if (![...form.querySelectorAll("[data-error-for]")].some((n) => n.textContent)) show(formError, "");
+    }
+
+    form.addEventListener("input", (event) => { clearErrorOf(event.target); autosave.changed(); });
+    form.addEventListener("change", (event) => { clearErrorOf(event.target); autosave.changed(); });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "hidden") autosave.flush();
+    });
+    window.addEventListener("pagehide", () => autosave.flush());
+
+    function clearErrors() {
+      show(formError, "");
+      form.querySelectorAll("[data-error-for]").forEach((node) => { node.textContent = ""; });
+      form.querySelectorAll(".field.invalid").forEach((node) => node.classList.remove("invalid"));
+    }
+
+    function showErrors(details) {
+      let first = null;
+      const general = [];
+      for (const [name, message] of Object.entries(details || {})) {
+        const node = form.querySelector(`[data-error-for="${CSS.escape(name)}"]`);
+        if (!node) { general.push(`${name}: ${message}`); continue; }
+        node.textContent = String(message);
+        const box = node.closest(".field");
+        if (box) box.classList.add("invalid");
+        const control = node.closest(".field, .staged-new")?.querySelector("textarea, input");
+        if (!first && control) first = control;
+      }
+      if (general.length) show(formError, general.join(" · "));
+      if (first) first.focus();
+    }
+
+    function finish(title, message, feedback = {}) {
+      autosave.stop();
+      fields.disabled = true;
+      form.querySelector(".task-actions").hidden = true;
+      const result = document.getElementById("task-result");
+      document.getElementById("result-title").textContent = title;
+      document.getElementById("result-message").textContent = message;
+      show(document.getElementById("result-feedback"), feedback.message);
+      show(document.getElementById("result-warning"), feedback.warning);
+      const next = document.getElementById("next-item");
+      if (feedback.blocked) next.hidden = true;
+      result.hidden = false;
+      (feedback.blocked ? result : next).focus();
+    }
+
+    function refused(message) {
+      autosave.stop();
+      fields.disabled = true;
+      submitButton.disabled = true;
+      show(formError, `${message} Reload the page to see where this video stands.`);
+    }
+
+    async function submit() {
+      if (busy) return;
+      busy = true;
+      submitButton.disabled = true;
+      submitButton.textContent = "Submitting…";
+      clearErrors();
+      autosave.stop();
+      const seconds = clock.take();
+      let answer;
+      try {
+        answer = await send(form.dataset.submitUrl, "POST", { data: collect(form), active_seconds: seconds });
+      } catch (e) {
+        answer = null;
+      }
+      if (answer && answer.ok) {
+        if (answer.data.finished) {
+          const feedback = answer.data.feedback || {};
+          finish("Thank you!", feedback.blocked
+            ? "All three steps are handed in. Your participation in this study has ended."
+            : "All three steps of this video are handed in.", feedback);
+        } else {
+          fields.disabled = true;
+          submitButton.textContent = "Opening the next step…";
+          window.location.assign(form.dataset.nextUrl);
+        }
+        return;
+      }
+      busy = false;
+      submitButton.disabled = false;
+      submitButton.textContent = submitLabel;
+      if (answer && (answer.status === 409 || answer.status === 403 || answer.status === 404)) {
+        refused(answer.data.error || "This step can no longer be submitted.");
+        return;
+      }
+      clock.giveBack(seconds);
+      autosave.resume();
+      if (!answer) {
+        show(formError, "The connection failed; your answers are still here. Please try again.");
+      } else {
+        show(formError, answer.data.error || `The server refused the answers (${answer.status}).`);
+        if (answer.data.details) showErrors(answer.data.details);
+      }
+    }
+
+    async function release() {
+      if (busy) return;
+      if (!window.confirm("Return this video? It goes back to the pool and you get another one.")) return;
+      busy = true;
+      releaseButton.disabled = true;
+      autosave.stop();
+      let answer;
+      try { answer = await send(form.dataset.releaseUrl, "POST", {}); } catch (e) { answer = null; }
+      if (answer && (answer.ok || answer.status === 409)) {
+        finish("Video returned", answer.ok ? "You returned this video; someone else will get it."
+          : (answer.data.error || "This video is no longer yours."));
+        return;
+      }
+      busy = false;
+      releaseButton.disabled = false;
+      autosave.resume();
+      show(formError, answer ? (answer.data.error || `Could not return the video (${answer.status}).`)
+        : "The connection failed. Please try again.");
+    }
+
+    submitButton.addEventListener("click", submit);
+    releaseButton?.addEventListener("click", release);
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        submit();
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", setup);
+})();
