@@ -566,3 +566,34 @@ def test_concurrent_submits_of_one_step_make_one_submission(tmp_path, curator):
     assert row.active_seconds == 1 and row.answers["scenarios"][0].startswith("Scenario written by request")
     assert HistoryEntry.objects.filter(entity="claim", entity_id=claim.pk, from_state=FORECASTER).count() == 1
     assert StagedStep.objects.filter(claim=claim, step=DETECTIVE).count() == 1
+
+
+# --- Review -----------------------------------------------------------------------------------------
+
+def test_curators_review_a_staged_submission_readably_and_edit_it_under_the_steps_rules(worker_api, claim, study,
+                                                                                     curator):
+    from annotation.crowd import curation, review
+    from annotation.crowd.errors import InvalidSubmission
+
+    advance(worker_api, claim, DONE)
+    submission = Submission.objects.get(claim=claim)
+    queue = curation.queue_context(study, "all", "pending")
+    (shown,) = [s for s in queue["page"] if s.pk == submission.pk]
+    rows = {row["label"]: row for row in shown.answers}
+    assert rows["Forecast 1"]["value"] == SCENARIOS[0]
+    assert rows["Detective: forecast 1"]["value"] == "invalid"
+    assert rows["Detective: forecast 1"]["extra"] == [f"new hypothesis: {DETECTIVE_ANSWERS['new_hypotheses'][0]}"]
+    assert rows["Caption"]["value"] == REPORTER_ANSWERS["caption"]
+
+    bad = {**ANSWERS, REPORTER: {**REPORTER_ANSWERS, "caption": ""}}
+    with pytest.raises(InvalidSubmission):
+        review.approve(submission, curator, edited=bad)
+    submission.refresh_from_db()
+    assert submission.review_state != Submission.Review.APPROVED and submission.reviewed_data is None
+
+    fixed = {**ANSWERS, REPORTER: {**REPORTER_ANSWERS, "caption": "A rider falls off and gets up again."}}
+    review.approve(submission, curator, edited=fixed)
+    submission.refresh_from_db()
+    assert submission.review_state == Submission.Review.APPROVED
+    assert submission.reviewed_data[REPORTER]["caption"] == "A rider falls off and gets up again."
+    assert submission.data == ANSWERS  # the worker's answers stay as they were

@@ -36,22 +36,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotation.crowd import assignment, history, quality
+from annotation.crowd import assignment, history, kinds, quality
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
-from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
 from annotation.models import VideoSplit
 from config.roles import ADMIN, CURATOR, has_role
 
 STUDY_KIND = "blackswan_staged"
 FORECASTER, DETECTIVE, REPORTER, DONE = "forecaster", "detective", "reporter", "done"
-STEPS = (FORECASTER, DETECTIVE, REPORTER)
-STEP_LABELS = {FORECASTER: "Forecaster", DETECTIVE: "Detective", REPORTER: "Reporter"}
+STEPS = StagedStep.STEPS
+STEP_LABELS = dict(StagedStep.STEP_CHOICES)
 NEXT_STEP = {FORECASTER: DETECTIVE, DETECTIVE: REPORTER, REPORTER: DONE}
 HYPOTHESES = 3
 MIN_TEXT, MAX_TEXT, MAX_CAPTION = 5, 1000, 2000
@@ -74,37 +74,6 @@ STEP_FIELDS = {
     DETECTIVE: {"forecast_valid": "mark", "new_hypotheses": "text"},
     REPORTER: {"hypothesis_valid": "mark", "caption": "caption"},
 }
-
-
-class StagedStep(models.Model):
-    """One step of a staged claim: its autosaved draft and, once submitted, its frozen answers."""
-
-    claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="staged_steps")
-    step = models.CharField(max_length=16, choices=[(s, STEP_LABELS[s]) for s in STEPS])
-    draft = models.JSONField(default=dict, blank=True)
-    draft_revision = models.PositiveIntegerField(default=0)
-    draft_saved_at = models.DateTimeField(null=True, blank=True)
-    answers = models.JSONField(null=True, blank=True, help_text="the submitted answers; frozen once set")
-    active_seconds = models.FloatField(default=0, help_text="time with the page visible and focused")
-    wall_seconds = models.FloatField(null=True, blank=True, help_text="from the step's opening to its submission")
-    started_at = models.DateTimeField(help_text="when the step opened (the claim's time for the first step)")
-    submitted_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        app_label = "annotation"
-        ordering = ["claim_id", "started_at", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["claim", "step"], name="one_staged_step_per_claim_and_step"),
-            models.CheckConstraint(condition=Q(step__in=STEPS), name="staged_step_known_step"),
-            models.CheckConstraint(
-                condition=Q(submitted_at__isnull=True, answers__isnull=True)
-                | Q(submitted_at__isnull=False, answers__isnull=False, wall_seconds__isnull=False),
-                name="staged_step_submitted_with_answers",
-            ),
-        ]
-
-    def __str__(self):
-        return f"claim {self.claim_id} {self.step} ({'submitted' if self.submitted_at else 'open'})"
 
 
 # --- The study kind ------------------------------------------------------------------------------
@@ -590,3 +559,12 @@ def readable_answers(data: dict) -> list[dict]:
         rows.append({"label": "Caption", "value": reporter["caption"], "extra": []})
     return rows
 
+
+def clean_answers(_schema: dict, _payload: dict, data) -> dict:
+    """A whole staged submission (the three steps' answers) checked step by step, for a reviewer's edit."""
+    if not isinstance(data, dict) or set(data) != set(STEPS):
+        raise InvalidSubmission(f"A staged submission holds the answers of the steps {', '.join(STEPS)}.")
+    return {step: clean_step(step, data[step]) for step in STEPS}
+
+
+kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers))

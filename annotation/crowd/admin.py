@@ -6,6 +6,7 @@ from annotation.crowd.models import (
     Qualification,
     QualificationAttempt,
     QualificationTest,
+    StagedStep,
     Study,
     StudyExclusion,
     StudyItem,
@@ -87,3 +88,21 @@ class QualificationAttemptAdmin(admin.ModelAdmin):
 class StudyExclusionAdmin(admin.ModelAdmin):
     list_display = ["study", "worker", "reason", "created_at"]
     list_filter = ["study"]
+
+
+@admin.register(StagedStep)
+class StagedStepAdmin(admin.ModelAdmin):
+    """Steps of BlackSwanSuite staged claims, read-only: submitted steps are frozen by the database."""
+
+    list_display = ["claim", "step", "draft_revision", "submitted_at", "active_seconds", "wall_seconds"]
+    list_filter = ["step", "claim__study"]
+    readonly_fields = [f.name for f in StagedStep._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -10,7 +10,7 @@ import json
 from django.core.paginator import Paginator
 from django.db.models import Count
 
-from annotation.crowd import forms, review
+from annotation.crowd import forms, kinds, review
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Study, StudyItem
@@ -101,7 +101,7 @@ def queue_context(study: Study, name: str, state: str, page_number=None) -> dict
     page = Paginator(review.queue(study, name, state), QUEUE_PAGE_SIZE).get_page(page_number)
     for submission in page:
         claim = submission.claim
-        submission.answers = format_answers(study.form_schema, claim.item.payload, submission.final_data)
+        submission.answers = kinds.of(study).readable(study.form_schema, claim.item.payload, submission.final_data)
         submission.edit_json = json.dumps(submission.final_data, indent=2, ensure_ascii=False)
         submission.decidable = claim.status == Claim.Status.SUBMITTED
     counts = review.queue_counts(study)

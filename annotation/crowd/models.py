@@ -63,7 +63,7 @@ class Study(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     step_kind = models.CharField(max_length=32, default="form",
                                  help_text="which step runs the items: 'form' (a configured human-judgment form) "
-                                           "or a benchmark workflow such as 'staged_reveal'")
+                                           "or a benchmark workflow such as 'blackswan_staged'")
     form_schema = models.JSONField(default=dict, blank=True,
                                    help_text="fields of the form (see annotation.crowd.forms)")
     state = models.CharField(max_length=16, choices=State.choices, default=State.DRAFT, db_index=True)
@@ -299,3 +299,41 @@ class QualificationAttempt(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+STAGED_STEP_CHOICES = [("forecaster", "Forecaster"), ("detective", "Detective"), ("reporter", "Reporter")]
+
+
+class StagedStep(models.Model):
+    """One step of a staged claim (BlackSwanSuite's staged reveal, `annotation.blackswan.staged`): its
+    autosaved draft and, once submitted, its frozen answers (a trigger refuses changes then)."""
+
+    STEP_CHOICES = STAGED_STEP_CHOICES
+    STEPS = tuple(step for step, _ in STAGED_STEP_CHOICES)
+
+    claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="staged_steps")
+    step = models.CharField(max_length=16, choices=STEP_CHOICES)
+    draft = models.JSONField(default=dict, blank=True)
+    draft_revision = models.PositiveIntegerField(default=0)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    answers = models.JSONField(null=True, blank=True, help_text="the submitted answers; frozen once set")
+    active_seconds = models.FloatField(default=0, help_text="time with the page visible and focused")
+    wall_seconds = models.FloatField(null=True, blank=True, help_text="from the step's opening to its submission")
+    started_at = models.DateTimeField(help_text="when the step opened (the claim's time for the first step)")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["claim_id", "started_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "step"], name="one_staged_step_per_claim_and_step"),
+            models.CheckConstraint(condition=Q(step__in=[step for step, _ in STAGED_STEP_CHOICES]),
+                                   name="staged_step_known_step"),
+            models.CheckConstraint(
+                condition=Q(submitted_at__isnull=True, answers__isnull=True)
+                | Q(submitted_at__isnull=False, answers__isnull=False, wall_seconds__isnull=False),
+                name="staged_step_submitted_with_answers",
+            ),
+        ]
+
+    def __str__(self):
+        return f"claim {self.claim_id} {self.step} ({'submitted' if self.submitted_at else 'open'})"

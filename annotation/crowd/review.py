@@ -4,7 +4,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from annotation.crowd import forms, history, quality
+from annotation.crowd import history, kinds, quality
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 
@@ -50,7 +50,7 @@ def _decide(submission: Submission, reviewer, approve: bool, reason: str = "", e
             raise CrowdError("This submission was decided meanwhile.", status=409)
         old_review = submission.review_state
         if edited is not None:
-            submission.reviewed_data = forms.validate(study.form_schema, claim.item.payload, edited)
+            submission.reviewed_data = kinds.of(study).validate(study.form_schema, claim.item.payload, edited)
         submission.review_state = Submission.Review.APPROVED if approve else Submission.Review.REJECTED
         submission.reviewed_by = reviewer
         submission.reviewed_at = timezone.now()
