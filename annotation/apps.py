@@ -8,8 +8,9 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation import media_jobs  # noqa: F401  (registers the media job kinds)
-        from annotation.blackswan import splits, versions  # noqa: F401  (register the BlackSwan jobs and proposal kinds)
+        from annotation.blackswan import splits, versions  # noqa: F401  (BlackSwan jobs and proposal kinds)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
-        post_migrate.connect(on_post_migrate, sender=self, dispatch_uid="annotation-bootstrap")
+        # after every app's migrations, so that the role groups get the permissions of apps migrated later
+        post_migrate.connect(on_post_migrate, dispatch_uid="annotation-bootstrap")

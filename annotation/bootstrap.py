@@ -37,5 +37,11 @@ def ensure_role_groups() -> None:
 
 
 def on_post_migrate(sender, **kwargs) -> None:
+    """Once per migrate (or flush): after the last app with models, when every app's permissions exist."""
+    from django.apps import apps
+
+    last = [config for config in apps.get_app_configs() if config.models_module is not None][-1]
+    if sender.label != last.label:
+        return
     ensure_benchmarks()
     ensure_role_groups()

@@ -28,6 +28,8 @@ GROUP_PERMISSIONS = {
     RESEARCHER: [
         "annotation.view_video", "annotation.view_image", "annotation.view_benchmark",
         "annotation.view_benchmarkversion", "annotation.view_benchmarkitem", "generation.view_job",
+        "evaluation.view_evaluationrun", "evaluation.view_prediction", "evaluation.view_judgment",
+        "annotation.view_submission",
     ],
     ADMIN: ["*"],
 }

@@ -90,3 +90,5 @@ class JudgmentAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+from evaluation import admin_exports  # noqa: E402,F401  (adds the export actions to the runs, predictions, judgments and crowd submissions admins)

@@ -6,4 +6,4 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self):
-        from evaluation import tasks  # noqa: F401  (registers the evaluation_run job kind and chunk task)
+        from evaluation import exports, tasks  # noqa: F401  (register the export and evaluation_run job kinds)

@@ -1,0 +1,695 @@
+"""Exports of evaluation results for researchers: what rows to export, and writers that stream them.
+
+Row sources (`SOURCES`, looked up with `source`):
+- `predictions`: every prediction with the columns of its run, benchmark version and model;
+- `runs`: evaluation runs with their settings and counts;
+- `metrics`: every metric of each run (one row per metric, with its n), as `evaluation.results`
+  scores it for the results pages;
+- `judgments`: LLM judges' stored verdicts, with the prediction and run they judge;
+- `submissions`: crowd submissions (human judgments) with their study, item, claim and review.
+A selection narrows a source to runs (`runs`), to crowd studies (`studies`) or to primary keys
+(`ids`). Rows come from the database in chunks (`values_list(...).iterator(chunk_size=...)`, a
+server-side cursor on PostgreSQL) as plain tuples, never model instances; JSON fields are read as
+the JSON text the database holds, which every writer uses as it is.
+
+Writers take the columns and an iterator of rows and hold at most one chunk in memory:
+- `csv` and `jsonl` encode line by line (`csv_chunks`, `jsonl_chunks` yield bounded pieces of text
+  that a file or a streaming HTTP response can take);
+- `parquet` writes record batches through `pyarrow.parquet.ParquetWriter`;
+- `hf` writes the same record batches to an Arrow stream file, opens it memory-mapped with
+  `datasets.Dataset.from_file` and saves it with `save_to_disk` (a folder `load_from_disk` reads);
+  the pages of that file which `save_to_disk` reads count in the process's resident memory, but as
+  file-backed pages the kernel can drop, not as memory the export holds.
+Metrics are the exception to one-chunk-at-a-time: each run is scored as a whole (the scorer needs all
+of a run's predictions), one run after the other.
+JSON columns are JSON text in CSV, Parquet and Hugging Face datasets (field metadata `content: json`
+in Arrow), and JSON values in JSON Lines. Files are written beside their target and renamed into
+place when complete, so a failed export leaves nothing that looks finished.
+
+Background exports: the `export_results` job kind (`enqueue_export`) writes under
+`MEDIA_ROOT/exports/job-<id>/` (never served publicly) and records the file in the job's `result`;
+`export_file(job)` finds it again for the download view, which checks role and owner.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from json.encoder import encode_basestring  # the json module's own string escaper
+from pathlib import Path
+
+from django.apps import apps
+from django.conf import settings
+from django.db import models
+from django.db.models import F, TextField
+from django.db.models.functions import Cast, Coalesce
+
+from config.roles import ADMIN, RESEARCHER, has_role
+from generation.jobs import job_handler
+
+CHUNK_ROWS = 2000  # rows per database round trip
+BATCH_ROWS = 10_000  # rows per Arrow record batch (Parquet, Hugging Face datasets)
+TEXT_CHUNK_ROWS = 1000  # rows per piece of CSV / JSON Lines text
+ID_CHUNK = 1000  # primary keys per query when a selection lists ids
+PROGRESS_EVERY = 10_000  # rows between progress reports
+
+FORMATS = {"csv": ".csv", "jsonl": ".jsonl", "parquet": ".parquet", "hf": ""}
+FORMAT_LABELS = {"csv": "CSV", "jsonl": "JSON Lines", "parquet": "Parquet", "hf": "Hugging Face datasets"}
+KINDS = ("int", "float", "bool", "str", "datetime", "json")
+EXPORT_JOB_KIND = "export_results"
+EXPORT_FOLDER = "exports"
+
+
+class ExportError(Exception):
+    """The export cannot be made as asked (unknown source or format, a bad selection, an existing folder)."""
+
+
+def can_export(user) -> bool:
+    """Researchers and admins export results."""
+    return has_role(user, RESEARCHER, ADMIN)
+
+
+# --- Columns and row sources ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    """One exported column: its name, its kind (one of KINDS) and what the database reads for it
+    (a lookup path such as `run__model_id`, or an expression)."""
+
+    name: str
+    kind: str
+    lookup: str | models.Expression
+
+    def select(self):
+        if self.kind == "json" and isinstance(self.lookup, str):
+            return Cast(F(self.lookup), output_field=TextField())
+        return self.lookup
+
+
+def col(name: str, kind: str = "str", lookup=None) -> Column:
+    if kind not in KINDS:
+        raise ValueError(f"Unknown column kind {kind!r}.")
+    return Column(name, kind, lookup if lookup is not None else name)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Rows of one model, with how a selection by runs or by studies reaches them. A computed source
+    (`compute`) selects objects of its model and turns each into rows itself, instead of reading the
+    columns from the database."""
+
+    name: str
+    model_label: str  # "app_label.ModelName"
+    columns: tuple[Column, ...]
+    description: str = ""
+    run_lookup: str | None = None  # the field that holds the run id, if rows belong to runs
+    study_lookup: str | None = None  # the field that holds the crowd study's slug
+    compute: Callable[[models.QuerySet], Iterator[tuple]] | None = None
+
+    @property
+    def model(self) -> type[models.Model]:
+        return apps.get_model(self.model_label)
+
+    def queryset(self, *, runs=None, studies=None) -> models.QuerySet:
+        queryset = self.model._default_manager.all()
+        if runs:
+            if not self.run_lookup:
+                raise ExportError(f"{self.name} do not belong to runs: select them another way.")
+            queryset = queryset.filter(**{f"{self.run_lookup}__in": runs})
+        if studies:
+            if not self.study_lookup:
+                raise ExportError(f"{self.name} do not belong to crowd studies: select them another way.")
+            queryset = queryset.filter(**{f"{self.study_lookup}__in": studies})
+        return queryset.order_by("pk")
+
+
+PREDICTION_COLUMNS = (
+    col("prediction_id", "int", "pk"),
+    col("run_id", "int"),
+    col("benchmark", "str", "run__version__benchmark__slug"),
+    col("version_id", "int", "run__version_id"),
+    col("version_label", "str", "run__version__label"),
+    col("version_checksum", "str", "run__version__checksum"),
+    col("model_id", "str", "run__model_id"),
+    col("model_revision", "str", "run__model_revision"),
+    col("resolved_revision", "str", "run__resolved_revision"),
+    col("backend", "str", "run__backend"),
+    col("input_strategy", "str", "run__input_strategy"),
+    col("prompting", "str", "run__prompting"),
+    col("seed", "int", "run__seed"),
+    col("request_id"),
+    col("sample_index", "int"),
+    col("item_id", "int"),
+    col("item_external_id", "str", "item__external_id"),
+    col("variant"),
+    col("prompt", "json"),
+    col("inputs", "json"),
+    col("params", "json"),
+    col("raw_output"),
+    col("parsed_answer", "json"),
+    col("parse_status"),
+    col("latency_s", "float"),
+    col("prompt_tokens", "int"),
+    col("completion_tokens", "int"),
+    col("from_cache", "bool"),
+    col("error"),
+    col("created_at", "datetime"),
+)
+
+RUN_COLUMNS = (
+    col("run_id", "int", "pk"),
+    col("benchmark", "str", "version__benchmark__slug"),
+    col("version_id", "int"),
+    col("version_label", "str", "version__label"),
+    col("version_checksum", "str", "version__checksum"),
+    col("model_id"),
+    col("model_revision"),
+    col("resolved_revision"),
+    col("backend"),
+    col("input_strategy"),
+    col("prompting"),
+    col("frame_policy", "json"),
+    col("generation_params", "json"),
+    col("seed", "int"),
+    col("variants", "json"),
+    col("limit", "int"),
+    col("n_samples", "int"),
+    col("describer", "json"),
+    col("status"),
+    col("message"),
+    col("total_requests", "int"),
+    col("total_predictions", "int"),
+    col("completed_predictions", "int"),
+    col("cached_predictions", "int"),
+    col("failed_predictions", "int"),
+    col("created_at", "datetime"),
+    col("started_at", "datetime"),
+    col("finished_at", "datetime"),
+)
+
+SUBMISSION_COLUMNS = (
+    col("submission_id", "int", "pk"),
+    col("study", "str", "claim__study__slug"),
+    col("step_kind", "str", "claim__study__step_kind"),
+    col("item_external_id", "str", "claim__item__external_id"),
+    col("item_role", "str", "claim__item__role"),
+    col("benchmark_item_id", "int", "claim__item__benchmark_item_id"),
+    col("proposal_id", "int", "claim__item__proposal_id"),
+    col("worker_id", "int", "claim__worker_id"),
+    col("claim_id", "int"),
+    col("claim_status", "str", "claim__status"),
+    col("presentation", "json", "claim__presentation"),
+    col("data", "json"),
+    col("reviewed_data", "json"),
+    col("final_data", "json", Cast(Coalesce(F("reviewed_data"), F("data")), output_field=TextField())),
+    col("active_seconds", "float"),
+    col("wall_seconds", "float"),
+    col("submitted_at", "datetime"),
+    col("review_state"),
+    col("review_queue"),
+    col("check_passed", "bool"),
+    col("reviewed_by_id", "int"),
+    col("reviewed_at", "datetime"),
+    col("review_reason"),
+)
+
+JUDGMENT_COLUMNS = (
+    col("judgment_id", "int", "pk"),
+    col("prediction_id", "int"),
+    col("run_id", "int", "prediction__run_id"),
+    col("benchmark", "str", "prediction__run__version__benchmark__slug"),
+    col("version_label", "str", "prediction__run__version__label"),
+    col("model_id", "str", "prediction__run__model_id"),
+    col("request_id", "str", "prediction__request_id"),
+    col("sample_index", "int", "prediction__sample_index"),
+    col("item_external_id", "str", "prediction__item__external_id"),
+    col("variant", "str", "prediction__variant"),
+    col("kind"),
+    col("judge_model"),
+    col("judge_revision"),
+    col("judge_backend"),
+    col("reference_key"),
+    col("prompt", "json"),
+    col("params", "json"),
+    col("raw_verdict"),
+    col("verdict", "json"),
+    col("parse_status"),
+    col("error"),
+    col("from_cache", "bool"),
+    col("latency_s", "float"),
+    col("prompt_tokens", "int"),
+    col("completion_tokens", "int"),
+    col("created_at", "datetime"),
+)
+
+METRIC_COLUMNS = (
+    col("run_id", "int"),
+    col("benchmark"),
+    col("version_id", "int"),
+    col("version_label"),
+    col("model_id"),
+    col("model_revision"),
+    col("resolved_revision"),
+    col("backend"),
+    col("input_strategy"),
+    col("prompting"),
+    col("seed", "int"),
+    col("frames"),
+    col("metric"),  # its dotted path in the run's metrics, e.g. real.counterfactual_accuracy
+    col("value", "float"),
+    col("n", "int"),  # the count of the metric's group
+    col("computed", "bool"),
+    col("reason"),  # why a metric was not computed
+    col("rate", "bool"),  # a fraction in [0, 1] (accuracies, rates, drops, shares)
+    col("error"),  # why the run could not be scored (then the only row of the run, without a metric)
+)
+
+
+def metric_rows(runs: models.QuerySet) -> Iterator[tuple]:
+    """Every metric of each run, as the results pages and `manage.py score --run` compute it (scored
+    once and cached by `evaluation.results`; scoring reads one run's predictions at a time)."""
+    from evaluation import results
+
+    for run in runs.select_related("version__benchmark").iterator(chunk_size=100):
+        head = (run.pk, run.version.benchmark.slug, run.version_id, run.version.label, run.model_id,
+                run.model_revision, run.resolved_revision, run.backend, run.input_strategy, run.prompting, run.seed,
+                results.frame_text(run))
+        scored = results.run_results(run)
+        if not scored.ok:
+            yield (*head, "", None, None, False, "", False, scored.error)
+            continue
+        for cell in results.flat_metrics(scored.metrics):
+            value = float(cell.value) if cell.computed and cell.value is not None else None
+            yield (*head, cell.path, value, cell.n, cell.computed, cell.reason, results.is_rate(cell.path), "")
+
+
+SOURCES: dict[str, Source] = {
+    "predictions": Source("predictions", "evaluation.Prediction", PREDICTION_COLUMNS,
+                          "predictions with their run, version and model", run_lookup="run_id"),
+    "runs": Source("runs", "evaluation.EvaluationRun", RUN_COLUMNS, "evaluation runs", run_lookup="pk"),
+    "metrics": Source("metrics", "evaluation.EvaluationRun", METRIC_COLUMNS, "every metric of each run",
+                      run_lookup="pk", compute=metric_rows),
+    "judgments": Source("judgments", "evaluation.Judgment", JUDGMENT_COLUMNS,
+                        "LLM judges' verdicts on predictions", run_lookup="prediction__run_id"),
+    "submissions": Source("submissions", "annotation.Submission", SUBMISSION_COLUMNS,
+                          "crowd submissions (human judgments)", study_lookup="claim__study__slug"),
+}
+
+
+def source(name: str) -> Source:
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise ExportError(f"Unknown export {name!r}; choose one of {', '.join(SOURCES)}.") from None
+
+
+# --- Selections ------------------------------------------------------------------------------------
+
+@dataclass
+class Export:
+    """A selection ready to write: its columns, a one-pass iterator of row tuples, and how many rows
+    (None for a computed source, whose rows are not counted before they are made)."""
+
+    source: Source
+    columns: tuple[Column, ...]
+    rows: Iterator[tuple]
+    total: int | None
+    selection: dict = field(default_factory=dict)
+
+
+def _rows(queryset: models.QuerySet, columns: tuple[Column, ...], chunk_rows: int) -> Iterator[tuple]:
+    yield from queryset.values_list(*(c.select() for c in columns)).iterator(chunk_size=chunk_rows)
+
+
+def _rows_by_ids(queryset, columns, ids: list[int], chunk_rows: int) -> Iterator[tuple]:
+    for start in range(0, len(ids), ID_CHUNK):
+        yield from _rows(queryset.filter(pk__in=ids[start:start + ID_CHUNK]), columns, chunk_rows)
+
+
+def select(what: str, *, runs=None, studies=None, ids=None, chunk_rows: int = CHUNK_ROWS) -> Export:
+    """The rows of source `what`, narrowed to runs, crowd studies and/or primary keys (all if none)."""
+    src = source(what)
+    runs = [int(r) for r in runs or []]
+    studies = [str(s) for s in studies or []]
+    if runs and src.run_lookup:
+        from evaluation.models import EvaluationRun
+
+        missing = sorted(set(runs) - set(EvaluationRun.objects.filter(pk__in=runs).values_list("pk", flat=True)))
+        if missing:
+            raise ExportError(f"No evaluation run with id {', '.join(map(str, missing))}.")
+    queryset = src.queryset(runs=runs, studies=studies)
+    selection = {key: value for key, value in (("runs", runs), ("studies", studies)) if value}
+    if src.compute:
+        if ids:
+            selection["ids"] = len(ids)
+            queryset = queryset.filter(pk__in=sorted({int(i) for i in ids}))
+        return Export(src, src.columns, src.compute(queryset), None, selection)
+    if ids:
+        ids = sorted({int(i) for i in ids})
+        selection["ids"] = len(ids)
+        total = sum(queryset.filter(pk__in=ids[s:s + ID_CHUNK]).count() for s in range(0, len(ids), ID_CHUNK))
+        rows = _rows_by_ids(queryset, src.columns, ids, chunk_rows)
+    else:
+        total = queryset.count()
+        rows = _rows(queryset, src.columns, chunk_rows)
+    return Export(src, src.columns, rows, total, selection)
+
+
+# --- Encoding ---------------------------------------------------------------------------------------
+
+def _indexes(columns, kind: str) -> list[int]:
+    return [i for i, c in enumerate(columns) if c.kind == kind]
+
+
+def _text_values(columns) -> Callable[[tuple], list]:
+    """Row → values for text formats: datetimes in ISO 8601, everything else as read."""
+    datetimes = _indexes(columns, "datetime")
+
+    def convert(row):
+        values = list(row)
+        for i in datetimes:
+            if values[i] is not None:
+                values[i] = values[i].isoformat()
+        return values
+
+    return convert
+
+
+def _json_text(raw: str | None) -> str:
+    if raw is None:
+        return "null"
+    if "\n" in raw or "\r" in raw:  # whitespace between tokens: fine in JSON, not in JSON Lines
+        return json.dumps(json.loads(raw), ensure_ascii=False)
+    return raw
+
+
+def _str_json(value: str | None) -> str:
+    return "null" if value is None else encode_basestring(value)
+
+
+def _int_json(value: int | None) -> str:
+    return "null" if value is None else str(value)
+
+
+def _float_json(value: float | None) -> str:
+    return float.__repr__(value) if value is not None and math.isfinite(value) else "null"
+
+
+def _bool_json(value: bool | None) -> str:
+    return "null" if value is None else "true" if value else "false"
+
+
+def _datetime_json(value) -> str:
+    return "null" if value is None else '"' + value.isoformat() + '"'
+
+
+JSON_TEXT = {"json": _json_text, "str": _str_json, "int": _int_json, "float": _float_json, "bool": _bool_json,
+             "datetime": _datetime_json}
+
+
+def json_object_encoder(columns) -> Callable[[tuple], str]:
+    """Row → the text of one JSON object with the columns as keys, in order.
+
+    Each value is turned into JSON text by its column's kind; JSON columns arrive as the JSON text
+    the database stores and go in as they are. This is several times faster than building a dict
+    per row for `json.dumps` (and parsing the JSON columns first), which took longer than reading
+    the rows from the database. Non-finite floats become null, so every line is valid JSON.
+    """
+    keys = [encode_basestring(c.name) + ": " for c in columns]
+    texts = [JSON_TEXT[c.kind] for c in columns]
+
+    def to_text(row) -> str:
+        return "{" + ", ".join([key + text(value) for key, text, value in zip(keys, texts, row, strict=True)]) + "}"
+
+    return to_text
+
+
+def jsonl_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
+    """JSON Lines, one object per row (JSON columns as JSON values), in pieces of `rows_per_chunk` lines."""
+    to_text = json_object_encoder(columns)
+    lines = []
+    for row in rows:
+        lines.append(to_text(row))
+        if len(lines) >= rows_per_chunk:
+            yield "\n".join(lines) + "\n"
+            lines = []
+    if lines:
+        yield "\n".join(lines) + "\n"
+
+
+def csv_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
+    """CSV with a header row (JSON columns as JSON text, empty cells for nulls), in pieces."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([c.name for c in columns])
+    convert = _text_values(columns)
+    count = 0
+    for row in rows:
+        writer.writerow(convert(row))
+        count += 1
+        if count >= rows_per_chunk:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+            count = 0
+    yield buffer.getvalue()
+
+
+def arrow_schema(columns):
+    import pyarrow as pa
+
+    types = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "str": pa.string(),
+             "datetime": pa.timestamp("us", tz="UTC"), "json": pa.string()}
+    return pa.schema([pa.field(c.name, types[c.kind], metadata={"content": "json"} if c.kind == "json" else None)
+                      for c in columns])
+
+
+def record_batches(columns, rows: Iterable[tuple], batch_rows: int = BATCH_ROWS) -> Iterator:
+    """Arrow record batches of at most `batch_rows` rows."""
+    import pyarrow as pa
+
+    schema = arrow_schema(columns)
+    iterator = iter(rows)
+    while True:
+        chunk = list(islice(iterator, batch_rows))
+        if not chunk:
+            return
+        arrays = [pa.array(values, type=schema.field(i).type) for i, values in enumerate(zip(*chunk, strict=True))]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# --- Writing files ----------------------------------------------------------------------------------
+
+@dataclass
+class Written:
+    path: Path
+    format: str
+    rows: int
+    bytes: int
+
+
+class _Counter:
+    """Passes rows through, counting them and reporting every `every` rows."""
+
+    def __init__(self, rows: Iterable[tuple], report: Callable[[int], None] | None, every: int = PROGRESS_EVERY):
+        self.rows, self.report, self.every, self.count = rows, report, every, 0
+
+    def __iter__(self):
+        for row in self.rows:
+            self.count += 1
+            if self.report and self.count % self.every == 0:
+                self.report(self.count)
+            yield row
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(f".{path.name}.partial")
+
+
+def write_text(chunks: Iterable[str], out: Path) -> None:
+    partial = _partial(out)
+    try:
+        with open(partial, "w", encoding="utf-8", newline="") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_parquet(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
+    import pyarrow.parquet as pq
+
+    partial = _partial(out)
+    try:
+        with pq.ParquetWriter(partial, arrow_schema(columns), compression="zstd") as writer:
+            for batch in record_batches(columns, rows, batch_rows):
+                writer.write_batch(batch)
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_arrow_stream(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
+    import pyarrow as pa
+
+    with pa.OSFile(str(out), "wb") as sink, pa.ipc.new_stream(sink, arrow_schema(columns)) as writer:
+        for batch in record_batches(columns, rows, batch_rows):
+            writer.write_batch(batch)
+
+
+def write_hf(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
+    """A Hugging Face `datasets` folder (`datasets.load_from_disk(out)` reads it)."""
+    import datasets
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ExportError(f"{out} exists and is not an empty folder.")
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    bars_were_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        arrow_file = work / "rows.arrow"
+        write_arrow_stream(columns, rows, arrow_file, batch_rows)
+        dataset = datasets.Dataset.from_file(str(arrow_file))  # memory-mapped, not read into memory
+        dataset.save_to_disk(str(work / "dataset"))
+        del dataset
+        if out.exists():
+            out.rmdir()
+        os.replace(work / "dataset", out)
+    finally:
+        if not bars_were_off:
+            datasets.enable_progress_bars()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def write(export: Export, fmt: str, out: Path | str, *, progress: Callable[[int], None] | None = None,
+          batch_rows: int = BATCH_ROWS) -> Written:
+    """Write an export to `out` (a file, or a folder for `hf`) in one pass over its rows; `batch_rows`
+    is the size of Arrow record batches (and Parquet row groups)."""
+    if fmt not in FORMATS:
+        raise ExportError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counted = _Counter(export.rows, progress)
+    if fmt == "csv":
+        write_text(csv_chunks(export.columns, counted), out)
+    elif fmt == "jsonl":
+        write_text(jsonl_chunks(export.columns, counted), out)
+    elif fmt == "parquet":
+        write_parquet(export.columns, counted, out, batch_rows)
+    else:
+        write_hf(export.columns, counted, out, batch_rows)
+    return Written(out, fmt, counted.count, _size(out))
+
+
+def zip_folder(folder: Path, out: Path) -> None:
+    """Pack a folder into a zip file (stored, not compressed: Arrow files barely compress), file by file."""
+    partial = _partial(out)
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    archive.write(path, arcname=f"{out.name.removesuffix('.zip')}/{path.relative_to(folder)}")
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+# --- Background exports -----------------------------------------------------------------------------
+
+def export_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / EXPORT_FOLDER
+
+
+def file_name(what: str, fmt: str) -> str:
+    """The downloaded file's name: a Hugging Face datasets folder is downloaded as a zip file."""
+    return f"{what}.hf.zip" if fmt == "hf" else f"{what}{FORMATS[fmt]}"
+
+
+def check_request(what: str, fmt: str) -> None:
+    source(what)
+    if fmt not in FORMATS:
+        raise ExportError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+
+
+def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=None):
+    """Queue an export job for a researcher or an admin; returns the job."""
+    from django.core.exceptions import PermissionDenied
+
+    from generation import jobs
+
+    if not can_export(user):
+        raise PermissionDenied("Only researchers and admins export results.")
+    check_request(what, fmt)
+    params = {"what": what, "fmt": fmt}
+    for key, value in (("runs", runs), ("studies", studies), ("ids", ids)):
+        if value:
+            params[key] = sorted(value)
+    return jobs.enqueue(EXPORT_JOB_KIND, params=params, user=user)
+
+
+@job_handler(EXPORT_JOB_KIND, label="Export results")
+def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -> dict:
+    from django.urls import NoReverseMatch, reverse
+
+    check_request(what, fmt)
+    export = select(what, runs=runs, studies=studies, ids=ids)
+    folder = export_root() / f"job-{job.job.pk}"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = file_name(what, fmt)
+    job.log(f"Exporting {'the' if export.total is None else export.total} {what} as {FORMAT_LABELS[fmt]}.")
+
+    def report(done: int) -> None:
+        if export.total:
+            job.progress(min(99, 100 * done / export.total), f"{done} of {export.total} rows written")
+        else:
+            job.progress(0, f"{done} rows written")
+
+    if fmt == "hf":
+        dataset_folder = folder / what
+        written = write(export, fmt, dataset_folder, progress=report)
+        zip_folder(dataset_folder, folder / name)
+        shutil.rmtree(dataset_folder)
+    else:
+        written = write(export, fmt, folder / name, progress=report)
+    path = folder / name
+    try:
+        download_url = reverse("export-download", kwargs={"pk": job.job.pk})
+    except NoReverseMatch:
+        download_url = ""
+    return {
+        "message": f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}.",
+        "path": path.relative_to(export_root()).as_posix(),
+        "file_name": name,
+        "format": fmt,
+        "rows": written.rows,
+        "bytes": path.stat().st_size,
+        "download_url": download_url,
+    }
+
+
+def export_file(job) -> Path | None:
+    """The file a finished export job produced, if it is still there (and inside the export folder)."""
+    relative = (job.result or {}).get("path")
+    if job.kind != EXPORT_JOB_KIND or job.status != job.Status.SUCCEEDED or not isinstance(relative, str):
+        return None
+    root = export_root().resolve()
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    return path

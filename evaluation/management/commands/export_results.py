@@ -1,0 +1,64 @@
+"""`manage.py export_results`: write predictions, runs, metrics, LLM judgments or crowd submissions to CSV,
+JSON Lines, Parquet or a Hugging Face `datasets` folder, streaming rows from the database (see
+`evaluation.exports`)."""
+
+import sys
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation import exports
+
+
+class Command(BaseCommand):
+    help = ("Export evaluation results for analysis: predictions (with run, version and model columns), runs, "
+            "metrics, judgments or crowd submissions, as csv, jsonl, parquet or hf (a datasets.load_from_disk "
+            "folder).")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--what", required=True, choices=list(exports.SOURCES),
+                            help="; ".join(f"{name}: {src.description}" for name, src in exports.SOURCES.items()))
+        parser.add_argument("--run", dest="runs", type=int, nargs="+", action="extend", default=[], metavar="ID",
+                            help="only these runs (their predictions, metrics or judgments, or the runs themselves)")
+        parser.add_argument("--study", dest="studies", nargs="+", action="extend", default=[], metavar="SLUG",
+                            help="only the submissions of these crowd studies")
+        parser.add_argument("--id", dest="ids", type=int, nargs="+", action="extend", default=[], metavar="ID",
+                            help="only the rows with these primary keys")
+        parser.add_argument("--format", dest="fmt", choices=sorted(exports.FORMATS),
+                            help="output format; by default read from --out's extension")
+        parser.add_argument("--out", required=True,
+                            help="output file (a folder for hf); '-' writes csv or jsonl to standard output")
+        parser.add_argument("--chunk-size", type=int, default=exports.CHUNK_ROWS,
+                            help="rows fetched from the database per round trip")
+
+    def handle(self, *, what, runs, studies, ids, fmt, out, chunk_size, verbosity, **options):
+        fmt = fmt or self._format_of(out)
+        try:
+            exports.check_request(what, fmt)
+            export = exports.select(what, runs=runs, studies=studies, ids=ids, chunk_rows=chunk_size)
+        except exports.ExportError as exc:
+            raise CommandError(str(exc)) from exc
+        started = time.monotonic()
+        if out == "-":
+            if fmt not in ("csv", "jsonl"):
+                raise CommandError("Only csv and jsonl can be written to standard output.")
+            encode = exports.csv_chunks if fmt == "csv" else exports.jsonl_chunks
+            for chunk in encode(export.columns, export.rows):
+                self.stdout.write(chunk, ending="")
+            return
+        try:
+            written = exports.write(export, fmt, Path(out))
+        except exports.ExportError as exc:
+            raise CommandError(str(exc)) from exc
+        if verbosity:
+            sys.stderr.write(f"Wrote {written.rows} {what} to {written.path} ({exports.FORMAT_LABELS[fmt]}, "
+                             f"{written.bytes / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s.\n")
+
+    @staticmethod
+    def _format_of(out: str) -> str:
+        suffix = Path(out).suffix.lower()
+        for fmt, extension in exports.FORMATS.items():
+            if extension and suffix == extension:
+                return fmt
+        raise CommandError(f"Cannot tell the format from {out!r}: give --format ({', '.join(exports.FORMATS)}).")

@@ -1,0 +1,9 @@
+"""Evaluation pages outside the API: the download of exports (included under `exports/`)."""
+
+from django.urls import path
+
+from evaluation import export_views
+
+urlpatterns = [
+    path("<int:pk>/download/", export_views.download_export, name="export-download"),
+]
