@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import report_views, results_views, run_views, views
+from frontend import report_views, results_views, run_views, split_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,6 +14,14 @@ urlpatterns = [
     path("library/", views.media_library, name="media-library"),
     path("library/videos/<int:pk>/", views.video_detail, name="video-detail"),
     path("library/images/<int:pk>/", views.image_detail, name="image-detail"),
+    path("library/videos/<int:pk>/split/", split_views.split_page, name="video-split"),
+    path("library/videos/<int:pk>/split/timeline.json", split_views.split_timeline, name="video-split-timeline"),
+    path("library/videos/<int:pk>/split/thumbnails.jpg", split_views.split_thumbnails, name="video-split-thumbnails"),
+    path("library/videos/<int:pk>/split/frames/<int:index>.jpg", split_views.split_frame, name="video-split-frame"),
+    path("library/videos/<int:pk>/split/plan/", split_views.split_plan, name="video-split-plan"),
+    path("library/videos/<int:pk>/split/create/", split_views.split_create, name="video-split-create"),
+    path("library/videos/<int:pk>/split/list/", split_views.split_list, name="video-split-list"),
+    path("library/splits/<int:pk>/resolve/", split_views.split_resolve, name="video-split-resolve"),
     path("benchmarks/", views.benchmarks, name="benchmarks"),
     path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
     path("runs/", run_views.runs_page, name="runs"),

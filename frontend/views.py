@@ -48,7 +48,8 @@ def media_library(request):
 
 @roles_allowed(*STAFF_ROLES)
 def video_detail(request, pk):
-    return render(request, "frontend/video_detail.html", {"video": get_object_or_404(Video, pk=pk)})
+    return render(request, "frontend/video_detail.html", {"video": get_object_or_404(Video, pk=pk),
+                                                          "may_split": has_role(request.user, CURATOR, ADMIN)})
 
 
 @roles_allowed(*STAFF_ROLES)
