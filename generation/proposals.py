@@ -432,7 +432,7 @@ def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, mod
 def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
     """Queue the job that fills in the set's pending proposals (one job per set at a time)."""
     with transaction.atomic():
-        locked = ProposalSet.objects.select_for_update().select_related("job").get(pk=proposal_set.pk)
+        locked = ProposalSet.objects.select_for_update(of=("self",)).select_related("job").get(pk=proposal_set.pk)
         if locked.job is not None and not locked.job.is_finished:
             raise ProposalError(f"Job #{locked.job_id} is already making proposals for this set.")
         if not locked.proposals.filter(status=Proposal.Status.PENDING).exists():
