@@ -39,6 +39,7 @@ def results_version(request, pk):
     series = [s for s in results.series(version, board) if s.has_data]
     return render(request, "frontend/results_version.html", {
         "version": version, "board": board, "series": series, "consistency": results.consistency(board),
+        "human": results.human_section(version, board),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
         "formats": list(plots.FORMATS),
     })
