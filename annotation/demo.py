@@ -8,13 +8,16 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from annotation.blackswan.splits import current_split, split_library_video
+from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
 from annotation.crowd.assignment import add_items
 from annotation.crowd.models import Study
 from annotation.media_import import import_files
-from annotation.models import Benchmark, BenchmarkVersion, Image, Video
+from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
 from annotation.versions import add_item, freeze
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
+from generation import jobs
 from generation.tiny_models import build_tiny_models
 
 DEMO_USERS = [
@@ -138,6 +141,33 @@ def ensure_demo_version(curator) -> BenchmarkVersion | None:
     return version
 
 
+DEMO_STAGED_SLUG = "demo-blackswan"
+DEMO_STAGED_VIDEO, DEMO_EVENT = "bigbuckbunny.mp4", (1.6, 3.4)  # seconds: V_pre, V_main, V_post of ~1.7 s each
+
+
+def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
+    """A BlackSwanSuite staged-reveal study over one demo video, split into its parts here (not on a
+    worker), so that the annotator can try the Forecaster → Detective → Reporter steps."""
+    study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
+    if study is not None:
+        return study
+    video = Video.objects.filter(original_name=DEMO_STAGED_VIDEO, status=Video.Status.READY).first()
+    if video is None:
+        return None
+    split = current_split(video)
+    if split is None:
+        say(f"Splitting {video.title} into its BlackSwanSuite parts ...")
+        split = split_library_video(video, *DEMO_EVENT, user=curator)
+        jobs.run_job(split.job_id)
+        split.refresh_from_db()
+    if split.status != VideoSplit.Status.DONE:
+        say(f"The demo split of {video.title} is {split.status}: no staged study.")
+        return None
+    return create_staged_study(
+        [split], "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
+        pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
+
+
 def ensure_demo_models(say=lambda line: None) -> dict:
     """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM) for demo runs on CPU."""
     folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
@@ -153,5 +183,7 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     report = import_files(sample_media_paths(), user=curator, probe_now=True, say=say)
     study = ensure_demo_study(curator)
     version = ensure_demo_version(curator)
+    staged = ensure_demo_staged_study(curator, say)
     tiny = ensure_demo_models(say) if models else {}
-    return {"logins": logins, "media": report, "study": study, "version": version, "models": tiny}
+    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "version": version,
+            "models": tiny}

@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery
+from celery.signals import before_task_publish
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -15,3 +16,16 @@ def ensure_broker_folders() -> None:
     for key in ("data_folder_in", "data_folder_out", "control_folder"):
         if options.get(key):
             os.makedirs(options[key], exist_ok=True)
+
+
+_folders_ready = False
+
+
+@before_task_publish.connect
+def _broker_folders_before_first_message(**_kwargs) -> None:
+    """Any process may send the first message (a web request, `seed_demo`, a command), not only the
+    worker that `rundemo` starts: the folders are made once per process, before its first send."""
+    global _folders_ready
+    if not _folders_ready:
+        ensure_broker_folders()
+        _folders_ready = True

@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, Video
+from annotation.crowd.models import Study
+from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, Video, VideoSplit
 from frontend.navigation import ENTRIES
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +57,9 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     version = BenchmarkVersion.objects.get(benchmark__slug="cvrr", label="demo")
     assert version.frozen and version.item_count == BenchmarkItem.objects.filter(version=version).count() >= 3
     assert "Demo benchmark version: cvrr:demo" in seeded
+    staged = Study.objects.get(slug="demo-blackswan")
+    assert (staged.state, staged.step_kind, staged.items.count()) == ("open", "blackswan_staged", 1)
+    assert VideoSplit.objects.get(video__original_name="bigbuckbunny.mp4").status == VideoSplit.Status.DONE
     built = dict(re.findall(r"^Tiny model (\S+): (\S+)$", seeded, re.MULTILINE))
     assert set(built) == {"qwen2-vl", "causal-lm"}
     assert all((Path(path) / "config.json").exists() for path in built.values())
@@ -64,6 +68,7 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     call_command("seed_demo", stdout=out)
     assert counts() == first
     assert BenchmarkVersion.objects.filter(label="demo").count() == 1
+    assert Study.objects.filter(slug="demo-blackswan").count() == VideoSplit.objects.count() == 1
     assert "already in the library" in out.getvalue()
     assert sorted(p for p in media_root.rglob("*") if p.is_file()) == files
 
