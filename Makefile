@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames bench-eval clean
+.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames bench-eval bench-export clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -52,6 +52,9 @@ bench-frames: install
 
 bench-eval: install
 	$(PY) bench/eval_throughput.py
+
+bench-export: install
+	$(PY) bench/export.py
 
 clean:
 	rm -rf $(VENV) var db.sqlite3 db.sqlite3-wal db.sqlite3-shm
