@@ -151,8 +151,9 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
         page.locator(f"#hypothesis-{index + 1}").get_by_label(mark, exact=True).check()
     page.get_by_label("Caption: what happens in the whole video?").fill(
         "A big rabbit comes out of his burrow, stretches and admires a butterfly in a sunny meadow.")
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.screenshot(path=str(SCREENSHOTS / "blackswan_step3.png"), full_page=True)
-    with page.expect_response(lambda r: "/steps/reporter/submit/" in r.url) as answer:
+    with page.expect_response(lambda r: "/steps/reporter/submit/" in r.url, timeout=30_000) as answer:
         page.get_by_role("button", name="Submit the last step").click()
     assert answer.value.status == 201, answer.value.text()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
