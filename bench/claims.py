@@ -37,9 +37,6 @@ FORM = {"fields": [{"name": "label", "type": "single_choice", "label": "Is the s
 # closed loop needs >= 100 completed items/s, paced needs p95 < 100 ms on every endpoint
 TARGET_CLOSED_ITEMS_PER_S = 100.0
 TARGET_PACED_P95_MS = 100.0
-# lets claim_next read candidates in (completed_count, id) order instead of sorting every open item
-PROPOSED_INDEX = ("CREATE INDEX study_item_claim_order_idx ON annotation_studyitem "
-                  "(study_id, role, completed_count, id) WHERE open_slots > 0")
 
 
 def parse_args(argv=None):
@@ -58,13 +55,11 @@ def parse_args(argv=None):
                    help="PostgreSQL database to DROP and recreate (its name must contain 'bench'); "
                         "the platform's own DATABASE_URL is deliberately not read")
     p.add_argument("--gunicorn-workers", type=int, default=2)
-    p.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker (gthread)")
+    p.add_argument("--threads", type=int, default=16, help="gunicorn threads per worker (gthread)")
     p.add_argument("--worker-class", default="gthread", help="gunicorn worker class")
     p.add_argument("--conn-max-age", type=int, default=60, help="DATABASE_CONN_MAX_AGE for the server")
     p.add_argument("--settings", default="config.settings", help="DJANGO_SETTINGS_MODULE (for experiments)")
     p.add_argument("--timeout", type=float, default=30.0, help="client timeout per request, seconds")
-    p.add_argument("--proposed-index", action="store_true",
-                   help="also create the partial index proposed in bench/README.md (not in the migrations)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--strict", action="store_true", help="exit 2 when a performance target is missed")
     return p.parse_args(argv)
@@ -549,12 +544,6 @@ def main(argv=None) -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0, interactive=False)
-    if args.proposed_index:
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute(PROPOSED_INDEX)
-        print("with the proposed index: " + PROPOSED_INDEX)
     tokens = create_workers(args.workers)
     port = free_port()
     log_path = var_dir / "gunicorn.log"

@@ -14,8 +14,9 @@ about them (each item gives an original and a counterfactual request). Then, thr
 3. cached rerun:  the batched run's settings again: every answer comes from the cache.
 
 It prints samples/s of each, the batched/batch-1 speed-up, the cached rerun's time as a share of
-the first run's (batch 1, the way a run goes without batching) and of the batched run's, the model calls each run made, and the targets: batched >= 2x batch-1 on CPU,
-cached rerun < 5 % of the first run's time. Exit status 1 when the runs disagree (a cached rerun
+the first run's (batch 1, the way a run goes without batching) and of the batched run's, the model
+calls each run made, and the targets: batched >= 2x batch-1 on CPU, cached rerun < 5 % of the first
+run's time. Exit status 1 when the runs disagree (a cached rerun
 that called the model, predictions missing), 2 with --strict when a target is missed.
 """
 

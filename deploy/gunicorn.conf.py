@@ -10,7 +10,9 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 worker_class = "gthread"
 workers = int(os.environ.get("GUNICORN_WORKERS", min(2 * multiprocessing.cpu_count() + 1, 9)))
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# Each crowd request spends part of its time waiting for its commit: enough threads keep the CPUs
+# busy meanwhile (bench/claims.py: 2 workers x 16 threads on 2 cores).
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
 graceful_timeout = 30
 keepalive = 5
