@@ -3,6 +3,8 @@ judged open answers, aggregate accuracy, per release category; and the similarit
 the eight references (ROUGE, BLEU, METEOR, CIDEr, BERTScore)."""
 
 import math
+import os
+import shutil
 
 import pytest
 
@@ -87,6 +89,11 @@ def test_judge_metrics_are_not_computed_without_verdicts_and_a_judge_fills_them(
     assert judged["oevqa"]["judge_accuracy"] == 1.0 and judged["aggregate_accuracy"] == 1.0
 
 
+NEEDS_JAVA = pytest.mark.skipif(shutil.which("java") is None and os.environ.get("CI", "").lower() != "true",
+                                reason="METEOR runs on Java (install default-jre-headless); CI installs it")
+
+
+@NEEDS_JAVA
 def test_open_answers_are_compared_with_all_eight_references():
     requests = requests_of(question("q1", "Controfattuale_A"), question("q2", "Controfattuale_B"))
     predictions = [{"request_id": "q1:oevqa", "response": ANSWERS[5], "judgment": {"correct": True}},
@@ -117,6 +124,7 @@ def test_bleu_is_corpus_level_over_every_reference_with_the_brevity_penalty():
     assert similarity.bleu(hypotheses[:1], references[:1]) == pytest.approx(1.0)
 
 
+@NEEDS_JAVA
 def test_meteor_against_several_references_keeps_the_best_and_an_empty_answer_scores_zero():
     hypothesis = "il gatto dormiva sul letto"
     one, other = "il gatto dorme sul letto", "un cane abbaia"
