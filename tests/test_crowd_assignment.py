@@ -404,3 +404,17 @@ def test_a_draft_is_not_a_transition_and_writes_no_history(workers):
     submissions.save_draft(claim, workers[0], {"label": "dog"})
     assert Draft.objects.filter(claim=claim).exists()
     assert HistoryEntry.objects.count() == 1
+
+
+def test_rows_read_back_by_hand_written_sql_equal_the_orms(db):
+    """The crowd loop's SQL path builds model instances the rest of the code cannot tell apart."""
+    from decimal import Decimal
+
+    from annotation.crowd import rows
+
+    study = create_study("raw-rows", form=FORM, pay_per_item=Decimal("0.35"), gold_share=0.25)
+    raw = rows.fetch_one(Study, "t.id = %s", [study.pk])
+    orm = Study.objects.get(pk=study.pk)
+    for field in Study._meta.concrete_fields:
+        assert getattr(raw, field.attname) == getattr(orm, field.attname), field.name
+    assert isinstance(raw.pay_per_item, Decimal) and raw.created_at.tzinfo is not None

@@ -2,9 +2,10 @@
 
 Claim, draft and submit are the requests every worker makes again and again; through the ORM
 each statement costs about a millisecond of Python to build, so those three paths speak SQL
-directly, through this module: table and column names come from the models (built once per process), values are adapted
-and decoded the way the ORM would (JSON, aware datetimes, booleans), and rows come back as model
-instances, so the rest of the code cannot tell the difference.
+directly, through this module: table and column names come from the models (the SQL is built once
+per process), values are adapted and decoded the way the ORM would (JSON, aware datetimes,
+booleans, decimals), and rows come back as model instances, so the rest of the code cannot tell
+the difference.
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ def decode(field, value):
         return value
     if isinstance(field, models.BooleanField):
         return bool(value)
-    if isinstance(field, models.DecimalField | models.FloatField) and not isinstance(value, float):
-        return field.to_python(value)
+    if isinstance(field, models.DecimalField):
+        return field.to_python(value)  # SQLite hands back floats or strings
+    if isinstance(field, models.FloatField) and not isinstance(value, float):
+        return float(value)
     return value
 
 
