@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import report_views, results_views, run_views, split_views, views
+from frontend import blackswan_views, report_views, results_views, run_views, split_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -35,6 +35,8 @@ urlpatterns = [
     path("results/runs/<int:pk>/", results_views.results_run, name="results-run"),
     path("results/runs/<int:pk>/metrics.json", results_views.results_run_json, name="results-run-json"),
     path("results/runs/<int:pk>/metrics/<str:metric>/", results_views.results_drill, name="results-drill"),
+    path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
+    path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),

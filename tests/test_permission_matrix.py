@@ -98,6 +98,11 @@ MATRIX: dict[str, Case] = {
     "results-run": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
+    # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
+    # exist -> 404 (GET, and POST: nothing to freeze)
+    "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                       kwargs={"pk": MISSING}),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
     # an export job that does not exist: researchers and admins get 404, other roles 403
