@@ -1,0 +1,153 @@
+"""The human-evaluation section of a version's results: crowd baselines, BlackSwan ratings and NL-EYE
+explanation votes (`evaluation.human_eval`) beside the models' numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evaluation.models import EvaluationRun
+from evaluation.results.leaderboards import Leaderboard
+from evaluation.results.paths import Cell, cell, display
+
+
+@dataclass
+class HumanBaselineRow:
+    """People answering the version's own requests (`evaluation.human_eval`), scored like a run."""
+
+    label: str
+    studies: list[str]
+    cells: list[Cell]
+    annotators: int
+    requests: int
+    answered: int
+    input_strategy: str
+    per_annotator: dict
+    agreement: dict
+    items_waiting: int = 0
+    error: str = ""
+
+
+@dataclass
+class RatingRow:
+    """BlackSwan: people's mean ratings of a run's responses to one Gen variant, next to its CLIP score
+    and LLM-Match."""
+
+    run: EvaluationRun
+    label: str
+    variant: str
+    clip: Cell
+    llm_match: Cell
+    means: dict[str, str]  # scale → mean as shown
+    items: int
+    ratings: int
+    alpha: dict[str, str]  # scale → Krippendorff's alpha as shown
+
+
+@dataclass
+class ExplanationRow:
+    """NL-EYE: the share of a run's explanations people found valid (≥ 1 vote), beside the judge's."""
+
+    label: str
+    run: EvaluationRun | None
+    judge: Cell | None
+    valid_rate: str
+    explanations: int
+    votes: dict[str, int]
+    agreement: list[dict]
+
+
+@dataclass
+class HumanSection:
+    baselines: list[HumanBaselineRow] = field(default_factory=list)
+    ratings: list[RatingRow] = field(default_factory=list)
+    rating_scales: list[str] = field(default_factory=list)
+    explanations: list[ExplanationRow] = field(default_factory=list)
+    vote_levels: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.baselines or self.ratings or self.explanations)
+
+
+RATING_LABELS = {"correctness": "Correctness (1–5)", "depth": "Depth (1–5)", "detail": "Detail (1–5)",
+                 "visual_entailment": "Visual entailment (0/1)"}
+
+
+def _shown(value) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
+    from evaluation import human_eval
+
+    rows = []
+    for group in human_eval.baseline_groups(version):
+        try:
+            found = human_eval.human_baseline_results(group)
+        except (human_eval.HumanEvalError, ValueError, KeyError) as exc:
+            rows.append(HumanBaselineRow("Human (crowd)", [s.slug for s in group], [], 0, 0, 0, "", {}, {},
+                                         error=str(exc)))
+            continue
+        cells = [cell(found["metrics"], spec.path, rate=spec.rate, n_key=spec.n) for spec in specs]
+        rows.append(HumanBaselineRow("Human (crowd)", found["studies"], cells, found["annotators"], found["requests"],
+                                     found["answered"], found["input_strategy"], found["per_annotator"],
+                                     found["agreement"], found["items_waiting"]))
+    return rows
+
+
+def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]]:
+    from evaluation import human_eval
+
+    studies = human_eval.studies_of(human_eval.RATING, version=version)
+    if not studies:
+        return [], []
+    found = human_eval.rating_results(studies)
+    by_run = {row.run.pk: row for row in board.rows}
+    rows = []
+    for group in found["groups"]:
+        row = by_run.get(group["run"])
+        if row is None:
+            continue
+        variant = group["variant"]
+        scales = group["scales"]
+        rows.append(RatingRow(
+            row.run, row.label, variant,
+            cell(row.results.metrics, f"{variant}.clip_score", rate=False, n_key="scored"),
+            cell(row.results.metrics, f"{variant}.llm_match", rate=False, n_key="llm_match_questions"),
+            {name: _shown(figures["mean"]) for name, figures in scales.items()},
+            group["items"], max(figures["ratings"] for figures in scales.values()),
+            {name: _shown(figures["alpha"]["value"]) for name, figures in scales.items()}))
+    return rows, [RATING_LABELS[name] for name in human_eval.SCALE_NAMES]
+
+
+def explanation_rows(version, board: Leaderboard) -> tuple[list[ExplanationRow], list[str]]:
+    from evaluation import human_eval
+
+    studies = human_eval.studies_of(human_eval.VOTE, version=version)
+    if not studies:
+        return [], []
+    found = human_eval.explanation_results(studies)
+    by_run = {row.run.pk: row for row in board.rows}
+    rows, levels = [], []
+    for group in found["groups"]:
+        levels = levels if len(levels) >= len(group["votes"]) else list(group["votes"])
+        shown = display(group["valid_rate"], True)
+        if group["group"] == "humans":
+            rows.append(ExplanationRow("People's explanations", None, None, shown, group["explanations"],
+                                       group["votes"], []))
+            continue
+        row = by_run.get(group["run"])
+        if row is None:
+            continue
+        judge = cell(row.results.metrics, "triplet.explanations.valid_rate", rate=True)
+        rows.append(ExplanationRow(row.label, row.run, judge, shown, group["explanations"], group["votes"],
+                                   group["judge_agreement"]))
+    return rows, levels
+
+
+def human_section(version, board: Leaderboard) -> HumanSection:
+    """What people measured on this version: baseline rows for the leaderboard, BlackSwan ratings beside
+    CLIP score and LLM-Match, NL-EYE explanation validity beside the judge's."""
+    ratings, scales = rating_rows(version, board)
+    explanations, levels = explanation_rows(version, board)
+    return HumanSection(human_baseline_rows(version, board.specs), ratings, scales, explanations, levels)

@@ -1,0 +1,129 @@
+"""A run's metrics, outcomes and consistency views: scored like `manage.py score --run`, and cached.
+
+Caching: `run_results(run)` stores its result in Django's cache under the run id and a fingerprint of
+what the metrics depend on (the version's checksum, the number and last id/time of the run's
+predictions and judgments), so a finished run is scored once and a run that gains predictions or
+judgments is scored again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from evaluation import benchmarks, runner, scoring
+from evaluation.models import EvaluationRun
+from evaluation.results.consistency_views import VIEWS
+from evaluation.results.outcomes import Outcome, outcome
+
+try:  # stored LLM-judge verdicts (evaluation.judges); results work without them
+    from evaluation.models import Judgment
+except ImportError:  # pragma: no cover - installations without judges
+    Judgment = None
+
+logger = logging.getLogger("evaluation.results")
+
+CACHE_PREFIX = "results:run:v1"
+CACHE_SECONDS = 30 * 24 * 3600  # the key changes with the predictions, so an entry never goes stale
+
+
+@dataclass
+class RunResults:
+    run_id: int
+    metrics: dict = field(default_factory=dict)  # score_predictions' output (with its `predictions` summary)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # request id → Outcome
+    views: dict[str, dict] = field(default_factory=dict)  # consistency views, by name (see VIEWS)
+    judge: dict | None = None  # the stored judgments used: kind, model, judgments, verdicts
+    error: str = ""  # why the run could not be scored
+    key: str = ""  # the cache key it was stored under
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def fingerprint(run: EvaluationRun) -> str:
+    """What the run's metrics depend on, as one string (part of the cache key)."""
+    stats = run.predictions.aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
+    parts = [str(run.pk), run.version.checksum, str(run.version.item_count), str(stats["n"]), str(stats["last"]),
+             stats["at"].isoformat() if stats["at"] else "-"]
+    if Judgment is not None:
+        judged = Judgment.objects.filter(prediction__run=run).aggregate(n=Count("id"), last=Max("id"))
+        parts += [str(judged["n"]), str(judged["last"])]
+    return "|".join(parts)
+
+
+def cache_key(run: EvaluationRun) -> str:
+    digest = hashlib.sha256(fingerprint(run).encode()).hexdigest()[:32]
+    return f"{CACHE_PREFIX}:{run.pk}:{digest}"
+
+
+def run_results(run: EvaluationRun) -> RunResults:
+    """The run's metrics, outcomes and consistency views, from the cache or scored now (and cached)."""
+    key = cache_key(run)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    # score_run is looked up on the package, so that replacing `evaluation.results.score_run` (as tests do)
+    # still takes effect here, as it did when this was one module.
+    from evaluation import results as package
+
+    results = package.score_run(run)
+    results.key = key
+    if results.ok:
+        cache.set(key, results, CACHE_SECONDS)
+    return results
+
+
+def run_metrics(run: EvaluationRun) -> dict:
+    return run_results(run).metrics
+
+
+def planned_requests(run: EvaluationRun) -> list:
+    return [planned.request for planned in runner.plan(run)]
+
+
+def score_run(run: EvaluationRun) -> RunResults:
+    """Score a stored run now, like `manage.py score --run` with no scoring models, using the run's
+    stored judgments where there are any."""
+    try:
+        benchmark = benchmarks.get(run.version.benchmark.slug)
+        requests = planned_requests(run)
+    except (KeyError, ImportError, ValueError) as exc:
+        logger.warning("run %s cannot be planned for scoring: %s", run.pk, exc)
+        return RunResults(run.pk, error=f"The run's requests cannot be rebuilt: {exc}")
+    judge, verdicts = stored_verdicts(run, benchmark.slug)
+    predictions = scoring.run_predictions(run, verdicts)
+    try:
+        metrics = scoring.score_predictions(benchmark, requests, predictions,
+                                            **dict.fromkeys(benchmark.scoring_models))
+    except ValueError as exc:
+        return RunResults(run.pk, error=f"The run cannot be scored: {exc}")
+    collected = scoring.collect(requests, predictions)
+    outcomes = {r.request_id: outcome(r, collected.responses.get(r.request_id)) for r in requests}
+    views = {name: view.compute(requests, outcomes) for name, view in VIEWS.get(benchmark.slug, {}).items()}
+    return RunResults(run.pk, metrics=metrics, outcomes=outcomes, views=views, judge=judge)
+
+
+def stored_verdicts(run: EvaluationRun, slug: str) -> tuple[dict | None, dict]:
+    """(what was used, {(request id, sample): verdict}) from the judge model that judged most of the
+    run's predictions with the benchmark's judge; (None, {}) when there are no stored judgments."""
+    if Judgment is None:
+        return None, {}
+    try:
+        from evaluation import judges
+    except ImportError:  # pragma: no cover - installations without judges
+        return None, {}
+    kind = judges.KIND_BY_BENCHMARK.get(slug)
+    if kind is None:
+        return None, {}
+    top = (Judgment.objects.filter(prediction__run=run, kind=kind).exclude(parse_status="failed")
+           .values("judge_model").annotate(n=Count("id"), last=Max("id")).order_by("-n", "-last").first())
+    if top is None:
+        return None, {}
+    verdicts = judges.verdicts_for_run(run, kind, top["judge_model"])
+    return {"kind": kind, "model": top["judge_model"], "judgments": top["n"], "verdicts": len(verdicts)}, verdicts
