@@ -1,0 +1,159 @@
+"""Human evaluation through the crowd engine, with results shaped to sit beside the models'.
+
+Three kinds of study, each an ordinary form study of `annotation.crowd` (claims, drafts, submissions,
+review), made from evaluation runs or from a frozen version's own requests:
+
+- **Rating** of BlackSwan's generated responses (seeds/000 §5.1, SPEC §1 "Human rating"):
+  `create_rating_study(runs, …)`, one item per prediction of the Gen variants, showing the task's
+  question, the reference(s), the response and the item's video; the form asks Correctness,
+  Depth/Thoughtfulness and Level of Detail (1–5, labelled ends) and Visual Entailment (0/1).
+  `sample` draws that many questions per variant (seeded), the same questions for every run, so the
+  models are rated on the same ground; by default each question's first response is rated
+  (`all_samples` rates all three of Forecaster/Detective). `rating_results(study or run)`: per run
+  and variant (and per run over its variants) the mean of each scale, with n (responses rated,
+  ratings) and Krippendorff's alpha per scale (ordinal for the 1–5 scales, nominal for 0/1). A
+  response's mean over its raters counts once, so a response with more raters weighs no more.
+- **Explanation voting** for NL-EYE (seeds/002 §4.2, App. E.2; SPEC §3): `create_explanation_vote_study
+  (runs, …)`, one item per triplet request (hypothesis order as the models saw it), the images on one
+  canvas with the more plausible hypothesis marked, and every distinct explanation given with a
+  correct answer to that request (models' responses; optionally the human baseline's explanations)
+  as candidates of a multi-select, shuffled per worker; three voters by default.
+  `explanation_results(study or run)`: an explanation is valid when at least one voter selected it
+  (§4.2: "correct if at least one worker selected it"); per run (and for the people's explanations)
+  the share of valid explanations, n, and the distribution of votes (0 … k of k voters, Table 9);
+  and, for runs with stored `nleye_explanation` judgments, `judges.agreement_report` of the judge
+  against the people. People only say valid or not, so a valid explanation is given the judge's
+  label 2 and an invalid one 0: the report's `binary` block (valid vs not) is the comparable figure.
+  `validated_human_explanations` lists, per triplet, the people's explanations voted valid: the
+  references NL-EYE's judge adds to the gold (`human_explanations` of a triplet, for a next version).
+- **Human baseline**: `create_human_baseline_study(version, variants, …)`, people answer the
+  benchmark's own requests (as `scoring.item_requests` plans them, the prompt the models get) with a
+  form built from the request: options → a single choice (letters with their texts, yes/no,
+  hypothesis 1/2, a 1–10 score), counts → a short text. NL-EYE triplets also ask for an explanation,
+  the certainty, and each hypothesis's likelihood 1–5 given the premise (App. E.2). `sample` draws
+  benchmark items, so every request of a drawn item is asked (both hypothesis orders, all eight
+  statement pairs of a MAIA question). `human_baseline_results(studies)`: one answer per request —
+  the majority answer of its annotators (a tie goes to the answer given first; 1–10 scores take the
+  lower median instead, being ordinal) — scored by the benchmark's own scorer over the requests the
+  study asked, so the Human row has the same metrics as a model's. An item is scored once every one
+  of its asked requests has an answer (until then it waits), so joined metrics stay whole.
+  Majority, because the scorers' metrics join requests (NL-EYE consistency across both orders, MAIA
+  pools, C-VQA drops) and need one answer per request, and the papers' human figures are the crowd's
+  answer per question. The per-annotator accuracy averaged over annotators is reported beside it,
+  with the share of unanimous requests and Krippendorff's alpha.
+
+What counts: submissions on regular items that were approved or not sampled for review, read through
+`final_data` (a reviewer's correction wins). Rejected ones are left out; those awaiting an expert are
+counted apart (`pending`) and left out until decided.
+
+Where things are recorded: a study's `form_schema["human_eval"]` names its kind, benchmark, version,
+runs and drawing parameters; each item's `answer_key["source"]` (never sent to workers) names the
+run, prediction, request and sample behind it, so raters stay blind to which model wrote what, and
+`StudyItem.benchmark_item` links the frozen item.
+
+Only curators and admins create these studies (`PermissionDenied` otherwise).
+"""
+
+from evaluation.human_eval.base import (
+    BASELINE,
+    COUNTED_REVIEW,
+    META,
+    RATING,
+    SOURCE,
+    VOTE,
+    HumanEvalError,
+    HumanStudy,
+    counted_submissions,
+    kind_of,
+    meta_of,
+    require_curator,
+    studies_of,
+)
+from evaluation.human_eval.baselines import (
+    ANSWER,
+    BASELINE_INSTRUCTIONS,
+    CHOICE_TYPES,
+    LIKELIHOOD_FIELDS,
+    NLEYE_INSTRUCTIONS,
+    SCORE_ANCHORS,
+    TEXT_TYPES,
+    aggregate,
+    baseline_form,
+    baseline_groups,
+    choices_for,
+    create_human_baseline_study,
+    human_baseline_results,
+    per_annotator,
+)
+from evaluation.human_eval.canvases import canvas_image
+from evaluation.human_eval.explanation_votes import (
+    JUDGE_NOT_LOGICAL,
+    JUDGE_VALID,
+    VOTE_FIELD,
+    VOTE_INSTRUCTIONS,
+    create_explanation_vote_study,
+    explanation_results,
+    vote_form,
+)
+from evaluation.human_eval.ratings import (
+    ENTAILMENT,
+    ENTAILMENT_OPTIONS,
+    GEN_VARIANTS,
+    RATING_INSTRUCTIONS,
+    SCALE_NAMES,
+    SCALES,
+    TASK_LABELS,
+    create_rating_study,
+    rating_form,
+    rating_results,
+)
+from evaluation.human_eval.results import results_for
+
+__all__ = [
+    "META",
+    "SOURCE",
+    "RATING",
+    "VOTE",
+    "BASELINE",
+    "COUNTED_REVIEW",
+    "GEN_VARIANTS",
+    "HumanEvalError",
+    "HumanStudy",
+    "require_curator",
+    "kind_of",
+    "meta_of",
+    "studies_of",
+    "counted_submissions",
+    "canvas_image",
+    "SCALES",
+    "ENTAILMENT",
+    "ENTAILMENT_OPTIONS",
+    "SCALE_NAMES",
+    "TASK_LABELS",
+    "RATING_INSTRUCTIONS",
+    "rating_form",
+    "create_rating_study",
+    "rating_results",
+    "VOTE_FIELD",
+    "JUDGE_VALID",
+    "JUDGE_NOT_LOGICAL",
+    "VOTE_INSTRUCTIONS",
+    "vote_form",
+    "create_explanation_vote_study",
+    "explanation_results",
+    "ANSWER",
+    "CHOICE_TYPES",
+    "TEXT_TYPES",
+    "SCORE_ANCHORS",
+    "LIKELIHOOD_FIELDS",
+    "BASELINE_INSTRUCTIONS",
+    "NLEYE_INSTRUCTIONS",
+    "choices_for",
+    "baseline_form",
+    "create_human_baseline_study",
+    "aggregate",
+    "human_baseline_results",
+    "per_annotator",
+    "baseline_groups",
+    "results_for",
+]

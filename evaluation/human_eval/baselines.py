@@ -1,0 +1,296 @@
+"""Human baselines: people answer a benchmark's own requests, scored by its scorer (see `evaluation.human_eval`)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from annotation.crowd import agreement
+from annotation.crowd.models import Study, StudyItem
+from annotation.models import BenchmarkVersion
+from evaluation import benchmarks, parsing, scoring
+from evaluation.benchmarks.base import RequestOptions
+from evaluation.human_eval.base import (
+    BASELINE,
+    SOURCE,
+    HumanEvalError,
+    HumanStudy,
+    _correct,
+    _create_study,
+    _drawn,
+    _fraction,
+    _mean,
+    _source,
+    _studies_for,
+    counted_submissions,
+    meta_of,
+    require_curator,
+    studies_of,
+)
+from evaluation.human_eval.canvases import canvas_image
+
+ANSWER = "answer"
+CHOICE_TYPES = ("letter", "yes_no", "choice_12", "score_1_10")
+TEXT_TYPES = ("number",)
+SCORE_ANCHORS = {1: "not plausible at all", 3: "slightly plausible", 5: "moderately plausible", 7: "very plausible",
+                 10: "almost necessarily plausible"}
+LIKELIHOOD_FIELDS = ("likelihood_1", "likelihood_2")
+BASELINE_INSTRUCTIONS = "Answer each question about the media shown as well as you can."
+NLEYE_INSTRUCTIONS = (
+    "The picture shows a premise and two hypotheses. Say which hypothesis is more plausible given the "
+    "premise (the premise can happen before or after them), explain why in a sentence, say how certain you are, "
+    "and then rate how likely each hypothesis is on its own given the premise. To answer many of these you "
+    "have to notice small details and tell yourself the story behind the scenes.")
+
+
+def choices_for(request) -> list[dict]:
+    """The options a person picks from: the request's own (letters with their texts), yes/no, 1/2, 1–10."""
+    kind = request.answer_type
+    if kind == "letter":
+        return [{"id": letter, "text": f"{letter}. {text}"} for letter, text in (request.options or {}).items()]
+    if kind == "yes_no":
+        return [{"id": "yes", "text": "Yes"}, {"id": "no", "text": "No"}]
+    if kind == "choice_12":
+        return [{"id": "1", "text": "Hypothesis 1"}, {"id": "2", "text": "Hypothesis 2"}]
+    if kind == "score_1_10":
+        return [{"id": str(v), "text": f"{v}: {SCORE_ANCHORS[v]}" if v in SCORE_ANCHORS else str(v)}
+                for v in range(1, 11)]
+    raise HumanEvalError(f"No choices for answer type {kind!r}.")
+
+
+def baseline_form(types: set[str], *, explanation: bool, certainty: bool, likelihood: bool) -> dict:
+    if types <= set(TEXT_TYPES):
+        return {"fields": [{"name": ANSWER, "type": "free_text", "label": "Your answer (a number)",
+                            "min_length": 1, "max_length": 100}]}
+    fields = [{"name": ANSWER, "type": "single_choice", "options_from": "choices", "label": "Your answer",
+               "explanation": "required" if explanation else "none", "certainty": certainty}]
+    if likelihood:
+        fields += [{"name": name, "type": "likert", "min": 1, "max": 5,
+                    "label": f"Hypothesis {number} alone: how likely is it given the premise?",
+                    "labels": {"1": "Not likely at all", "5": "Very likely"}}
+                   for number, name in enumerate(LIKELIHOOD_FIELDS, start=1)]
+    return {"fields": fields}
+
+
+def _plan(version, meta: dict) -> list:
+    options = RequestOptions(input_strategy=meta.get("input_strategy", "default"), prompting="standard",
+                             seed=int(meta.get("seed", 0)))
+    return [(item, requests) for item, requests in scoring.item_requests(version, options,
+                                                                         tuple(meta.get("variants") or ()))]
+
+
+def create_human_baseline_study(version, variants=(), *, curator, sample: int | None = None, seed: int = 0,
+                                k: int = 3, answer_types=(), input_strategy: str = "default",
+                                explanation: bool | None = None, certainty: bool | None = None,
+                                likelihood: bool | None = None, name: str = "", slug: str | None = None,
+                                instructions: str = "", open_now: bool = True, **study_fields) -> HumanStudy:
+    """People answer a version's own requests (see the package docstring)."""
+    require_curator(curator)
+    if not version.frozen:
+        raise HumanEvalError(f"{version} is not frozen: a baseline is measured on a frozen version.")
+    meta = {"kind": BASELINE, "benchmark": version.benchmark.slug, "version": version.pk,
+            "variants": list(variants), "answer_types": list(answer_types), "input_strategy": input_strategy,
+            "sample": sample, "seed": seed}
+    try:
+        planned = _plan(version, meta)
+    except (KeyError, ImportError, ValueError) as exc:
+        raise HumanEvalError(f"The requests of {version} cannot be planned: {exc}") from None
+    if answer_types:
+        planned = [(item, [r for r in requests if r.answer_type in answer_types]) for item, requests in planned]
+    planned = [(item, requests) for item, requests in planned if requests]
+    types = {r.answer_type for _, requests in planned for r in requests}
+    if not types:
+        raise HumanEvalError("No request of these variants and answer types.")
+    unsupported = types - set(CHOICE_TYPES) - set(TEXT_TYPES)
+    if unsupported:
+        raise HumanEvalError(f"People's answers of type {', '.join(sorted(unsupported))} would need a judge; a "
+                             f"baseline takes {', '.join(CHOICE_TYPES + TEXT_TYPES)}.")
+    if types & set(CHOICE_TYPES) and types & set(TEXT_TYPES):
+        raise HumanEvalError(f"These requests mix choices and written numbers ({', '.join(sorted(types))}); "
+                             "make one study per kind with answer_types.")
+    triplets = types == {"choice_12"} and version.benchmark.slug == "nleye"
+    explanation = triplets if explanation is None else explanation
+    certainty = triplets if certainty is None else certainty
+    likelihood = triplets if likelihood is None else likelihood
+    by_item = {item.external_id: (item, requests) for item, requests in planned}
+    rows, left_out = [], {}
+    for external_id in _drawn(sorted(by_item), sample, seed, "baseline"):
+        item, requests = by_item[external_id]
+        for request in requests:
+            try:
+                rows.append(_baseline_row(item, request, curator, with_choices=not types <= set(TEXT_TYPES)))
+            except HumanEvalError as exc:
+                left_out[request.request_id] = exc.message
+    if not rows:
+        raise HumanEvalError("No request can be shown to people: " + "; ".join(
+            f"{rid}: {why}" for rid, why in sorted(left_out.items())[:5]))
+    items = _create_study(
+        curator, name=name or f"Human baseline: {version} {', '.join(variants) or 'all variants'}", slug=slug,
+        form=baseline_form(types, explanation=explanation, certainty=certainty, likelihood=likelihood), meta=meta,
+        rows=rows, k=k, instructions=instructions or (NLEYE_INSTRUCTIONS if triplets else BASELINE_INSTRUCTIONS),
+        open_now=open_now, seed=seed, **study_fields)
+    return HumanStudy(items[0].study, items, left_out)
+
+
+def _baseline_media(item, request, curator) -> dict:
+    if any(medium.hidden or medium.segment for medium in request.media):
+        raise HumanEvalError("it shows parts of a video, which a person would need as separate clips")
+    if not request.media:
+        return {}
+    if any(medium.asset_id is None for medium in request.media):
+        raise HumanEvalError("the item lacks one of its media")
+    kinds = {medium.kind for medium in request.media}
+    if kinds == {"video"} and len(request.media) == 1:
+        return {"video": item.media.filter(video_id=request.media[0].asset_id).select_related("video").first().video}
+    if kinds != {"image"}:
+        raise HumanEvalError("it shows several videos, or videos and images together")
+    images = {link.image_id: link.image for link in item.media.filter(image__isnull=False).select_related("image")}
+    if len(request.media) == 1:
+        return {"image": images[request.media[0].asset_id]}
+    panels = [(images[medium.asset_id], medium.label or medium.role) for medium in request.media]
+    return {"image": canvas_image(panels, user=curator, title=f"{item.version.benchmark.slug} {request.request_id}")}
+
+
+def _baseline_row(item, request, curator, *, with_choices: bool) -> dict:
+    payload = {"question": request.prompt}
+    if with_choices:
+        payload["choices"] = choices_for(request)
+    return {"external_id": request.request_id, "payload": payload, "benchmark_item": item,
+            **_baseline_media(item, request, curator),
+            "answer_key": {SOURCE: {"request_id": request.request_id, "item": request.item_id,
+                                    "variant": request.variant, "answer_type": request.answer_type}}}
+
+
+@dataclass
+class _Answered:
+    worker: int
+    key: object  # what majority counts: the choice, or a written number's parsed value
+    text: str  # the response the scorer reads
+    data: dict
+
+
+def _answer_of(request, data: dict, worker: int) -> _Answered | None:
+    raw = data.get(ANSWER)
+    if raw is None or str(raw).strip() == "":
+        return None
+    text = str(raw).strip()
+    if request.answer_type in TEXT_TYPES:
+        parsed = parsing.parse_for_request(request, text)
+        return _Answered(worker, parsed.value if parsed.ok else f"unparsed:{text.lower()}", text, data)
+    return _Answered(worker, text, text, data)
+
+
+def aggregate(request, answers: list[_Answered]) -> tuple[_Answered, bool]:
+    """The request's answer from its annotators' (in submission order): the majority (a tie goes to the
+    answer given first), or for 1–10 scores the lower median. Second value: whether there was a tie."""
+    if request.answer_type == "score_1_10":
+        median = statistics.median_low(int(a.key) for a in answers)
+        return next(a for a in answers if int(a.key) == median), False
+    counts = Counter(a.key for a in answers)
+    top = max(counts.values())
+    leaders = [key for key, count in counts.items() if count == top]
+    winner = next(a for a in answers if a.key in leaders)
+    return winner, len(leaders) > 1
+
+
+def _baseline_groups(studies) -> dict[tuple, list[Study]]:
+    groups: dict[tuple, list[Study]] = defaultdict(list)
+    for study in studies:
+        meta = meta_of(study)
+        groups[(meta.get("version"), meta.get("input_strategy", "default"), int(meta.get("seed", 0)))].append(study)
+    return groups
+
+
+def human_baseline_results(target) -> dict:
+    """The people's answers scored like a model's (see the package docstring). `target`: a baseline
+    study or studies of one version, input strategy and seed."""
+    studies, _ = _studies_for(BASELINE, target)
+    if not studies:
+        raise HumanEvalError("No human baseline study given.")
+    if len(_baseline_groups(studies)) != 1:
+        raise HumanEvalError("These baseline studies differ in version, input strategy or seed: the same request "
+                             "would not be the same question; read them one group at a time.")
+    meta = meta_of(studies[0])
+    version = BenchmarkVersion.objects.select_related("benchmark").get(pk=meta["version"])
+    asked = {_source(item).get("request_id")
+             for item in StudyItem.objects.filter(study__in=studies, role=StudyItem.Role.REGULAR)}
+    variants = sorted({variant for study in studies for variant in meta_of(study).get("variants") or ()})
+    plan_meta = {**meta, "variants": variants if all(meta_of(s).get("variants") for s in studies) else []}
+    requests = [r for _, found in _plan(version, plan_meta) for r in found if r.request_id in asked]
+    by_id = {request.request_id: request for request in requests}
+    counted, counts = counted_submissions(studies)
+    answers: dict[str, list[_Answered]] = defaultdict(list)
+    for submission in counted:
+        request = by_id.get(_source(submission.claim.item).get("request_id"))
+        found = _answer_of(request, submission.final_data or {}, submission.claim.worker_id) if request else None
+        if found is not None:
+            answers[request.request_id].append(found)
+    # only items whose every asked request has an answer are scored: the metrics that join requests
+    # (both hypothesis orders, a question's eight pairs, original and counterfactual) stay whole
+    incomplete = {r.item_id for r in requests if r.request_id not in answers}
+    scored = [r for r in requests if r.item_id not in incomplete]
+    predictions, ties = [], 0
+    for request in scored:
+        chosen, tied = aggregate(request, answers[request.request_id])
+        ties += tied
+        predictions.append({"request_id": request.request_id, "sample": 0, "response": chosen.text,
+                            "judgment": None})
+    benchmark = benchmarks.get(version.benchmark.slug)
+    metrics = scoring.score_predictions(benchmark, scored, predictions, **dict.fromkeys(benchmark.scoring_models))
+    workers = {a.worker for given in answers.values() for a in given}
+    return {"kind": BASELINE, "studies": [study.slug for study in studies], "benchmark": version.benchmark.slug,
+            "version": version.pk, "input_strategy": meta.get("input_strategy", "default"),
+            "seed": int(meta.get("seed", 0)), "submissions": counts, "requests": len(requests),
+            "answered": len(answers), "scored": len(scored), "items_waiting": len(incomplete),
+            "annotators": len(workers), "aggregation": "majority", "ties": ties,
+            "metrics": metrics, "per_annotator": per_annotator(by_id, answers),
+            "agreement": _baseline_agreement(answers), "likelihood": _likelihoods(by_id, answers)}
+
+
+def per_annotator(requests: dict, answers: dict[str, list[_Answered]]) -> dict:
+    """Each annotator's accuracy over the requests they answered (right/wrong answer types only), and the
+    mean over annotators; `pooled_accuracy` is the share of all their answers that are right."""
+    right: dict[int, list[bool]] = defaultdict(list)
+    for request_id, given in answers.items():
+        request = requests[request_id]
+        if request.answer_type == "score_1_10":
+            continue
+        for answer in given:
+            right[answer.worker].append(_correct(request, answer.text))
+    accuracies = {worker: sum(found) / len(found) for worker, found in right.items()}
+    return {"annotators": len(accuracies), "mean_accuracy": _mean(accuracies.values()),
+            "pooled_accuracy": _fraction(sum(sum(found) for found in right.values()),
+                                         sum(len(found) for found in right.values())),
+            "answers": sum(len(found) for found in right.values()),
+            "accuracy_by_annotator": {str(worker): value for worker, value in sorted(accuracies.items())}}
+
+
+def _baseline_agreement(answers: dict[str, list[_Answered]]) -> dict:
+    units = {request_id: {a.worker: str(a.key) for a in given} for request_id, given in answers.items()}
+    return {"unanimous_share": agreement.unanimous_share(agreement.ratings_from_units(units)).as_dict(),
+            "alpha_nominal": agreement.krippendorff_alpha(units, agreement.NOMINAL).as_dict()}
+
+
+def _likelihoods(requests: dict, answers: dict[str, list[_Answered]]) -> dict | None:
+    """NL-EYE triplets: the mean 1–5 likelihood people gave the plausible and the implausible hypothesis."""
+    plausible, implausible = [], []
+    for request_id, given in answers.items():
+        request = requests[request_id]
+        shown = request.extra.get("shown") or []
+        for answer in given:
+            for position, name in enumerate(LIKELIHOOD_FIELDS, start=1):
+                value = answer.data.get(name)
+                if value is None or position >= len(shown):
+                    continue
+                side = plausible if shown[position] == request.extra.get("gold_source") else implausible
+                side.append(int(value))
+    if not plausible and not implausible:
+        return None
+    return {"plausible_mean": _mean(plausible), "implausible_mean": _mean(implausible),
+            "ratings": len(plausible) + len(implausible)}
+
+
+def baseline_groups(version) -> list[list[Study]]:
+    """The version's baseline studies, in groups that ask the same requests (input strategy and seed)."""
+    return list(_baseline_groups(studies_of(BASELINE, version=version)).values())
