@@ -4,64 +4,7 @@
 "use strict";
 
 (() => {
-  const SAVE_DELAY_MS = 800;
-  const RETRY_DELAY_MS = 5000;
-
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    if (match) return decodeURIComponent(match[1]);
-    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
-  function jsonHeaders() {
-    return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
-  }
-
-  async function send(url, method, body) {
-    const response = await fetch(url, {
-      method, credentials: "same-origin", headers: jsonHeaders(),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    let data = {};
-    try { data = await response.json(); } catch (e) { data = {}; }
-    return { ok: response.ok, status: response.status, data };
-  }
-
-  function show(node, text) {
-    if (!node) return;
-    node.textContent = text || "";
-    node.hidden = !text;
-  }
-
-  /* Seconds with the page visible and focused. */
-  class ActiveClock {
-    constructor() {
-      this.totalMs = 0;
-      this.since = null;
-      const update = () => this.update();
-      document.addEventListener("visibilitychange", update);
-      window.addEventListener("focus", update);
-      window.addEventListener("blur", update);
-      this.update();
-    }
-
-    update() {
-      const now = performance.now();
-      if (this.since !== null) this.totalMs += now - this.since;
-      this.since = document.visibilityState === "visible" && document.hasFocus() ? now : null;
-    }
-
-    peek() { this.update(); return this.totalMs / 1000; }
-
-    take() {
-      const seconds = this.peek();
-      this.totalMs = 0;
-      return Math.round(seconds * 1000) / 1000;
-    }
-
-    giveBack(seconds) { this.totalMs += seconds * 1000; }
-  }
+  const { send, show, ActiveClock, Autosave, localTimes } = window.CrowdWork;
 
   /* The step's answers as the server expects them (annotation.blackswan.staged.STEP_FIELDS):
      list fields hold one entry per hypothesis (null where nothing is chosen yet). */
@@ -79,88 +22,6 @@
     });
     form.querySelectorAll("[data-key]").forEach((node) => { data[node.dataset.key] = node.value; });
     return data;
-  }
-
-  class Autosave {
-    constructor(form, clock, stateNode) {
-      this.form = form;
-      this.url = form.dataset.draftUrl;
-      this.clock = clock;
-      this.stateNode = stateNode;
-      this.timer = null;
-      this.inFlight = false;
-      this.again = false;
-      this.dirty = false;
-      this.stopped = false;
-    }
-
-    state(text, kind = "") {
-      if (!this.stateNode) return;
-      this.stateNode.textContent = text;
-      this.stateNode.dataset.state = kind;
-    }
-
-    changed() {
-      if (this.stopped) return;
-      this.dirty = true;
-      this.state("Unsaved changes", "pending");
-      clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.save(), SAVE_DELAY_MS);
-    }
-
-    async save() {
-      clearTimeout(this.timer);
-      this.timer = null;
-      if (this.stopped) return;
-      if (this.inFlight) { this.again = true; return; }
-      this.inFlight = true;
-      this.dirty = false;
-      const seconds = this.clock.take();
-      this.state("Saving…", "pending");
-      try {
-        const answer = await send(this.url, "PUT", { data: collect(this.form), active_seconds: seconds });
-        if (answer.ok) {
-          if (!this.dirty) this.state("Saved", "ok");
-        } else if ([403, 404, 409].includes(answer.status)) {
-          this.stopped = true;
-          this.state(`Not saved: ${answer.data.error || "this step can no longer change"}`, "bad");
-        } else {
-          this.dirty = true;
-          this.state(`Not saved: ${answer.data.error || `error ${answer.status}`}`, "bad");
-        }
-      } catch (e) {
-        this.clock.giveBack(seconds);
-        this.dirty = true;
-        this.state("Not saved (connection problem); trying again…", "bad");
-        this.timer = setTimeout(() => this.save(), RETRY_DELAY_MS);
-      } finally {
-        this.inFlight = false;
-        if (this.again) { this.again = false; this.save(); }
-      }
-    }
-
-    flush() {
-      if (this.stopped || (!this.dirty && this.clock.peek() < 1)) return;
-      clearTimeout(this.timer);
-      this.timer = null;
-      const body = JSON.stringify({ data: collect(this.form), active_seconds: this.clock.take() });
-      this.dirty = false;
-      fetch(this.url, { method: "PUT", keepalive: true, credentials: "same-origin", headers: jsonHeaders(), body })
-        .catch(() => { this.dirty = true; });
-    }
-
-    stop() { this.stopped = true; clearTimeout(this.timer); this.timer = null; }
-
-    resume() { this.stopped = false; }
-  }
-
-  function localTimes(root) {
-    root.querySelectorAll("time[datetime][data-local]").forEach((node) => {
-      const when = new Date(node.getAttribute("datetime"));
-      if (!Number.isNaN(when.getTime())) {
-        node.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-      }
-    });
   }
 
   /* Detective: the new-hypothesis box of a forecast shows once it is marked invalid. */
@@ -182,7 +43,7 @@
     if (!form.dataset.claimId) return;  // a preview
 
     const clock = new ActiveClock();
-    const autosave = new Autosave(form, clock, document.getElementById("save-state"));
+    const autosave = new Autosave(form, clock, document.getElementById("save-state"), collect, "this step");
     const submitButton = document.getElementById("submit-button");
     const submitLabel = submitButton.textContent;
     const releaseButton = document.getElementById("release-button");
