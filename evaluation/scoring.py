@@ -24,12 +24,11 @@ runner; `score_predictions` is the entry point of `manage.py score`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import parsing
+from evaluation import jsonl, parsing
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -72,16 +71,7 @@ def _prediction(record, where: str) -> dict:
 
 def read_predictions(lines: Iterable[str], source: str = "predictions") -> list[dict]:
     """Predictions from JSON lines (blank lines skipped); ValueError naming the line of a bad one."""
-    predictions = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"{source} line {number}: not JSON ({exc}).") from None
-        predictions.append(_prediction(record, f"{source} line {number}"))
-    return predictions
+    return [_prediction(record, where) for where, record in jsonl.records(lines, source)]
 
 
 def run_predictions(run, verdicts: dict | None = None) -> list[dict]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from evaluation import jsonl
 from evaluation.judges.base import OK
 from evaluation.judges.kinds import get_kind
 from evaluation.judges.nleye import NLEYE_VALID, NleyeExplanationJudge
@@ -103,15 +103,9 @@ def read_human_verdicts(lines: Iterable[str], source: str = "human verdicts") ->
     """Human verdicts from JSON lines `{"request_id", "label", ["sample"], ["reference"]}` (reference:
     the index of an LLM-Match reference)."""
     verdicts = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise ValueError(f"{source} line {number}: not JSON ({exc}).") from None
+    for where, record in jsonl.records(lines, source):
         if not isinstance(record, dict) or not isinstance(record.get("request_id"), str) or "label" not in record:
-            raise ValueError(f"{source} line {number}: needs `request_id` (a string) and `label`.")
+            raise ValueError(f"{where}: needs `request_id` (a string) and `label`.")
         key = (record["request_id"], int(record.get("sample", 0)), record.get("reference"))
         verdicts[key if key[2] is not None else key[:2]] = record["label"]
     return verdicts
