@@ -15,21 +15,9 @@ from generation.media_probe import MediaError
 from generation.models import Job
 from generation.splitting import SplitError
 from tests.conftest import files_under, ingest_path
-from tests.test_splitting import decode, is_black, make_stamped_clip, make_two_scene_clip, stamps
+from tests.test_splitting import decode, is_black, stamps
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="session")
-def bunny_file(tmp_path_factory, bigbuckbunny):
-    """Big Buck Bunny cut to 4 s at 160x90 (100 frames at 25 fps), each frame stamped with its index."""
-    return make_stamped_clip(bigbuckbunny, tmp_path_factory.mktemp("split-library") / "bunny-4s.mp4")
-
-
-@pytest.fixture(scope="session")
-def bunny_bikes_file(tmp_path_factory, bigbuckbunny, bikes):
-    """3 s of Big Buck Bunny, then 1.16 s of the bikes video: 104 frames, a cut at frame 75."""
-    return make_two_scene_clip(bigbuckbunny, bikes, tmp_path_factory.mktemp("split-library") / "bunny-bikes.mp4")
 
 
 @pytest.fixture

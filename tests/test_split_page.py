@@ -17,19 +17,9 @@ from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMe
 from generation import frames
 from generation.models import Job
 from tests.conftest import ingest_path, logged_in_client
-from tests.test_splitting import make_stamped_clip, make_two_scene_clip, read_stamp
+from tests.test_splitting import read_stamp
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="session")
-def bunny_file(tmp_path_factory, bigbuckbunny):
-    return make_stamped_clip(bigbuckbunny, tmp_path_factory.mktemp("split-page") / "bunny-4s.mp4")
-
-
-@pytest.fixture(scope="session")
-def bunny_bikes_file(tmp_path_factory, bigbuckbunny, bikes):
-    return make_two_scene_clip(bigbuckbunny, bikes, tmp_path_factory.mktemp("split-page") / "bunny-bikes.mp4")
 
 
 @pytest.fixture

@@ -90,9 +90,9 @@ def stream_facts(path: Path) -> tuple[int, int, float, int]:
 
 
 @pytest.fixture(scope="session")
-def single_scene(tmp_path_factory, bigbuckbunny) -> Path:
+def single_scene(bunny_file) -> Path:
     """Big Buck Bunny, 4 s at 25 fps (100 frames), 160x90, with audio; frames stamped 0..99."""
-    return make_stamped_clip(bigbuckbunny, tmp_path_factory.mktemp("split-media") / "bunny-4s.mp4")
+    return bunny_file
 
 
 @pytest.fixture(scope="session")
@@ -101,9 +101,9 @@ def single_scene_frames(single_scene) -> list[np.ndarray]:
 
 
 @pytest.fixture(scope="session")
-def two_scenes(tmp_path_factory, bigbuckbunny, bikes) -> Path:
+def two_scenes(bunny_bikes_file) -> Path:
     """3 s of Big Buck Bunny then 1.16 s of the bikes video (104 frames, the cut at frame 75)."""
-    return make_two_scene_clip(bigbuckbunny, bikes, tmp_path_factory.mktemp("split-media") / "bunny-bikes.mp4")
+    return bunny_bikes_file
 
 
 def synthetic_analysis(frames: int = 100, fps: int = 25, cuts=()) -> VideoAnalysis:

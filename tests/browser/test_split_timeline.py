@@ -8,7 +8,6 @@ from playwright.sync_api import expect
 
 from config.roles import CURATOR
 from tests.conftest import ingest_path
-from tests.test_splitting import make_stamped_clip, make_two_scene_clip
 
 pytestmark = [
     pytest.mark.browser,
@@ -20,24 +19,18 @@ pytestmark = [
 SCREENSHOT = Path("/tmp/split_timeline_page.png")
 
 
-@pytest.fixture(scope="session")
-def stamped_bunny(tmp_path_factory, bigbuckbunny) -> Path:
-    """Big Buck Bunny, 4 s at 25 fps (100 frames), 160x90, each frame stamped with its index."""
-    return make_stamped_clip(bigbuckbunny, tmp_path_factory.mktemp("split-browser") / "bunny-4s.mp4")
-
-
 def part_row(page, name: str):
     return page.locator(f'#plan-parts tr[data-part="{name}"]')
 
 
 def test_curator_moves_a_boundary_by_keyboard_and_splits(
-    live_server, browser_page, celery_worker, media_root, make_user, login, stamped_bunny
+    live_server, browser_page, celery_worker, media_root, make_user, login, bunny_file
 ):
     from annotation.models import VideoSplit
 
     page = browser_page
     curator = make_user("cora", CURATOR)
-    video = ingest_path(stamped_bunny, user=curator)
+    video = ingest_path(bunny_file, user=curator)
     login(page, curator)
     page.goto(f"{live_server.url}/library/videos/{video.pk}/split/")
 
@@ -112,20 +105,14 @@ def test_curator_moves_a_boundary_by_keyboard_and_splits(
     assert celery_worker.failures == []
 
 
-@pytest.fixture(scope="session")
-def two_scene_clip(tmp_path_factory, bigbuckbunny, bikes) -> Path:
-    """3 s of Big Buck Bunny, then 1.16 s of the bikes video: 104 frames, a scene cut at frame 75."""
-    return make_two_scene_clip(bigbuckbunny, bikes, tmp_path_factory.mktemp("split-browser") / "bunny-bikes.mp4")
-
-
 def test_a_flagged_multi_scene_video_is_split_anyway_from_the_list(
-    live_server, browser_page, celery_worker, media_root, make_user, login, two_scene_clip
+    live_server, browser_page, celery_worker, media_root, make_user, login, bunny_bikes_file
 ):
     from annotation.models import VideoSplit
 
     page = browser_page
     curator = make_user("cora", CURATOR)
-    video = ingest_path(two_scene_clip, user=curator)
+    video = ingest_path(bunny_bikes_file, user=curator)
     login(page, curator)
     page.goto(f"{live_server.url}/library/videos/{video.pk}/split/")
 
