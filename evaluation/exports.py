@@ -145,6 +145,7 @@ PREDICTION_COLUMNS = (
     col("backend", "str", "run__backend"),
     col("input_strategy", "str", "run__input_strategy"),
     col("prompting", "str", "run__prompting"),
+    col("option_order", "str", "run__option_order"),
     col("seed", "int", "run__seed"),
     col("request_id"),
     col("sample_index", "int"),
@@ -177,6 +178,7 @@ RUN_COLUMNS = (
     col("backend"),
     col("input_strategy"),
     col("prompting"),
+    col("option_order"),
     col("frame_policy", "json"),
     col("generation_params", "json"),
     col("seed", "int"),
@@ -262,6 +264,7 @@ METRIC_COLUMNS = (
     col("backend"),
     col("input_strategy"),
     col("prompting"),
+    col("option_order"),
     col("seed", "int"),
     col("frames"),
     col("metric"),  # its dotted path in the run's metrics, e.g. real.counterfactual_accuracy
@@ -281,8 +284,8 @@ def metric_rows(runs: models.QuerySet) -> Iterator[tuple]:
 
     for run in runs.select_related("version__benchmark").iterator(chunk_size=100):
         head = (run.pk, run.version.benchmark.slug, run.version_id, run.version.label, run.model_id,
-                run.model_revision, run.resolved_revision, run.backend, run.input_strategy, run.prompting, run.seed,
-                results.frame_text(run))
+                run.model_revision, run.resolved_revision, run.backend, run.input_strategy, run.prompting,
+                run.option_order, run.seed, results.frame_text(run))
         scored = results.run_results(run)
         if not scored.ok:
             yield (*head, "", None, None, False, "", False, scored.error)

@@ -8,7 +8,7 @@ class EvaluationRun(models.Model):
     """One model run over a frozen benchmark version under one fixed set of strategies.
 
     Everything that changes a prediction is part of the run: model and revision, backend, input
-    and prompting strategies, frame policy, generation parameters and seed.
+    and prompting strategies, option order, frame policy, generation parameters and seed.
     """
 
     class Status(models.TextChoices):
@@ -25,6 +25,9 @@ class EvaluationRun(models.Model):
     backend_options = models.JSONField(default=dict, blank=True, help_text="dtype, device map, base URL, …")
     input_strategy = models.CharField(max_length=32, default="default")
     prompting = models.CharField(max_length=32, default="standard")
+    option_order = models.CharField(
+        max_length=40, default="release",
+        help_text="release: options under the release's letters and order; shuffled:<seed>: a seeded order per request")
     frame_policy = models.JSONField(default=dict, blank=True)
     generation_params = models.JSONField(default=dict, blank=True)
     seed = models.IntegerField(default=0)

@@ -75,7 +75,8 @@ def benchmark_for(version):
 
 def plan(run: EvaluationRun, benchmark=None) -> list[PlannedRequest]:
     benchmark = benchmark or benchmark_for(run.version)
-    options = RequestOptions(input_strategy=run.input_strategy, prompting=run.prompting, seed=run.seed)
+    options = RequestOptions(input_strategy=run.input_strategy, prompting=run.prompting, seed=run.seed,
+                             option_order=run.option_order or "release")
     items = run.version.items.order_by("external_id").prefetch_related("media__video", "media__image")
     if run.limit:
         items = items[:run.limit]

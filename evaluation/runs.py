@@ -32,6 +32,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from evaluation import runner
+from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk, RunTransition
 from generation import jobs
@@ -137,6 +138,15 @@ def _choice(value: str, allowed, what: str) -> str:
     return value
 
 
+def check_option_order(benchmark, option_order: str) -> str:
+    """The option order normalised (`release`, `shuffled:<seed>`); RunConfigError for a malformed one
+    or one the benchmark does not offer."""
+    try:
+        return benchmark.check_option_order(RequestOptions(option_order=option_order))
+    except ValueError as exc:
+        raise RunConfigError(str(exc)) from None
+
+
 def _check_backend(name: str, role: str) -> None:
     if name not in registry.LOADERS:
         raise RunConfigError(f"Unknown {role} backend {name!r}; choose one of {', '.join(sorted(registry.LOADERS))}.")
@@ -178,13 +188,14 @@ def _positive(value, what: str, *, optional: bool = False):
 
 def create_run(version, *, model_id: str, backend: str = "transformers", revision: str = "",
                backend_options: dict | None = None, input_strategy: str = "", prompting: str = "standard",
-               frame_policy: str = "", generation_params: dict | None = None, seed: int = 0,
-               variants=(), limit: int | None = None, n_samples: int | None = None, batch_size: int = 8,
+               option_order: str = "release", frame_policy: str = "", generation_params: dict | None = None,
+               seed: int = 0, variants=(), limit: int | None = None, n_samples: int | None = None, batch_size: int = 8,
                chunk_size: int = 64, describer: dict | None = None, workers: str = "local",
                user=None) -> EvaluationRun:
     """A pending run with its options checked against the benchmark and its requests counted.
 
     `describer` (image-to-text): {"model_id", "backend" (default transformers), "revision", "options"}.
+    `option_order`: `release` (the default) or `shuffled:<seed>` (`evaluation.benchmarks.base`).
     Raises RunConfigError with a message meant for the person who chose the options.
     """
     if not version.frozen:
@@ -194,6 +205,7 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
         input_strategy = benchmark.input_strategies[0]
     input_strategy = _choice(input_strategy, benchmark.input_strategies, "input strategy")
     prompting = _choice(prompting or "standard", benchmark.prompting_strategies, "prompting strategy")
+    option_order = check_option_order(benchmark, option_order)
     variants = list(variants or [])
     for variant in variants:
         _choice(variant, benchmark.variants, "variant")
@@ -220,7 +232,8 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
     run = EvaluationRun(
         version=version, model_id=model_id, model_revision=revision or "", backend=backend,
         backend_options=dict(backend_options or {}), input_strategy=input_strategy, prompting=prompting,
-        frame_policy=policy.as_dict(), generation_params=_generation_params(generation_params), seed=int(seed),
+        option_order=option_order, frame_policy=policy.as_dict(),
+        generation_params=_generation_params(generation_params), seed=int(seed),
         variants=variants, limit=_positive(limit, "limit", optional=True),
         n_samples=_positive(n_samples, "n_samples", optional=True), batch_size=_positive(batch_size, "batch size"),
         chunk_size=_positive(chunk_size, "chunk size"), describer=describer_record, workers=workers,

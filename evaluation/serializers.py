@@ -70,7 +70,7 @@ class RunSerializer(RunProgressSerializer):
 
     class Meta(RunProgressSerializer.Meta):
         fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
-                  "backend", "backend_options", "input_strategy", "prompting", "frames", "frame_policy",
+                  "backend", "backend_options", "input_strategy", "prompting", "option_order", "frames", "frame_policy",
                   "generation_params", "seed", "variants", "limit", "n_samples", "describer", "batch_size",
                   "chunk_size", "workers", "total_requests", *RunProgressSerializer.Meta.fields[1:], "job",
                   "created_by", "created_at", "transitions"]
@@ -106,6 +106,7 @@ class RunCreateSerializer(serializers.Serializer):
     backend_options = serializers.DictField(default=dict, help_text="device, dtype, base_url, native_video, …")
     input_strategy = serializers.CharField(default="", allow_blank=True, help_text="empty: the benchmark's default")
     prompting = serializers.CharField(default="standard")
+    option_order = serializers.CharField(default="release", help_text="release, or shuffled:<seed>")
     frames = serializers.CharField(default="", allow_blank=True, help_text="uniform:8@448, first, black:8, …")
     batch_size = serializers.IntegerField(default=8)
     chunk_size = serializers.IntegerField(default=64)
@@ -139,7 +140,7 @@ class RunCreateSerializer(serializers.Serializer):
         return {
             "model_id": data["model_id"], "backend": data["backend"], "revision": data["revision"],
             "backend_options": data["backend_options"], "input_strategy": data["input_strategy"],
-            "prompting": data["prompting"], "frame_policy": data["frames"],
+            "prompting": data["prompting"], "option_order": data["option_order"], "frame_policy": data["frames"],
             "generation_params": {key: data.get(key) for key in runs.GENERATION_KEYS},
             "seed": data["seed"], "variants": data["variants"], "limit": data.get("limit"),
             "n_samples": data.get("n_samples"), "batch_size": data["batch_size"], "chunk_size": data["chunk_size"],

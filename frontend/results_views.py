@@ -83,6 +83,7 @@ def results_run_json(request, pk):
     meta = {"run": run.pk, "benchmark": run.version.benchmark.slug, "version": run.version.label,
             "checksum": run.version.checksum, "model": run.model_id, "revision": run.resolved_revision,
             "backend": run.backend, "input": run.input_strategy, "prompting": run.prompting,
+            "option_order": run.option_order,
             "frames": results.frame_text(run), "seed": run.seed, "variants": list(run.variants or []),
             "judge": found.judge}
     return JsonResponse({"meta": meta, **found.metrics}, json_dumps_params={"ensure_ascii": False, "indent": 2})

@@ -19,6 +19,7 @@ from annotation.models import BenchmarkVersion
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import benchmarks, runs
+from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
 from evaluation.inputs import DEFAULT_FRAME_POLICY
 from evaluation.management.commands.evaluate import parse_option
 from evaluation.models import EvaluationRun
@@ -90,6 +91,8 @@ class RunForm(forms.Form):
     backend_options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     input_strategy = forms.CharField(required=False)
     prompting = forms.CharField(required=False, initial="standard")
+    option_order = forms.CharField(required=False, initial=RELEASE_ORDER, max_length=40,
+                                   help_text="release, or shuffled:<seed>")
     frames = forms.CharField(required=False, max_length=120)
     variants = forms.MultipleChoiceField(required=False)
     batch_size = forms.IntegerField(initial=8)
@@ -116,6 +119,13 @@ class RunForm(forms.Form):
         except CommandError as exc:
             raise forms.ValidationError(str(exc).replace("--backend-option", "A backend option")) from None
 
+    def clean_option_order(self) -> str:
+        """`release` (also when left empty) or `shuffled:<seed>`; anything else is a form error."""
+        try:
+            return parse_option_order(self.cleaned_data.get("option_order"))
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
     def create_options(self) -> dict:
         """Keyword arguments for `runs.create_run` (besides the version, workers and user)."""
         data = self.cleaned_data
@@ -125,7 +135,8 @@ class RunForm(forms.Form):
         return {
             "model_id": data["model_id"].strip(), "backend": data["backend"].strip(), "revision": data["revision"],
             "backend_options": data["backend_options"], "input_strategy": data["input_strategy"],
-            "prompting": data["prompting"] or "standard", "frame_policy": data["frames"],
+            "prompting": data["prompting"] or "standard", "option_order": data["option_order"],
+            "frame_policy": data["frames"],
             "generation_params": {key: data.get(key) for key in runs.GENERATION_KEYS}, "seed": data["seed"],
             "variants": data["variants"], "limit": data["limit"], "n_samples": data["n_samples"],
             "batch_size": data["batch_size"], "chunk_size": data["chunk_size"], "describer": describer,

@@ -8,7 +8,7 @@ from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import benchmarks, prompting
 from evaluation.benchmarks import blackswan
-from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.base import RequestOptions, derived_seed
 
 pytestmark = pytest.mark.django_db
 
@@ -140,8 +140,20 @@ def test_split_comes_from_the_video_item_for_mcq_rows(mcq_item, video):
     assert request.extra["hard"] is False  # one Detective hypothesis was validated in step 3
 
 
-def test_mcq_options_are_shuffled_reproducibly_and_the_gold_letter_follows_the_answer(mcq_item):
-    first, again = build(mcq_item, seed=7)[0], build(mcq_item, seed=7)[0]
+def test_mcq_options_are_shown_in_the_release_order_by_default(version, video, video_item):
+    payload = {"kind": "mcq", "id": "v1", "mcq_task": 1, "mcq_options": list(OPTIONS), "mcq_label": 2}
+    item = versions.add_item(version, "v1-mcq-3", payload, media={"video": video})
+    for seed in range(5):  # the run seed does not move the options
+        (request,) = build(item, seed=seed)
+        assert request.options == {"A": OPTIONS[0], "B": OPTIONS[1], "C": OPTIONS[2]}
+        assert request.gold == "C"  # the letter of mcq_label
+        assert request.extra["option_strategy"] == "release"
+        assert request.extra["option_order"] == [0, 1, 2] and request.extra["option_seed"] is None
+        assert f"A. {OPTIONS[0]}\nB. {OPTIONS[1]}\nC. {OPTIONS[2]}" in request.prompt
+
+
+def test_mcq_options_are_shuffled_reproducibly_under_a_shuffled_order(mcq_item):
+    first, again = build(mcq_item, option_order="shuffled:7")[0], build(mcq_item, option_order="shuffled:7")[0]
 
     assert first.answer_type == "letter"
     assert list(first.options) == ["A", "B", "C"]
@@ -149,14 +161,15 @@ def test_mcq_options_are_shuffled_reproducibly_and_the_gold_letter_follows_the_a
     assert first.options == again.options and first.gold == again.gold
     assert first.options[first.gold] == OPTIONS[0]
     assert [OPTIONS[i] for i in first.extra["option_order"]] == list(first.options.values())
-    assert first.extra["source_label"] == 0 and first.extra["seed"] == 7
+    assert first.extra["source_label"] == 0 and first.extra["option_strategy"] == "shuffled:7"
+    assert first.extra["option_seed"] == derived_seed(7, first.request_id)
     for letter, text in first.options.items():
         assert f"{letter}. {text}" in first.prompt
 
-    orders = {tuple(build(mcq_item, seed=seed)[0].extra["option_order"]) for seed in range(20)}
+    orders = {tuple(build(mcq_item, option_order=f"shuffled:{seed}")[0].extra["option_order"]) for seed in range(20)}
     assert len(orders) > 1
     for seed in range(20):
-        request = build(mcq_item, seed=seed)[0]
+        request = build(mcq_item, option_order=f"shuffled:{seed}")[0]
         assert request.options[request.gold] == OPTIONS[0]
 
 

@@ -72,8 +72,19 @@ def test_a_numerical_answer_that_is_not_a_count_is_refused(answer):
         build(item(cvqa_payload(answer=answer)))
 
 
+def test_synthetic_queries_are_asked_as_released_by_default():
+    for seed in range(3):  # the run seed does not move the options
+        original, counterfactual = build(item(SYNTHETIC), seed=seed)
+        assert original.text == SYNTHETIC["query"] and counterfactual.text == SYNTHETIC["new_query"]
+        assert original.prompt == SYNTHETIC["query"] + cvqa.ANSWER_INSTRUCTION
+        assert original.options == {"A": "16", "B": "17", "C": "12", "D": "13"}  # for the answer parser
+        assert (original.gold, counterfactual.gold) == ("C", "A")  # the released letters
+        assert original.extra["option_strategy"] == "release" and original.extra["option_order"] == [0, 1, 2, 3]
+        assert original.extra["option_seed"] is None
+
+
 def test_synthetic_options_are_parsed_from_the_query_and_the_gold_letter_follows_its_option():
-    original, counterfactual = build(item(SYNTHETIC), seed=3)
+    original, counterfactual = build(item(SYNTHETIC), option_order="shuffled:3")
 
     assert original.answer_type == counterfactual.answer_type == "letter"
     assert original.extra["source_options"] == {"A": "16", "B": "17", "C": "12", "D": "13"}
@@ -83,18 +94,20 @@ def test_synthetic_options_are_parsed_from_the_query_and_the_gold_letter_follows
     assert original.text.startswith("How many dots are there in all the circles together? Select the correct answer:")
     assert original.text.endswith("  ".join(f"{k}:{v}" for k, v in original.options.items()))
     assert original.extra["group"] == "dot_counting" and original.extra["template"] == 4
-    assert original.extra["subset"] == "synthetic"
+    assert original.extra["subset"] == "synthetic" and original.extra["option_strategy"] == "shuffled:3"
 
 
 def test_synthetic_shuffle_is_reproducible_per_seed_and_request():
-    first, again = build(item(SYNTHETIC), seed=11), build(item(SYNTHETIC), seed=11)
+    first = build(item(SYNTHETIC), option_order="shuffled:11")
+    again = build(item(SYNTHETIC), option_order="shuffled:11")
     assert [r.options for r in first] == [r.options for r in again]
     assert [r.gold for r in first] == [r.gold for r in again]
 
-    orders = {tuple(build(item(SYNTHETIC), seed=seed)[0].extra["option_order"]) for seed in range(20)}
+    orders = {tuple(build(item(SYNTHETIC), option_order=f"shuffled:{seed}")[0].extra["option_order"])
+              for seed in range(20)}
     assert len(orders) > 1
     for seed in range(20):
-        original = build(item(SYNTHETIC), seed=seed)[0]
+        original = build(item(SYNTHETIC), option_order=f"shuffled:{seed}")[0]
         assert original.options[original.gold] == "12"
         assert [original.extra["source_options"]["ABCD"[i]] for i in original.extra["option_order"]] == \
             list(original.options.values())

@@ -17,9 +17,15 @@ How the runner reads a request:
 `score(requests, responses, **models)` turns the responses into the paper's metrics (the shared
 rules are in `evaluation.scoring`); `scoring_models` names the model-based inputs it takes.
 
+Option order (SPEC "Fidelity rules": release order is part of the benchmark). `RequestOptions.option_order`
+is `release` (the default: options under the release's letters, in the release's order, and question
+texts as released) or `shuffled:<seed>` (an explicit strategy: a per-request order drawn from (seed,
+request id)). `parse_option_order` reads and checks the value; `ordered_options` shows a list of
+options under either, and `option_extra` is what a request records about it.
+
 Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` refuse
 what a benchmark does not offer; `shuffle_options` draws a reproducible option order from
-(run seed, request id); `media_links` / `media_input` read an item's media by role.
+(seed, request id); `media_links` / `media_input` read an item's media by role.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ class RequestOptions:
     input_strategy: str = "default"  # benchmark-specific: separate | combined | text_only | image_to_text | …
     prompting: str = "standard"  # standard | cot | dscp | dscp_stage1 | plus_p | plus_pc
     seed: int = 0
+    option_order: str = "release"  # release | shuffled:<seed> (see `parse_option_order`)
 
 
 class Benchmark:
@@ -82,6 +89,7 @@ class Benchmark:
     prompting_strategies: tuple[str, ...] = ("standard", "cot")
     default_frame_policy: str = "uniform:8"  # the paper's main frame setting (for exports and runs)
     scoring_models: tuple[str, ...] = ()  # the model-based metrics' inputs `score` uses: clip, judge, bertscore
+    shuffles_options: bool = False  # whether `shuffled:<seed>` changes its requests (release options it shows)
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         raise NotImplementedError
@@ -101,6 +109,15 @@ class Benchmark:
             raise ValueError(f"{self.slug} has no input strategy {strategy!r}; "
                              f"known: {', '.join(self.input_strategies)}.")
         return strategy
+
+    def check_option_order(self, options: RequestOptions) -> str:
+        """The run's option order, normalised; ValueError for a malformed one, or for `shuffled:<seed>`
+        on a benchmark whose options it would not change."""
+        order = parse_option_order(options.option_order)
+        if order != RELEASE_ORDER and not self.shuffles_options:
+            raise ValueError(f"{self.slug} shows no release options to reorder; option order {order!r} does not "
+                             f"apply (use 'release').")
+        return order
 
     def check_prompting(self, options: RequestOptions) -> str:
         """The run's prompting strategy; ValueError for one the benchmark does not offer."""
@@ -126,7 +143,7 @@ class ShuffledOptions:
     options: dict[str, str]  # letter → option text, in the order shown
     gold: str  # the letter the correct option is shown under
     order: list[int]  # for each letter in turn, the index of its option in the source list
-    seed: int  # the derived seed the order was drawn with
+    seed: int | None  # the derived seed the order was drawn with (None: the release's order)
 
 
 def shuffle_options(texts: list[str], correct: int, seed: int, request_id: str) -> ShuffledOptions:
@@ -139,6 +156,49 @@ def shuffle_options(texts: list[str], correct: int, seed: int, request_id: str) 
     letters = LETTERS[:len(texts)]
     return ShuffledOptions(options={letter: texts[index] for letter, index in zip(letters, order, strict=True)},
                            gold=letters[order.index(correct)], order=order, seed=rng_seed)
+
+
+RELEASE_ORDER = "release"
+SHUFFLED_PREFIX = "shuffled:"
+
+
+def parse_option_order(value) -> str:
+    """The option order as stored: `release` (also for an empty value) or `shuffled:<seed>` with an
+    integer seed; ValueError with the accepted forms for anything else (`shuffled:x`, `foo`)."""
+    text = str(value if value is not None else "").strip()
+    if text in ("", RELEASE_ORDER):
+        return RELEASE_ORDER
+    prefix, _, seed = text.partition(":")
+    if prefix == SHUFFLED_PREFIX[:-1] and seed.strip().lstrip("-").isdigit():
+        return f"{SHUFFLED_PREFIX}{int(seed)}"
+    raise ValueError(f"Unknown option order {text!r}: use 'release' (the options as released) or "
+                     f"'shuffled:<seed>' with an integer seed (e.g. shuffled:0).")
+
+
+def option_order_seed(order: str) -> int | None:
+    """The seed of a `shuffled:<seed>` order; None for the release order."""
+    order = parse_option_order(order)
+    return None if order == RELEASE_ORDER else int(order[len(SHUFFLED_PREFIX):])
+
+
+def ordered_options(texts: list[str], correct: int, order: str, request_id: str) -> ShuffledOptions:
+    """Options under letters A, B, …: in the given order for `release` (the gold is the correct
+    option's own letter), else drawn by `shuffle_options` from the order's seed and the request id."""
+    seed = option_order_seed(order)
+    if seed is not None:
+        return shuffle_options(texts, correct, seed, request_id)
+    if not 0 <= correct < len(texts) <= len(LETTERS):
+        raise ValueError(f"Correct option {correct} is out of range for {len(texts)} options.")
+    letters = LETTERS[:len(texts)]
+    return ShuffledOptions(options=dict(zip(letters, texts, strict=True)), gold=letters[correct],
+                           order=list(range(len(texts))), seed=None)
+
+
+def option_extra(shown: ShuffledOptions, order: str) -> dict:
+    """What a request records about its option order: the strategy, the order shown (indices into the
+    release's options) and the seed it was drawn with (None for the release order)."""
+    return {"option_strategy": parse_option_order(order), "option_order": list(shown.order),
+            "option_seed": shown.seed}
 
 
 def option_lines(options: dict[str, str]) -> str:

@@ -9,9 +9,10 @@ Items come in three kinds (`annotation.payloads`, the release layout of SPEC §1
   (`task2_gt[i]`); Reporter the step-3 caption (`task3_gt`). Forecaster and Detective draw three
   responses, Reporter one (§5.1).
 - `mcq` (`mcq_task` 1 = Detective, 2 = Reporter; `mcq_options`, `mcq_label` 0–2) →
-  `detective_mcq` / `reporter_mcq`. The three options are shown as A–C in an order drawn from
-  (run seed, request id); `gold` is the letter the correct option lands on, and `extra` keeps the
-  order, the seed and the release's label.
+  `detective_mcq` / `reporter_mcq`. The three options are shown as A–C in the release's order
+  (`mcq_options`; `gold` the letter of `mcq_label`), or, under the run's option order
+  `shuffled:<seed>`, in an order drawn from (seed, request id) with `gold` the letter the correct
+  option lands on; `extra` keeps the option strategy, the order, the seed and the release's label.
 - `yn` (`def_task` 1 = Detective, 2 = Reporter; `exp` the hypothesis; `def_label` yes/no) →
   `detective_yn` / `reporter_yn`.
 
@@ -59,8 +60,9 @@ from evaluation.benchmarks.base import (
     MediaInput,
     RequestOptions,
     media_links,
+    option_extra,
     option_lines,
-    shuffle_options,
+    ordered_options,
 )
 
 TASK_BY_NUMBER = {1: "detective", 2: "reporter"}
@@ -220,6 +222,7 @@ class BlackSwanBenchmark(Benchmark):
     input_strategies = ("frames", "video")
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1", "plus_p", "plus_pc")
     scoring_models = ("clip", "judge")
+    shuffles_options = True
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         """Accuracy per MCQ / Y/N variant (hard and easy subsets for MCQ), CLIP score and LLM-Match per
@@ -290,12 +293,13 @@ class _Asker:
     def multiple_choice(self, task: str) -> EvalRequest:
         payload = self.item.payload
         request_id = f"{self.item.external_id}:{task}_mcq"
-        shuffled = shuffle_options(list(payload["mcq_options"]), payload["mcq_label"], self.options.seed, request_id)
-        body = PROMPTS[self.strategy][(task, "mcq")].format(options=option_lines(shuffled.options))
-        return self.request(task, "mcq", body, text=QUESTIONS[task], options=shuffled.options, gold=shuffled.gold,
+        order = self.options.option_order
+        shown = ordered_options(list(payload["mcq_options"]), payload["mcq_label"], order, request_id)
+        body = PROMPTS[self.strategy][(task, "mcq")].format(options=option_lines(shown.options))
+        return self.request(task, "mcq", body, text=QUESTIONS[task], options=shown.options, gold=shown.gold,
                             answer_type="letter",
-                            extra={"option_order": shuffled.order, "option_seed": shuffled.seed,
-                                   "seed": self.options.seed, "source_label": payload["mcq_label"]})
+                            extra={**option_extra(shown, order), "seed": self.options.seed,
+                                   "source_label": payload["mcq_label"]})
 
     def yes_no(self, task: str) -> EvalRequest:
         hypothesis = self.item.payload["exp"]

@@ -14,9 +14,12 @@ form the drop (original − counterfactual accuracy, Table 3). `extra` records t
 
 Answers: `number` for direct/indirect (gold an int; the release writes digits or number words),
 `yes_no` for boolean (gold "yes"/"no"), `letter` for synthetic. Synthetic options sit inside the
-query ("…Select the correct answer:A:16  B:17  C:12  D:13"): they are parsed out, shown under A–D in
-an order drawn from (run seed, request id), and the question is rewritten with them; `gold` is the
-letter the released answer's option lands on, `extra` keeps the release's options and answer.
+query ("…Select the correct answer:A:16  B:17  C:12  D:13"). Under the default option order
+`release` the query is asked exactly as released (the options stay inside it, parsed out only for the
+answer parser) and `gold` is the released letter. Under `shuffled:<seed>` the options are shown under
+A–D in an order drawn from (seed, request id) and the question is rewritten with them; `gold` is the
+letter the released answer's option lands on. `extra` keeps the option strategy, the release's
+options and answer.
 
 Prompt text: the paper prints none beyond the question (§4) and the chain-of-thought suffix
 "Let's think step by step:" (Table 4, `evaluation.prompting`); the authors' evaluation scripts
@@ -42,7 +45,9 @@ from evaluation.benchmarks.base import (
     RequestOptions,
     media_input,
     media_links,
-    shuffle_options,
+    option_extra,
+    option_order_seed,
+    ordered_options,
 )
 
 ANSWER_INSTRUCTION = " Answer the question using a single word or phrase."
@@ -104,6 +109,7 @@ class CvqaBenchmark(Benchmark):
     variants = FORMS
     input_strategies = ("default",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
+    shuffles_options = True
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
@@ -152,23 +158,27 @@ class CvqaBenchmark(Benchmark):
         else:
             extra["group"] = synthetic_group(payload["type"])
             question, fields = self._synthetic(payload[question_field], payload[answer_field], request_id,
-                                               options.seed, extra)
+                                               options, extra)
         prompt, context_prompt = prompting.apply(question + ANSWER_INSTRUCTION, options.prompting)
         return EvalRequest(request_id=request_id, item_id=item.external_id, variant=form, text=question,
                            prompt=prompt, context_prompt=context_prompt, media=[image], extra=extra,
                            source=dict(payload), **fields)
 
     @staticmethod
-    def _synthetic(query: str, answer: str, request_id: str, seed: int, extra: dict) -> tuple[str, dict]:
+    def _synthetic(query: str, answer: str, request_id: str, options: RequestOptions,
+                   extra: dict) -> tuple[str, dict]:
+        """(question text, request fields) of a synthetic query: the query as released under the
+        release order, else rewritten with its options in the drawn order."""
         stem, released = split_options(query)
         letters = list(released)
-        shuffled = shuffle_options(list(released.values()), letters.index(answer_letter(answer, released)),
-                                   seed, request_id)
-        shown = "  ".join(f"{letter}:{text}" for letter, text in shuffled.options.items())
+        order = options.option_order
+        shown = ordered_options(list(released.values()), letters.index(answer_letter(answer, released)),
+                                order, request_id)
         extra.update({"template": int(extra["type"].rsplit("_", 1)[1]), "source_options": released,
-                      "option_order": shuffled.order, "option_seed": shuffled.seed, "seed": seed})
-        return f"{stem} {SELECT}{shown}", {"options": shuffled.options, "gold": shuffled.gold,
-                                           "answer_type": "letter"}
+                      **option_extra(shown, order), "seed": options.seed})
+        if option_order_seed(order) is not None:
+            query = f"{stem} {SELECT}" + "  ".join(f"{letter}:{text}" for letter, text in shown.options.items())
+        return query, {"options": shown.options, "gold": shown.gold, "answer_type": "letter"}
 
 
 # --- Scoring ---------------------------------------------------------------------------------------

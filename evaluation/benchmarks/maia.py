@@ -3,8 +3,10 @@
 - `vsv` (Visual Statement Verification, §4.1): one request per true/false statement pair, eight per
   question, ids `<question id>:vsv:<pair index>` (0–7). The two statements are shown as A and B in
   an order drawn by `base.shuffle_options` from (run seed, request id), so a run is reproducible and
-  the true statement's letter varies across pairs; the model answers with the letter only. Questions
-  without statements make no `vsv` requests.
+  the true statement's letter varies across pairs; the model answers with the letter only. This
+  seeded random assignment is the paper's protocol, so the run's option order (`release` /
+  `shuffled:<seed>`) does not apply; each request records its assignment in `extra` (`order`,
+  `option_order`, `option_seed`, `seed`). Questions without statements make no `vsv` requests.
 - `oevqa` (Open-ended VQA, §4.2): the model answers the question in one Italian sentence; an LLM
   judge accepts it when it agrees with at least one of the eight reference answers (the gold).
 

@@ -24,9 +24,11 @@ def frame_text(run: EvaluationRun) -> str:
 
 
 def run_label(run: EvaluationRun) -> str:
-    """A short name of a run for tables and chart legends: #id, model name, the non-default strategies."""
+    """A short name of a run for tables and chart legends: #id, model name, the non-default strategies
+    (a shuffled option order included)."""
     name = run.model_id.rstrip("/").rsplit("/", 1)[-1] or run.model_id
-    settings = [value for value in (run.input_strategy, run.prompting) if value not in ("", "default", "standard")]
+    settings = [value for value in (run.input_strategy, run.prompting, run.option_order)
+                if value not in ("", "default", "standard", "release")]
     return f"#{run.pk} {name}" + (f" ({', '.join(settings)})" if settings else "")
 
 

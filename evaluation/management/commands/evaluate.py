@@ -78,6 +78,9 @@ class Command(BaseCommand):
                                  "native_video=false)")
         parser.add_argument("--input", dest="input_strategy", default="", help="input strategy of the benchmark")
         parser.add_argument("--prompting", default="standard", help="prompting strategy (standard, cot, dscp, ...)")
+        parser.add_argument("--option-order", default="release", metavar="ORDER",
+                            help="release (default: options under the release's letters, in its order) or "
+                                 "shuffled:<seed> (a seeded order per request, recorded on the run)")
         parser.add_argument("--frames", default="", help="frame policy, e.g. uniform:8@448, first, black:32")
         parser.add_argument("--batch-size", type=int, default=8, help="requests per model call")
         parser.add_argument("--chunk-size", type=int, default=64, help="requests per chunk (one Celery task each)")
@@ -151,7 +154,8 @@ class Command(BaseCommand):
         return runs.create_run(
             version, model_id=options["model"], backend=options["backend"], revision=options["revision"],
             backend_options=dict(parse_option(text) for text in options["backend_option"]),
-            input_strategy=options["input_strategy"], prompting=options["prompting"], frame_policy=options["frames"],
+            input_strategy=options["input_strategy"], prompting=options["prompting"],
+            option_order=options["option_order"], frame_policy=options["frames"],
             generation_params=generation, seed=options["seed"],
             variants=[v.strip() for v in options["variants"].split(",") if v.strip()], limit=options["limit"],
             n_samples=options["n_samples"], batch_size=options["batch_size"], chunk_size=options["chunk_size"],

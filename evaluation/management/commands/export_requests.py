@@ -7,10 +7,16 @@ order shown, when there are options), `order` (NL-EYE triplets: the source hypot
 shown, "12" or "21"), `hypothesis` (NL-EYE pairs: 1 or 2), `gold`; and what a model needs to be asked
 the same way: `prompt` (and `context_prompt` / `describe_prompt` for two-step strategies),
 `answer_type`, `n_samples`, `media` (role, kind, file under MEDIA_ROOT, checksum, segment, hidden,
-label), `input`, `prompting`, `frames`, `seed`. The options default to each paper's main setting.
+label), `input`, `prompting`, `frames`, `seed`, `option_order`. The options default to each paper's main
+setting. `--option-order` is `release` (the default: options under the release's letters, in the
+release's order, question texts as released) or `shuffled:<seed>` (a seeded order per request); a
+predictions file is scored with the order its requests were exported with. MAIA's VSV lines also
+carry `statement_order` (which statement, true or false, is shown as A and as B: the paper's seeded
+random assignment).
 """
 
 import contextlib
+import dataclasses
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -29,6 +35,8 @@ def add_request_arguments(parser) -> None:
     parser.add_argument("--prompting", default="standard", help="prompting strategy (standard, cot, dscp, ...)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the option orders (as in `evaluate`)")
     parser.add_argument("--variants", default="", help="comma-separated task variants (default: all)")
+    parser.add_argument("--option-order", default=None, metavar="ORDER",
+                        help="release (default: the release's letters and order) or shuffled:<seed>")
 
 
 def request_setup(options) -> tuple:
@@ -40,9 +48,12 @@ def request_setup(options) -> tuple:
         version = runs.find_version(options["benchmark"], options["version_label"])
         benchmark = benchmarks.get(options["benchmark"])
         request_options = RequestOptions(input_strategy=options["input_strategy"] or "default",
-                                         prompting=options["prompting"], seed=options["seed"])
+                                         prompting=options["prompting"], seed=options["seed"],
+                                         option_order=options.get("option_order") or "release")
         benchmark.resolve_input_strategy(request_options)
         benchmark.check_prompting(request_options)
+        request_options = dataclasses.replace(request_options,
+                                              option_order=benchmark.check_option_order(request_options))
     except (runs.RunConfigError, KeyError, ValueError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
     variants = tuple(v.strip() for v in options["variants"].split(",") if v.strip())
@@ -68,6 +79,8 @@ def request_line(request, assets: dict, setting: dict) -> dict:
         line["order"] = "".join(role.removeprefix("hypothesis") for role in shown[1:])
     if request.variant == "pairs" and "hypothesis" in request.extra:
         line["hypothesis"] = request.extra["hypothesis"]
+    if request.variant == "vsv" and "order" in request.extra:
+        line["statement_order"] = list(request.extra["order"])
     line["gold"] = request.gold
     line["prompt"] = request.prompt
     if request.context_prompt:
@@ -99,7 +112,7 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         setting = {"input": benchmark.resolve_input_strategy(request_options), "prompting": request_options.prompting,
-                   "frames": frames, "seed": request_options.seed}
+                   "frames": frames, "seed": request_options.seed, "option_order": request_options.option_order}
         to_stdout = options["out"] == "-"
         with contextlib.ExitStack() as stack:
             stream = self.stdout if to_stdout else stack.enter_context(open(options["out"], "w", encoding="utf-8"))

@@ -2,10 +2,11 @@
 
 Predictions file: JSON lines with `request_id`, `response`, optional `sample` and `judgment` (see
 `evaluation.scoring`); the requests are rebuilt from the version with the same options as the
-export (`--input`, `--prompting`, `--seed`, `--variants`). `--run RUN_ID` scores a stored run with
-its own options instead. Model-based metrics run only with their model: `--clip-model` (BlackSwan
-CLIP score), `--bertscore-model` (MAIA), `--judge-model` (LLM judges); without one they are written
-as `{"computed": false, "reason": ...}`.
+export (`--input`, `--prompting`, `--seed`, `--variants`, `--option-order`: the order the predictions
+were made with, `release` by default). `--run RUN_ID` scores a stored run with its own options
+instead (an `--option-order` other than the run's is refused). Model-based metrics run only with
+their model: `--clip-model` (BlackSwan CLIP score), `--bertscore-model` (MAIA), `--judge-model` (LLM
+judges); without one they are written as `{"computed": false, "reason": ...}`.
 """
 
 import json
@@ -13,6 +14,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import benchmarks, runner, scoring
+from evaluation.benchmarks.base import parse_option_order
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
 
@@ -71,7 +73,8 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
-                   "seed": request_options.seed, "variants": list(variants), "predictions": options["predictions"]}
+                   "seed": request_options.seed, "option_order": request_options.option_order,
+                   "variants": list(variants), "predictions": options["predictions"]}
         return version, requests, predictions, setting
 
     def _from_run(self, options):
@@ -82,8 +85,17 @@ class Command(BaseCommand):
                                  ("--version", "version_label", run.version.label)):
             if options[key] and options[key] != value:
                 raise CommandError(f"Run {run.pk} is on {run.version}, not {flag} {options[key]}.")
+        if options.get("option_order"):
+            try:
+                asked = parse_option_order(options["option_order"])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            if asked != run.option_order:
+                raise CommandError(f"Run {run.pk} was made with option order {run.option_order!r}, not "
+                                   f"--option-order {asked}; its predictions score with its own order.")
         requests = [planned.request for planned in runner.plan(run)]
         setting = {"input": run.input_strategy, "prompting": run.prompting, "seed": run.seed,
+                   "option_order": run.option_order,
                    "variants": list(run.variants or []), "run": run.pk, "model": run.model_id}
         return run.version, requests, scoring.run_predictions(run, self._stored_verdicts(run, options)), setting
 
