@@ -14,6 +14,10 @@ from generation.models import Job
 
 RECENT_JOBS = 20
 SAMPLE_SIZE = 12  # MCQs and Y/N rows shown on the preview page, each
+MCQ_RULE_CHOICES = (  # the first is the default
+    (variants.RELEASE_RULES, "release (the authors' construction, Table 1's counts)"),
+    (variants.PAPER_RULES, "paper (the paper's text)"),
+)
 
 
 def staged_studies():
@@ -29,22 +33,24 @@ def build_jobs():
 def _variants_page(request, error: str = "", status: int = 200):
     return render(request, "frontend/blackswan_variants.html",
                   {"studies": staged_studies(), "jobs": build_jobs().order_by("-created_at")[:RECENT_JOBS],
-                   "error": error}, status=status)
+                   "mcq_rule_choices": MCQ_RULE_CHOICES, "error": error}, status=status)
 
 
 @roles_allowed(CURATOR, ADMIN)
 def variants_page(request):
-    """GET: the staged-reveal studies and the recent preview jobs. POST `study`: build a preview of its claims."""
+    """GET: the staged-reveal studies and the recent preview jobs. POST `study` (and `mcq_rules`, default
+    release): build a preview of its claims."""
     if request.method != "POST":
         return _variants_page(request)
     slug = (request.POST.get("study") or "").strip()
     if not slug:
         return _variants_page(request, "Choose a staged-reveal study to build a preview from.", 400)
     try:
+        rules = variants.check_rules((request.POST.get("mcq_rules") or variants.RELEASE_RULES).strip())
         pairs, origins = versions.staged_pairs(slug)
+        job = versions.start_build(pairs, origins=origins, user=request.user, mcq_rules=rules)
     except variants.VariantsError as exc:
         return _variants_page(request, str(exc), 400)
-    job = versions.start_build(pairs, origins=origins, user=request.user)
     return redirect("blackswan-variants-preview", pk=job.pk)
 
 

@@ -70,6 +70,7 @@ RECORDS = [
      "task2_gt": ["The riders keep going.", "The riders speed up.", "A car passes the riders."],
      "task3_checkboxes": [YES, NO, NO], "task3_gt": "The riders keep going along the road past the trees."},
 ]
+# Under the paper's MCQ rules (the fallback path is what this test follows):
 # Detective MCQs: one per Detective hypothesis, 3 per video; Reporter MCQs: the caption plus each Detective
 # hypothesis validated in step 3 (2, 1, 2). "bikes-late" has one invalidated forecast, so its Detective MCQs
 # lack one distractor: a caption of V_pre rewritten in the style of its hypotheses fills the gap.
@@ -91,7 +92,7 @@ def test_annotated_videos_to_a_scored_run(clips, tiny_models_dir, curator, tmp_p
     def preview():
         with django_capture_on_commit_callbacks(execute=True):  # the proposal jobs run when the build commits
             job = versions.start_build(pairs, seed=11, fallback_models=models, frames="uniform:2@64", user=curator,
-                                       here=True)
+                                       here=True, mcq_rules="paper")
         assert job.status == "succeeded", job.message
         return job
 

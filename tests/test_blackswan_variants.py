@@ -54,8 +54,8 @@ def pairs(videos, *records):
     return [(r, videos[r["id"]]) for r in records]
 
 
-def build(videos, *records, seed=0):
-    return variants.build_variants(pairs(videos, *records), seed=seed)
+def build(videos, *records, seed=0, rules="paper"):
+    return variants.build_variants(pairs(videos, *records), seed=seed, mcq_rules=rules)
 
 
 def rows(result, kind):
@@ -294,10 +294,84 @@ def test_fallback_distractors_are_asked_for_exactly_where_missing_and_used_only_
     assert not Proposal.objects.filter(source_key__startswith="blackswan:mixed:").exists()
 
 
+# --- The authors' MCQ construction (release rules) --------------------------------------------------
+
+PRE = "A man stands by a red door."
+# forecasts 0 and 2 validated with an empty task2_gt: the Reporter's hypotheses fall back to task1_gt there
+EMPTY_NEW = dict(record("empty", [YES, NO, YES], [NO, YES, YES], preevent_caption=PRE),
+                 task2_gt=["", "empty new 1", ""])
+
+
+def mcq_set(result, video_id, task):
+    return sorted((answer, tuple(sorted(distractors)))
+                  for answer, distractors in map(answer_and_distractors, mcqs_of(result, video_id, task)))
+
+
+def test_release_rules_give_the_authors_mcqs_counted_by_hand(videos):
+    records = [VALID, INVALID, MIXED, ONE_SHORT, EMPTY_NEW, dict(INVALID, id="multi", multivideo="yes"),
+               dict(MIXED, id="multi-bool", multivideo=True), dict(MIXED, id="single", multivideo="no")]
+    found = [(r, videos[{"empty": "valid", "multi": "invalid", "multi-bool": "mixed", "single": "mixed"}.get(
+        r["id"], r["id"])]) for r in records]
+    result = variants.build_variants(found, seed=4)  # release rules by default
+
+    assert result.problems == [] and result.pending == [] and result.mcq_rules == "release"
+    assert [(s["video_id"], s["reason"]) for s in result.skipped] == [("multi", "multivideo"),
+                                                                       ("multi-bool", "multivideo")]
+    assert "multi" not in {item["payload"]["id"] for item in result.items}
+    # Detective MCQs = |W| x |distractor sets|: valid 0 (no MCQ at all), invalid 3 x 3, mixed 2 x 1, short 1 x 1,
+    # empty 1 x 1, single (as mixed) 2. Reporter MCQs = distractor sets of the step-3 invalidated hypotheses:
+    # valid 0 (no Detective W), invalid 3, mixed 1, short 1, empty 1, single 1.
+    counts = result.counts()
+    assert counts["variants"]["detective_mcq"] == 0 + 9 + 2 + 1 + 1 + 2
+    assert counts["variants"]["reporter_mcq"] == 0 + 3 + 1 + 1 + 1 + 1
+    assert counts["skipped"] == 2 and result.as_preview()["mcq_rules"] == "release"
+
+    assert mcqs_of(result, "valid", 1) == [] and mcqs_of(result, "valid", 2) == []
+    forecasts = [f"invalid forecast {i}" for i in range(3)]
+    pairs_of = [(forecasts[a], forecasts[b]) for a, b in ((0, 1), (0, 2), (1, 2))]
+    assert mcq_set(result, "invalid", 1) == sorted((f"invalid new {i}", pair) for i in range(3) for pair in pairs_of)
+    news = [f"invalid new {i}" for i in range(3)]
+    assert mcq_set(result, "invalid", 2) == sorted(
+        ("invalid caption", (news[a], news[b])) for a, b in ((0, 1), (0, 2), (1, 2)))
+    assert mcq_set(result, "mixed", 1) == [("mixed new 1", ("mixed forecast 1", "mixed forecast 2")),
+                                           ("mixed new 2", ("mixed forecast 1", "mixed forecast 2"))]
+    assert mcq_set(result, "mixed", 2) == [("mixed caption", ("mixed forecast 0", "mixed new 2"))]
+    assert mcq_set(result, "short", 1) == [("short new 2", (PRE, "short forecast 2"))]
+    assert mcq_set(result, "short", 2) == [("short caption", ("short forecast 1", "short new 2"))]
+    assert mcq_set(result, "empty", 1) == [("empty new 1", (PRE, "empty forecast 1"))]
+    assert mcq_set(result, "empty", 2) == [("empty caption", (PRE, "empty forecast 0"))]
+
+    for item in rows(result, "mcq"):
+        built_by = item["payload"]["source"]["built_by"]
+        assert built_by["mcq_rules"] == "release" and built_by["seed"] == 4
+        assert [built_by["options"][i]["from"] for i in range(3)].count(built_by["answer_from"]) == 1
+    paper = build(videos, VALID, INVALID, MIXED, ONE_SHORT)  # one question per Detective hypothesis
+    assert paper.mcq_rules == "paper" and paper.counts()["variants"]["detective_mcq"] == 3 + 3  # valid, short wait
+    with pytest.raises(variants.VariantsError, match="Unknown MCQ rule set 'mine'; choose one of release, paper"):
+        variants.build_variants([], mcq_rules="mine")
+
+
+def test_built_options_are_frozen_in_their_order_and_shown_as_stored(videos, curator):
+    job = versions.start_build(pairs(videos, INVALID, MIXED), seed=2, user=curator, here=True)
+    version = versions.freeze_variants(job, "release-built", curator)
+    assert "MCQ rules release" in version.description
+    mcq_items = list(version.items.filter(payload__kind="mcq"))
+    assert len(mcq_items) == 9 + 3 + 2 + 1
+    orders = set()
+    for item in mcq_items:
+        payload = item.payload
+        (request,) = blackswan.BENCHMARK.requests(item, RequestOptions(seed=17))
+        assert request.options == dict(zip("ABC", payload["mcq_options"], strict=True))
+        assert request.gold == "ABC"[payload["mcq_label"]]
+        orders.add(tuple(payload["source"]["built_by"]["order"]))
+    assert len(orders) > 1  # shuffled once when built, then fixed
+
+
 # --- Preview and freeze ----------------------------------------------------------------------------
 
 def test_preview_job_then_freeze(videos, curator):
-    job = versions.start_build(pairs(videos, VALID, INVALID, MIXED), seed=3, user=curator, here=True)
+    job = versions.start_build(pairs(videos, VALID, INVALID, MIXED), seed=3, user=curator, here=True,
+                               mcq_rules="paper")
 
     assert job.status == Job.Status.SUCCEEDED and job.kind == "blackswan_build_variants"
     assert job.result["counts"] == build(videos, VALID, INVALID, MIXED, seed=3).counts()
@@ -316,7 +390,7 @@ def test_preview_job_then_freeze(videos, curator):
 
     with pytest.raises(variants.VariantsError, match="already has a version 'v1'"):
         versions.freeze_variants(job, "v1", curator, skip_pending=True)
-    other = versions.start_build(pairs(videos, MIXED), here=True)
+    other = versions.start_build(pairs(videos, MIXED), here=True, mcq_rules="paper")
     with pytest.raises(variants.VariantsError, match="is a probe_video job"):
         versions.freeze_variants(Job.objects.create(kind="probe_video"), "v2")
     assert versions.freeze_variants(other, "v2").item_count == 1 + 5 + 3 + 2  # the video, 5 MCQs, 3 + 2 Y/N
@@ -324,7 +398,8 @@ def test_preview_job_then_freeze(videos, curator):
 
 def test_frozen_items_have_the_importer_shapes(videos, curator, tmp_path):
     """Freeze, export in the release layout, import that release: the same items, ids and requests."""
-    built = versions.freeze_variants(versions.start_build(pairs(videos, INVALID, MIXED), here=True), "built")
+    built = versions.freeze_variants(versions.start_build(pairs(videos, INVALID, MIXED), here=True,
+                                                          mcq_rules="paper"), "built")
     call_command("export_benchmark", "blackswan", "--version", "built", str(tmp_path / "release"))
     exported = sorted(p.name for p in (tmp_path / "release").iterdir())
     assert exported == ["VAR_Data.json", "mcq.json", "videos", "yn.json"]
@@ -363,13 +438,14 @@ def test_command_previews_then_freezes(media, tmp_path, curator):
     assert not BenchmarkVersion.objects.exists()
 
     call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--label", "cli",
-                 "--user", "cur")
+                 "--user", "cur", "--mcq-rules", "paper")
     version = BenchmarkVersion.objects.get(label="cli")
     assert version.item_count == 2 + 9 + 11 and version.created_by == curator
 
     records.write_text(json.dumps([VALID]))
     with pytest.raises(CommandError, match="Nothing was frozen: 3 MCQ"):
-        call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--label", "x")
+        call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--label", "x",
+                     "--mcq-rules", "paper")
     records.write_text(json.dumps([dict(VALID, id="elsewhere")]))
     with pytest.raises(CommandError, match="no video elsewhere"):
         call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--preview")
@@ -408,7 +484,7 @@ def test_a_staged_study_gives_the_records(curator, tmp_path, bigbuckbunny, djang
     ((staged_record, staged_video),) = found
     assert staged_video == video and origins == [f"study {study.slug}, claim {claim.pk}"]
     assert staged_record["task2_gt"] == ["The rabbit stretches.", "The rabbit wakes up.", "The rabbit yawns widely."]
-    result = variants.build_variants(found)
+    result = variants.build_variants(found, mcq_rules="paper")
     # Detective: 3 MCQs, forecasts 0 and 2 invalidated as distractors; Reporter: the caption and "wakes up",
     # with "stretches" and "yawns" as distractors
     assert result.problems == [] and result.pending == []
@@ -419,8 +495,11 @@ def test_a_staged_study_gives_the_records(curator, tmp_path, bigbuckbunny, djang
         ("The rabbit wakes up, yawns and leaves its burrow.", {"The rabbit stretches.", "The rabbit yawns widely."}),
         ("The rabbit wakes up.", {"The rabbit stretches.", "The rabbit yawns widely."})]
 
-    call_command("build_blackswan_version", "--study", study.slug, "--label", "staged")
-    assert BenchmarkVersion.objects.get(label="staged").item_count == 1 + 5 + 3 + 2  # the video, 5 MCQs, 3 + 2 Y/N
-    assert "detective_mcq   3" in capsys.readouterr().out
+    call_command("build_blackswan_version", "--study", study.slug, "--label", "staged")  # release rules by default
+    staged_version = BenchmarkVersion.objects.get(label="staged")
+    # the video, 2 Detective MCQs (forecasts 0 and 2 invalidated: one distractor set, one MCQ per new hypothesis)
+    # and 1 Reporter MCQ (the caption against "stretches" and "yawns"), 3 + 2 Y/N
+    assert staged_version.item_count == 1 + 3 + 3 + 2 and "MCQ rules release" in staged_version.description
+    assert "detective_mcq   2" in capsys.readouterr().out
     with pytest.raises(CommandError, match="There is no study 'nope'"):
         call_command("build_blackswan_version", "--study", "nope", "--preview")

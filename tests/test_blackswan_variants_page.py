@@ -58,9 +58,9 @@ def cell(html: str, attribute: str, name: str) -> str:
     return found.group(1)
 
 
-def built(client, study, django_capture_on_commit_callbacks):
+def built(client, study, django_capture_on_commit_callbacks, rules="paper"):
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(LIST, {"study": study.slug})
+        response = client.post(LIST, {"study": study.slug, "mcq_rules": rules})
     job = Job.objects.get(kind=versions.JOB_KIND)
     assert response.status_code == 302 and response["Location"] == preview_url(job)
     job.refresh_from_db()
@@ -99,6 +99,22 @@ def test_build_a_preview_from_a_staged_study(staged_study, curator, django_captu
     assert f'<tr data-job="{job.pk}">' in listing and job.message in listing
 
 
+def test_the_release_rules_are_the_default_choice(staged_study, curator, django_capture_on_commit_callbacks):
+    client = logged_in_client(curator)
+    listing = client.get(LIST).content.decode()
+    assert re.search(r'<select name="mcq_rules"><option value="release" selected>', listing)
+    assert '<option value="paper">' in listing
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(LIST, {"study": staged_study.slug})  # no choice sent: release
+    job = Job.objects.get(kind=versions.JOB_KIND)
+    assert job.params["mcq_rules"] == "release" and job.result["mcq_rules"] == "release"
+    # W = forecasts 0 and 2 → one distractor set, one Detective MCQ per invalidated forecast; the Reporter's
+    # invalidated hypotheses "stretches" and "yawns" → one set, one MCQ with the caption
+    counts = job.result["counts"]["variants"]
+    assert (counts["detective_mcq"], counts["reporter_mcq"]) == (2, 1)
+    assert 'MCQ rules <span id="preview-mcq-rules">release</span>' in client.get(preview_url(job)).content.decode()
+
+
 def test_bad_build_requests_are_refused_with_the_reason(staged_study, curator):
     from annotation.crowd.models import Study
 
@@ -106,7 +122,8 @@ def test_bad_build_requests_are_refused_with_the_reason(staged_study, curator):
     form_study = Study.objects.create(name="A form", slug="a-form")
     for data, message in (({}, "Choose a staged-reveal study"),
                           ({"study": "nope"}, "There is no study &#x27;nope&#x27;"),
-                          ({"study": form_study.slug}, "is not a BlackSwanSuite staged-reveal study")):
+                          ({"study": form_study.slug}, "is not a BlackSwanSuite staged-reveal study"),
+                          ({"study": staged_study.slug, "mcq_rules": "mine"}, "Unknown MCQ rule set &#x27;mine&#x27;")):
         response = client.post(LIST, data)
         assert response.status_code == 400 and message in response.content.decode()
     assert not Job.objects.filter(kind=versions.JOB_KIND).exists()
@@ -151,7 +168,7 @@ def test_pending_mcqs_need_skip_pending(staged_study, curator):
     (pair,), origins = versions.staged_pairs(staged_study)
     record, video = pair
     record = {**record, "task2_checkboxes": [YES, YES, YES], "task2_gt": list(record["task1_gt"])}
-    job = versions.start_build([(record, video)], origins=origins, user=curator, here=True)
+    job = versions.start_build([(record, video)], origins=origins, user=curator, here=True, mcq_rules="paper")
     assert job.status == Job.Status.SUCCEEDED, job.message
     client = logged_in_client(curator)
 

@@ -9,19 +9,35 @@ the Reporter's marks of the 3 Detective hypotheses; `task3_gt` the Reporter's ca
 `preevent_caption`, a caption of V_pre), and the library `Video` of the whole video.
 
 The Detective hypotheses are, per forecast i, the forecast when step 2 validated it and the new
-`task2_gt[i]` otherwise (the three Detective-Gen references). What is built:
+`task2_gt[i]` otherwise (the three Detective-Gen references). A record whose `multivideo` is yes
+("yes"/"no" as the release writes it, or a boolean) is skipped, as the authors do (`build.skipped`).
+What is built:
 
 - **Gen**: one `video` item per record (the record itself; the evaluation draws Forecaster-, Detective-
   and Reporter-Gen from it).
-- **Detective MCQ** (`mcq_task` 1): one question per Detective hypothesis, which is the correct option;
-  the distractors are the forecasts invalidated in step 2.
-- **Reporter MCQ** (`mcq_task` 2): one question per correct answer, the step-3 caption and each
-  Detective hypothesis validated in step 3; the distractors are the Detective hypotheses invalidated
-  in step 3.
-- Each MCQ has 3 options. With more than two distractors at hand, two are drawn; the options are then
-  shuffled; both with `random.Random("<seed>:<video id>:<task>:<answer number>")`, and the seed, the key,
-  the order and where each option came from are kept in the item's `source.built_by`. A distractor
-  that repeats a correct answer of the same task (compared case- and space-insensitively) is not used.
+- **MCQ**, under one of two rule sets (`MCQ_RULES`, recorded in every item's `source.built_by` as
+  `mcq_rules` and in the preview):
+
+  `release` (the default; the authors' `oops/mcq/get_mcq.py`, which gives Table 1's counts; SPEC
+  "Fidelity rules"). Detective (`mcq_task` 1): W = the forecasts step 2 marked invalid. None → the
+  video has no MCQ at all (Reporter included). The distractor sets of W: one → {(w1, V_pre caption)}
+  (the record's `preevent_caption`; without one, the fallback below supplies it); two → {(w1, w2)};
+  three → {(w1, w2), (w1, w3), (w2, w3)}. For every invalidated forecast i, one MCQ per distractor
+  set with the correct option `task2_gt[i]`. Reporter (`mcq_task` 2): the hypotheses are `task2_gt[i]`,
+  or `task1_gt[i]` where `task2_gt[i]` is empty; W = those step 3 marked invalid; distractor sets as
+  above; one MCQ per set with the correct option `task3_gt` (none when it is empty). Options are
+  kept as written (no de-duplication), as the authors' script does.
+
+  `paper` (the paper's text, §4.3). Detective: one question per Detective hypothesis, which is the
+  correct option; the distractors are the forecasts invalidated in step 2. Reporter: one question per
+  correct answer, the step-3 caption and each Detective hypothesis validated in step 3; the
+  distractors are the Detective hypotheses invalidated in step 3. With more than two distractors at
+  hand, two are drawn. A distractor that repeats a correct answer of the same task (compared case-
+  and space-insensitively) is not used.
+- Each MCQ has 3 options, shuffled once when built with `random.Random("<seed>:<video id>:<task>:<n>")`;
+  the seed, the key, the order and where each option came from are kept in the item's
+  `source.built_by`. The built order is then fixed: the frozen item holds `mcq_options` in that order
+  and `mcq_label`, and evaluation shows them as stored (release option order).
 - **Fallback distractors** (§4.3): a video with fewer than two distractors for one of its questions
   gets a caption of V_pre (the record's `preevent_caption` when it has one, else a VLM's, proposal kind
   `blackswan_pre_caption`) rewritten by an LLM in the style of the video's hypotheses (proposal kind
@@ -63,6 +79,8 @@ REWRITE_KIND = "blackswan_distractor_rewrite"
 TASK_NAMES = {1: "detective", 2: "reporter"}
 HYPOTHESES = 3  # forecasts per video, and Detective hypotheses
 DISTRACTORS = 2  # a question has 3 options: one correct, two distractors
+RELEASE_RULES, PAPER_RULES = "release", "paper"
+MCQ_RULES = (RELEASE_RULES, PAPER_RULES)  # the first is the default
 VARIANTS = ("forecaster_gen", "detective_gen", "reporter_gen", "detective_mcq", "reporter_mcq", "detective_yn",
             "reporter_yn")
 DEFAULT_CAPTION_FRAMES = "uniform:8"
@@ -303,8 +321,51 @@ def _questions(task: int, video: Annotated, correct: list[Hypothesis], wrong: li
     return [Question(video, task, n, answer, pool) for n, answer in enumerate(answers)]
 
 
-def questions(video: Annotated) -> list[Question]:
-    """Detective questions, then Reporter questions, in answer order."""
+def check_rules(rules: str) -> str:
+    """The MCQ rule set; VariantsError naming the known ones."""
+    if rules not in MCQ_RULES:
+        raise VariantsError(f"Unknown MCQ rule set {rules!r}; choose one of {', '.join(MCQ_RULES)}.")
+    return rules
+
+
+def is_multivideo(record: dict) -> bool:
+    """Whether a release record is marked `multivideo` yes (the authors leave such videos out)."""
+    return is_valid_mark(record.get("multivideo", "no")) is True
+
+
+def distractor_sets(wrong: list[Hypothesis], pre_caption: str) -> list[list[Hypothesis]]:
+    """The authors' distractor sets of the invalidated hypotheses W: one → (w1, V_pre caption), or
+    (w1) alone when the record has no caption (the fallback completes it); two → (w1, w2); three →
+    every pair."""
+    if len(wrong) == 1:
+        return [[wrong[0], Hypothesis(pre_caption, "preevent_caption")] if pre_caption else [wrong[0]]]
+    return [[wrong[a], wrong[b]] for a in range(len(wrong)) for b in range(a + 1, len(wrong))]
+
+
+def release_questions(video: Annotated) -> list[Question]:
+    """The `release` rule set (module docstring): Detective questions, then Reporter questions."""
+    record = video.record
+    firsts, news = record["task1_gt"], record["task2_gt"]
+    invalid = [i for i, valid in enumerate(video.forecast_valid) if not valid]
+    if not invalid:
+        return []
+    sets = distractor_sets([video.forecasts[i] for i in invalid], video.pre_caption)
+    pairs = [(Hypothesis(news[i].strip(), f"task2_gt[{i}]"), pool) for i in invalid for pool in sets]
+    detective = [Question(video, 1, n, answer, pool) for n, (answer, pool) in enumerate(pairs)]
+    hypotheses = [Hypothesis(news[i].strip(), f"task2_gt[{i}]") if news[i].strip()
+                  else Hypothesis(firsts[i].strip(), f"task1_gt[{i}]") for i in range(HYPOTHESES)]
+    wrong = [h for h, valid in zip(hypotheses, video.detective_valid, strict=True) if not valid]
+    reporter = []
+    if wrong and video.caption.text:
+        reporter = [Question(video, 2, n, video.caption, pool)
+                    for n, pool in enumerate(distractor_sets(wrong, video.pre_caption))]
+    return detective + reporter
+
+
+def questions(video: Annotated, rules: str = RELEASE_RULES) -> list[Question]:
+    """Detective questions, then Reporter questions, in answer order, under the MCQ rule set."""
+    if check_rules(rules) == RELEASE_RULES:
+        return release_questions(video)
     detective = _questions(
         1, video, video.detective,
         [h for h, valid in zip(video.forecasts, video.forecast_valid, strict=True) if not valid])
@@ -406,11 +467,13 @@ class Build:
     fallback states and the problems that keep it from being frozen."""
 
     seed: int
+    mcq_rules: str = RELEASE_RULES
     items: list[dict] = field(default_factory=list)  # {"external_id", "payload", "media": {"video": pk}}
     pending: list[dict] = field(default_factory=list)
     fallbacks: list[Fallback] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     hard_videos: list[str] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)  # {"video_id", "origin", "reason"}: records left out
 
     def counts(self) -> dict:
         by_variant = dict.fromkeys(VARIANTS, 0)
@@ -433,16 +496,18 @@ class Build:
         return {"videos": by_variant["forecaster_gen"], "items": len(self.items), "variants": by_variant,
                 "hard": {"videos": len(self.hard_videos), **hard}, "pending": pending,
                 "fallback_distractors": sum(len(f.distractors) for f in self.fallbacks if f.state == READY),
-                "problems": len(self.problems)}
+                "skipped": len(self.skipped), "problems": len(self.problems)}
 
     def as_preview(self) -> dict:
         """JSON: what `annotation.blackswan.versions.freeze_variants` freezes."""
-        return {"benchmark": "blackswan", "builder": BUILDER, "seed": self.seed, "counts": self.counts(),
-                "items": self.items, "pending": self.pending, "fallbacks": [f.as_dict() for f in self.fallbacks],
-                "hard_videos": self.hard_videos, "problems": self.problems}
+        return {"benchmark": "blackswan", "builder": BUILDER, "seed": self.seed, "mcq_rules": self.mcq_rules,
+                "counts": self.counts(), "items": self.items, "pending": self.pending,
+                "fallbacks": [f.as_dict() for f in self.fallbacks], "hard_videos": self.hard_videos,
+                "skipped": self.skipped, "problems": self.problems}
 
 
-def _draw(question: Question, fallback: Fallback | None, seed: int) -> tuple[list, dict] | None:
+def _draw(question: Question, fallback: Fallback | None, seed: int,
+          rules: str = RELEASE_RULES) -> tuple[list, dict] | None:
     """(options, built_by) of one MCQ, or None while it lacks distractors."""
     rng = random.Random(f"{seed}:{question.key}")
     pool = list(question.pool)
@@ -460,7 +525,7 @@ def _draw(question: Question, fallback: Fallback | None, seed: int) -> tuple[lis
     origins = [{"from": question.answer.origin}, *sources]
     order = list(range(len(options)))
     rng.shuffle(order)
-    built_by = {"builder": BUILDER, "seed": seed, "shuffle_key": question.key, "order": order,
+    built_by = {"builder": BUILDER, "mcq_rules": rules, "seed": seed, "shuffle_key": question.key, "order": order,
                 "options": [origins[i] for i in order], "answer_from": question.answer.origin,
                 "distractor_pool": [h.origin for h in question.pool]}
     return [options[i] for i in order], built_by
@@ -470,20 +535,22 @@ def _source(file: str, index: int, record: dict, built_by: dict) -> dict:
     return {"file": file, "index": index, "record": record, "built_by": built_by}
 
 
-def assemble(videos: list[Annotated], fallbacks: dict[str, Fallback], seed: int) -> Build:
+def assemble(videos: list[Annotated], fallbacks: dict[str, Fallback], seed: int,
+             rules: str = RELEASE_RULES) -> Build:
     """The items of annotated videos, in record order, with rows numbered across the version."""
-    build = Build(seed=seed, fallbacks=[f for f in fallbacks.values() if f.needed])
+    build = Build(seed=seed, mcq_rules=rules, fallbacks=[f for f in fallbacks.values() if f.needed])
     mcq_rows: list[dict] = []
     yn_rows: list[dict] = []
     for position, video in enumerate(videos):
         pk = video.video.pk
         payload = {**video.record, "kind": "video", "id": video.video_id, **video.times,
-                   "source": _source(DATA_FILE, position, video.record, {"builder": BUILDER, "origin": video.origin})}
+                   "source": _source(DATA_FILE, position, video.record,
+                                     {"builder": BUILDER, "mcq_rules": rules, "origin": video.origin})}
         build.items.append({"external_id": video.video_id, "payload": payload, "media": {"video": pk}})
         if video.hard:
             build.hard_videos.append(video.video_id)
-        for question in questions(video):
-            drawn = _draw(question, fallbacks.get(video.video_id), seed)
+        for question in questions(video, rules):
+            drawn = _draw(question, fallbacks.get(video.video_id), seed, rules)
             if drawn is None:
                 fallback = fallbacks.get(video.video_id)
                 build.pending.append({"video_id": video.video_id, "task": TASK_NAMES[question.task],
@@ -518,11 +585,18 @@ def assemble(videos: list[Annotated], fallbacks: dict[str, Fallback], seed: int)
     return build
 
 
-def build_variants(pairs, *, seed: int = 0, origins: list[str] | None = None) -> Build:
-    """Every variant of (record, library Video) pairs; fallback distractors as the proposals stand now."""
-    problems, videos, seen = [], [], {}
+def build_variants(pairs, *, seed: int = 0, origins: list[str] | None = None,
+                   mcq_rules: str = RELEASE_RULES) -> Build:
+    """Every variant of (record, library Video) pairs under an MCQ rule set (`MCQ_RULES`); records
+    marked `multivideo` yes are skipped; fallback distractors as the proposals stand now."""
+    rules = check_rules(mcq_rules)
+    problems, videos, seen, skipped = [], [], {}, []
     for index, (record, video) in enumerate(pairs):
         origin = origins[index] if origins else ""
+        if isinstance(record, dict) and is_multivideo(record):
+            skipped.append({"video_id": text(record.get("id")), "origin": origin or f"record {index}",
+                            "reason": "multivideo"})
+            continue
         annotated, found = read_record(index, record, video, origin)
         problems.extend(found)
         if annotated is None:
@@ -535,10 +609,10 @@ def build_variants(pairs, *, seed: int = 0, origins: list[str] | None = None) ->
         videos.append(annotated)
     fallbacks = {}
     for video in videos:
-        needed = max((q.lacking for q in questions(video)), default=0)
+        needed = max((q.lacking for q in questions(video, rules)), default=0)
         fallbacks[video.video_id] = fallback_for(video, needed)
-    build = assemble(videos, fallbacks, int(seed))
-    build.problems = problems
+    build = assemble(videos, fallbacks, int(seed), rules)
+    build.problems, build.skipped = problems, skipped
     return build
 
 

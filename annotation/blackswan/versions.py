@@ -1,7 +1,8 @@
 """BlackSwanSuite versions from annotated videos: a preview job, then a frozen version.
 
-1. `start_build(pairs, seed=…)` queues the `blackswan_build_variants` job over (record, library Video)
-   pairs (`annotation.blackswan.variants`). The job's result is the preview: counts per variant, the
+1. `start_build(pairs, seed=…, mcq_rules="release"|"paper")` queues the `blackswan_build_variants` job
+   over (record, library Video) pairs (`annotation.blackswan.variants`; records marked `multivideo`
+   yes are skipped and listed). The job's result is the preview: counts per variant, the
    hard subset, every item as it would be frozen, the MCQs still waiting for fallback distractors
    (`pending`), each such video's fallback state and the problems of the records. Given models
    (`fallback_models={"caption": spec, "rewrite": spec}`), the job also asks them for the captions and
@@ -10,7 +11,9 @@
 2. `freeze_variants(job or preview, label, user)` creates version `label` of benchmark `blackswan`
    from exactly the previewed items, adds them (`annotation.versions.add_item`) and freezes it, all in
    one transaction. It refuses a preview with problems, and one with pending MCQs unless
-   `skip_pending=True` (the pending MCQs are then left out, and the description says how many).
+   `skip_pending=True` (the pending MCQs are then left out, and the description says how many). The
+   description names the MCQ rule set and the seed; every item's `source.built_by` records them too,
+   and the MCQ options are frozen in their built order.
 """
 
 from __future__ import annotations
@@ -38,10 +41,12 @@ def entries(pairs, origins: list[str] | None = None) -> list[dict]:
 
 
 def start_build(pairs, *, seed: int = 0, origins: list[str] | None = None, fallback_models: dict | None = None,
-                frames: str = variants.DEFAULT_CAPTION_FRAMES, user=None, here: bool = False) -> Job:
-    """Queue the preview job (sent when the transaction commits), or with `here` run it in this process."""
+                frames: str = variants.DEFAULT_CAPTION_FRAMES, user=None, here: bool = False,
+                mcq_rules: str = variants.RELEASE_RULES) -> Job:
+    """Queue the preview job (sent when the transaction commits), or with `here` run it in this process.
+    VariantsError for an unknown MCQ rule set."""
     params = {"entries": entries(pairs, origins), "seed": int(seed), "fallback_models": fallback_models or {},
-              "frames": frames}
+              "frames": frames, "mcq_rules": variants.check_rules(mcq_rules)}
     if here:
         job = jobs.create(JOB_KIND, params=params, user=user)
         return jobs.run_job(job.pk)
@@ -54,25 +59,28 @@ def _pairs(found: list[dict]) -> tuple[list, list[str]]:
             [e.get("origin") or f"record {i}" for i, e in enumerate(found)])
 
 
-def preview(pairs, *, seed: int = 0, origins: list[str] | None = None) -> dict:
+def preview(pairs, *, seed: int = 0, origins: list[str] | None = None,
+            mcq_rules: str = variants.RELEASE_RULES) -> dict:
     """The preview of (record, Video) pairs, computed here (what the job stores)."""
-    return variants.build_variants(pairs, seed=seed, origins=origins).as_preview()
+    return variants.build_variants(pairs, seed=seed, origins=origins, mcq_rules=mcq_rules).as_preview()
 
 
 def summary(preview_data: dict) -> str:
     counts = preview_data["counts"]
     shown = ", ".join(f"{n} {name}" for name, n in counts["variants"].items() if not name.endswith("_gen"))
     pending = sum(counts["pending"].values())
+    skipped = counts.get("skipped", 0)
     return (f"{counts['videos']} videos ({counts['hard']['videos']} hard): {counts['items']} items ({shown}); "
-            f"{pending} MCQs pending; {counts['problems']} problems")
+            f"{pending} MCQs pending; {counts['problems']} problems"
+            + (f"; {skipped} multivideo records skipped" if skipped else ""))
 
 
 @job_handler(JOB_KIND, queue="default", label="Build BlackSwanSuite task variants (preview)")
 def build_variants_job(context: jobs.JobContext, *, entries: list, seed: int = 0, fallback_models: dict | None = None,
-                       frames: str = variants.DEFAULT_CAPTION_FRAMES) -> dict:
+                       frames: str = variants.DEFAULT_CAPTION_FRAMES, mcq_rules: str = variants.RELEASE_RULES) -> dict:
     pairs, origins = _pairs(entries)
-    context.progress(10, f"Reading {len(pairs)} annotated videos")
-    build = variants.build_variants(pairs, seed=seed, origins=origins)
+    context.progress(10, f"Reading {len(pairs)} annotated videos ({mcq_rules} MCQ rules)")
+    build = variants.build_variants(pairs, seed=seed, origins=origins, mcq_rules=mcq_rules)
     requested = {}
     fallback_models = fallback_models or {}
     if fallback_models and any(f.state in (variants.CAPTION_NEEDED, variants.REWRITE_NEEDED) for f in build.fallbacks):
@@ -81,7 +89,7 @@ def build_variants_job(context: jobs.JobContext, *, entries: list, seed: int = 0
             build, caption_model=fallback_models.get("caption"), rewrite_model=fallback_models.get("rewrite"),
             frames=frames, user=context.job.requested_by)
         context.log(f"fallback proposals: captions for {requested['captions']}, rewrites for {requested['rewrites']}")
-        build = variants.build_variants(pairs, seed=seed, origins=origins)  # the states after asking
+        build = variants.build_variants(pairs, seed=seed, origins=origins, mcq_rules=mcq_rules)  # after asking
     result = {**build.as_preview(), "requested": requested}
     return {"message": summary(result), **result}
 
@@ -125,8 +133,10 @@ def freeze_variants(source, label: str, user=None, *, description: str = "",
         raise variants.VariantsError(f"Video(s) {missing} are no longer in the library.")
     job_note = f" (job #{source.pk if isinstance(source, Job) else source})" if not isinstance(source, dict) else ""
     left_out = f"; {len(data['pending'])} MCQs waiting for distractors left out" if data["pending"] else ""
+    rules = data.get("mcq_rules", variants.PAPER_RULES)  # previews from before rule sets used the paper's
+    skipped = f"; {len(data['skipped'])} multivideo records skipped" if data.get("skipped") else ""
     text = description or (f"Built from {data['counts']['videos']} annotated videos by {variants.BUILDER}{job_note}, "
-                           f"seed {data['seed']}{left_out}.")
+                           f"MCQ rules {rules}, seed {data['seed']}{left_out}{skipped}.")
     with transaction.atomic():
         if BenchmarkVersion.objects.filter(benchmark__slug="blackswan", label=label).exists():
             raise variants.VariantsError(f"blackswan already has a version {label!r}; choose another label.")

@@ -1,7 +1,7 @@
 """`build_blackswan_version`: annotated videos → BlackSwanSuite task variants → a frozen version.
 
     manage.py build_blackswan_version (--records FILE.json --videos FOLDER | --study SLUG) --label L [--seed N]
-        [--preview] [--skip-pending] [--user NAME]
+        [--mcq-rules release|paper] [--preview] [--skip-pending] [--user NAME]
         [--caption-model ID [--caption-backend transformers]] [--rewrite-model ID [--rewrite-backend causal_lm]]
 
 `FILE.json` is a JSON list of per-video records in the release shape (see `annotation.blackswan.variants`);
@@ -9,11 +9,13 @@
 file already there is reused). `--study SLUG` takes the records from the finished claims of a
 staged-reveal study instead (`annotation.blackswan.staged.release_record`), with the items' videos.
 
-The preview job runs here; `--preview` prints what would be built and stops. Otherwise the version is
-frozen, unless MCQs still wait for fallback distractors (then nothing is frozen, or with
-`--skip-pending` they are left out). With `--caption-model` / `--rewrite-model` the
-missing V_pre captions and rewrites are asked for (their generation jobs are queued); curators decide on
-them, and a later run uses what they accepted or corrected.
+`--mcq-rules` picks how MCQs are made: `release` (default; the authors' construction, which gives
+Table 1's counts) or `paper` (the paper's text); see `annotation.blackswan.variants`. Records marked
+`multivideo` yes are skipped either way. The preview job runs here; `--preview` prints what would be
+built and stops. Otherwise the version is frozen, unless MCQs still wait for fallback distractors (then
+nothing is frozen, or with `--skip-pending` they are left out). With `--caption-model` /
+`--rewrite-model` the missing V_pre captions and rewrites are asked for (their generation jobs are
+queued); curators decide on them, and a later run uses what they accepted or corrected.
 """
 
 import json
@@ -38,6 +40,8 @@ class Command(BaseCommand):
         parser.add_argument("--study", default="", help="a staged-reveal study whose finished claims give the records")
         parser.add_argument("--label", default="", help="label of the new version (not needed with --preview)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the distractor draws and option order")
+        parser.add_argument("--mcq-rules", choices=variants.MCQ_RULES, default=variants.RELEASE_RULES,
+                            help="release (default: the authors' MCQ construction) or paper (the paper's text)")
         parser.add_argument("--preview", action="store_true", help="print what would be built; freeze nothing")
         parser.add_argument("--skip-pending", action="store_true",
                             help="freeze without the MCQs that still wait for fallback distractors")
@@ -75,7 +79,8 @@ class Command(BaseCommand):
             fallback_models["rewrite"] = {"backend": options["rewrite_backend"], "model_id": options["rewrite_model"],
                                           "params": params}
         job = versions.start_build(pairs, seed=options["seed"], origins=origins, fallback_models=fallback_models,
-                                   frames=options["caption_frames"], user=user, here=True)
+                                   frames=options["caption_frames"], user=user, here=True,
+                                   mcq_rules=options["mcq_rules"])
         if job.status != Job.Status.SUCCEEDED:
             raise CommandError(f"The preview job #{job.pk} failed: {job.message}")
         self._report(job)
@@ -136,8 +141,10 @@ class Command(BaseCommand):
     def _report(self, job: Job) -> None:
         data = job.result
         counts = data["counts"]
-        self.stdout.write(f"Preview (job #{job.pk}, seed {data['seed']}): {counts['videos']} videos, "
-                          f"{counts['items']} items")
+        self.stdout.write(f"Preview (job #{job.pk}, seed {data['seed']}, MCQ rules {data.get('mcq_rules')}): "
+                          f"{counts['videos']} videos, {counts['items']} items")
+        for entry in data.get("skipped") or []:
+            self.stdout.write(f"  skipped {entry['origin']} (video {entry['video_id']}): {entry['reason']}")
         for name, n in counts["variants"].items():
             hard = f" ({counts['hard'][name]} hard)" if name in counts["hard"] else ""
             self.stdout.write(f"  {name:<15} {n}{hard}")
