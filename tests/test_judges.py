@@ -5,7 +5,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from evaluation import judges, runner, scoring
 from evaluation.benchmarks import blackswan, cvrr
@@ -297,7 +297,8 @@ def test_failed_calls_are_stored_as_failed_and_retried(server):
 
 @pytest.mark.django_db
 def test_llm_match_judge_for_file_scoring_rates_every_reference_and_caches(server):
-    judge = scoring.load_judge("blackswan", "openai:judge-test", backend_options={"base_url": server.base_url, **FAST})
+    judge = scoring.load_judge("blackswan", "openai:judge-test", backend_options={"base_url": server.base_url, **FAST},
+                               params={"temperature": 0})  # greedy, so cached (the authors sample at 0.4)
     references = ["He falls.", "He trips over a rock.", "The bike breaks."]
     request = EvalRequest("v1:detective_gen", "v1", "detective_gen", "What happened in the middle?", "…",
                           gold=references, n_samples=3)
@@ -473,3 +474,64 @@ def test_score_command_reuses_the_verdicts_the_judge_command_stored(server, tmp_
                  stdout=StringIO(), stderr=StringIO())
     assert server.calls == 2  # both verdicts came from the judge run, none from a new call
     assert json.loads(out.read_text())["dimensions"][DIMENSION]["accuracy"] == pytest.approx(1 / 2)
+
+
+# --- The authors' LLM-Match settings are the defaults -------------------------------------------------------
+
+def blackswan_gen_run(label: str) -> EvaluationRun:
+    payload = {"kind": "video", "id": "v1", "preevent": 0.0, "event": 1.0, "postevent": 2.0, "end": 3.0,
+               "task1_gt": ["He falls.", "He trips.", "He jumps."], "task2_gt": ["", "", ""],
+               "task2_checkboxes": ["yes", "yes", "yes"], "task3_gt": "He falls off his bike.",
+               "task3_checkboxes": ["yes", "no", "no"]}
+    version = frozen_version("blackswan", label, [("v1", payload, {})])
+    run = EvaluationRun.objects.create(version=version, model_id="org/vlm", backend="openai",
+                                       variants=["reporter_gen"])
+    Prediction.objects.create(run=run, request_id="v1:reporter_gen", item=version.items.get(), variant="reporter_gen",
+                              prompt=[], raw_output="He fell off the bike.")
+    return run
+
+
+def test_llm_match_defaults_to_the_authors_judge_and_sampling():
+    assert judges.default_model("llm_match") == "meta-llama/Llama-3.1-8B-Instruct"
+    spec = runner.BackendSpec.make("openai", "judge-test", "", "", {})
+    params = judges.Judge("llm_match", spec).params
+    assert (params.temperature, params.max_new_tokens) == (0.4, 100)
+    overridden = judges.Judge("llm_match", spec, params={"temperature": 0.0, "max_new_tokens": None}).params
+    assert (overridden.temperature, overridden.max_new_tokens) == (0.0, 100)
+    cvrr_params = judges.Judge("cvrr", spec).params  # no default given by its paper: greedy
+    assert (cvrr_params.temperature, cvrr_params.max_new_tokens) == (0.0, judges.DEFAULT_MAX_NEW_TOKENS)
+    with pytest.raises(judges.JudgeError, match="cvrr judge has no default model"):
+        judges.default_model("cvrr")
+
+
+@pytest.mark.django_db
+def test_llm_match_sends_and_records_the_authors_parameters(server):
+    run = blackswan_gen_run("lm-defaults")
+    server.script(said("Reason: same.\nScore: 5"))
+    judges.judge_run(run, "llm_match", openai_spec(server))
+    body = server.bodies[0]
+    assert (body["temperature"], body["max_tokens"]) == (0.4, 100)
+    row = Judgment.objects.get(prediction__run=run)
+    assert (row.params["temperature"], row.params["max_new_tokens"]) == (0.4, 100)
+    assert not ResponseCache.objects.exists()  # sampled verdicts are not cached; the judgment is stored
+
+    other = blackswan_gen_run("lm-override")
+    server.script(said("Score: 4"))
+    judges.judge_run(other, "llm_match", openai_spec(server), params={"temperature": 0.2, "max_new_tokens": 50})
+    assert (server.bodies[1]["temperature"], server.bodies[1]["max_tokens"]) == (0.2, 50)
+    assert Judgment.objects.get(prediction__run=other).params["temperature"] == 0.2
+
+
+@pytest.mark.django_db
+def test_the_judge_command_defaults_to_the_authors_judge(monkeypatch):
+    run = blackswan_gen_run("cmd-default")
+    asked = []
+
+    def refuse(model, **options):
+        asked.append(model)
+        raise judges.JudgeError(f"cannot reach {model}")
+
+    monkeypatch.setattr(judges, "judge_spec", refuse)
+    with pytest.raises(CommandError, match="cannot reach meta-llama/Llama-3.1-8B-Instruct"):
+        call_command("judge", "--run", str(run.pk), "--kind", "llm_match", stdout=StringIO())
+    assert asked == ["meta-llama/Llama-3.1-8B-Instruct"]

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion
+from evaluation.management.commands.score import Command as ScoreCommand
 from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import cvqa_payload
 
@@ -170,6 +171,7 @@ def test_a_judge_model_judges_the_answers_that_have_no_precomputed_verdict(tmp_p
     assert (partial["n"], partial["judged"], partial["correct"], partial["other_verdicts"]) == (2, 1, 1, 1)
     assert metrics["accuracy"] == 1.0 and metrics["mean_score"] == 5.0
     assert metrics["meta"]["models"] == {"judge": judge}
+    assert metrics["meta"]["judge"]["model"] == judge and metrics["meta"]["judge"]["params"]["temperature"] == 0.0
 
 
 def test_score_with_a_bertscore_model(tmp_path, tiny_models_dir):
@@ -221,3 +223,16 @@ def test_score_errors_say_what_to_fix(tmp_path, nleye_version):
         run_command("score", "--benchmark", "nleye", "--version", "n1", "--predictions", str(twice), "--out", out_path)
     with pytest.raises(CommandError, match="has no version 'n9'"):
         run_command("score", "--benchmark", "nleye", "--version", "n9", "--predictions", str(twice), "--out", out_path)
+
+
+def test_model_flags_alone_name_the_authors_models(tmp_path, nleye_version):
+    parser = ScoreCommand().create_parser("manage.py", "score")
+    given = vars(parser.parse_args(["--run", "1", "--out", "m.json", "--clip-model", "--judge-model"]))
+    assert given["clip_model"] == "openai/clip-vit-large-patch14"
+    assert given["judge_model"] == "default"
+    unset = vars(parser.parse_args(["--run", "1", "--out", "m.json"]))
+    assert unset["clip_model"] == unset["judge_model"] == ""  # not given: not computed
+    assert ScoreCommand._default_judge({"run": None, "benchmark": "blackswan"}) == "meta-llama/Llama-3.1-8B-Instruct"
+    predictions = write_predictions(tmp_path, [{"request_id": "t1:triplet:order1", "response": "1. It is wet."}])
+    with pytest.raises(CommandError, match="nleye_explanation judge has no default model"):
+        score(tmp_path, "nleye", "n1", predictions, "--judge-model")

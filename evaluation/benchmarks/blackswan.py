@@ -46,8 +46,10 @@ the +P/+PC sentences of their §7.1 scripts. Task questions (`text`) are the §3
 Scoring (`BENCHMARK.score`, §5, §7.3): per MCQ and Y/N variant the accuracy with its unparsed rate
 (an unparsed answer is wrong), for MCQ also over the hard and easy subsets and hard − easy (the Δ of
 Table 8); per Gen variant the CLIP score (max over (response, reference) pairs per question, mean
-over questions, with a CLIP model) and LLM-Match (mean judge score 1–5 over the pairs of a question,
-mean over questions, from judgments `{"score": n}` or `{"scores": [n per reference]}`).
+over questions, with a CLIP model: the authors' is `CLIP_MODEL`; text encoder, truncation on,
+cosine without ×100 scaling; the mean over all pairs is reported beside it) and LLM-Match (mean
+judge score 1–5 over the pairs of a question, mean over questions, from judgments `{"score": n}` or
+`{"scores": [n per reference]}`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from evaluation.benchmarks.base import (
 )
 
 TASK_BY_NUMBER = {1: "detective", 2: "reporter"}
+CLIP_MODEL = "openai/clip-vit-large-patch14"  # the authors' metric/clip_score.py (text encoder)
 PARTS = ("pre", "main", "post")
 SHOWN_PARTS = {"forecaster": ("pre",), "detective": PARTS, "reporter": PARTS}
 HIDDEN_PARTS = {"detective": ("main",)}

@@ -6,7 +6,9 @@ Each judge kind (`KINDS`) knows which requests it judges, the prompt of each cal
 judge's answer, and how to fold its calls into the verdict the benchmark's scorer reads:
 
 - `llm_match` (BlackSwan Gen variants, seeds/000 §5.1): one call per (reference, response) pair; the
-  judge rates semantic similarity 1–5 and answers "Reason: …" / "Score: N". Prompt: the authors'
+  judge rates semantic similarity 1–5 and answers "Reason: …" / "Score: N". Defaults follow the
+  authors: judge `meta-llama/Llama-3.1-8B-Instruct`, temperature 0.4, 100 new tokens (each can be
+  overridden; what was used is recorded on every judgment). Prompt: the authors'
   `metric/llm_match_llama.py` (github.com/sahithyaravi/BlackSwan; the paper's Appendix C, which
   prints it, is not in seeds/000). Verdict: `{"scores": [N per reference that parsed], "reasons",
   "pairs", "unparsed"}`: a pair whose score cannot be read is left out of the average and counted.
@@ -73,9 +75,19 @@ from evaluation.judges.base import (
     Reading,
 )
 from evaluation.judges.cvrr import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
-from evaluation.judges.judge import Answered, Judge, JudgeStats, for_benchmark, judge_texts, logger
+from evaluation.judges.judge import (
+    DEFAULT_MODEL,
+    Answered,
+    Judge,
+    JudgeStats,
+    default_model,
+    for_benchmark,
+    judge_texts,
+    logger,
+    with_defaults,
+)
 from evaluation.judges.kinds import KIND_BY_BENCHMARK, KINDS, get_kind
-from evaluation.judges.llm_match import LLM_MATCH_PROMPT, LLM_MATCH_RANGE, LlmMatch
+from evaluation.judges.llm_match import LLM_MATCH_MODEL, LLM_MATCH_PARAMS, LLM_MATCH_PROMPT, LLM_MATCH_RANGE, LlmMatch
 from evaluation.judges.maia import MAIA_PROMPT, MaiaJudge
 from evaluation.judges.nleye import NLEYE_LABELS, NLEYE_PROMPT, NLEYE_VALID, NleyeExplanationJudge, nleye_references
 from evaluation.judges.runs import judge_run, judgment_counts, run_judgments, verdicts_for_run
@@ -87,6 +99,7 @@ __all__ = [
     "CVRR_USER", "CVRR_SCORE_RANGE", "CvrrJudge", "MAIA_PROMPT", "MaiaJudge", "NLEYE_PROMPT", "NLEYE_LABELS",
     "NLEYE_VALID", "nleye_references", "NleyeExplanationJudge", "KINDS", "KIND_BY_BENCHMARK", "get_kind",
     "split_model", "judge_spec", "judge_params", "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
+    "DEFAULT_MODEL", "default_model", "with_defaults", "LLM_MATCH_MODEL", "LLM_MATCH_PARAMS",
     "judge_run", "run_judgments", "judgment_counts", "verdicts_for_run", "human_key", "AgreementReport",
     "agreement_report", "run_agreement", "read_human_verdicts",
 ]

@@ -67,6 +67,8 @@ class Reading:
 class JudgeKind:
     name = ""
     benchmark = ""
+    default_model = ""  # the judge the authors used, when `--judge-model` names none ("" : none is implied)
+    default_params: dict = {}  # the authors' generation parameters; given ones override them
 
     def applies(self, request) -> bool:
         """Whether this judge judges the request's responses at all."""

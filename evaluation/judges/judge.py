@@ -14,9 +14,10 @@ from evaluation.judges.kinds import KIND_BY_BENCHMARK, get_kind
 from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.nleye import NleyeExplanationJudge
 from evaluation.judges.spec import judge_params, judge_spec
-from generation.backends.base import BackendError, ChatRequest, ChatResult
+from generation.backends.base import BackendError, ChatRequest, ChatResult, GenerationParams
 
 logger = logging.getLogger("evaluation.judges")  # the name it had as one module
+DEFAULT_MODEL = "default"  # names the kind's default judge model (`default_model`)
 
 
 @dataclass
@@ -45,6 +46,22 @@ class Answered:
     reading: Reading | None  # None when the call failed
 
 
+def with_defaults(kind: JudgeKind, params=None):
+    """The kind's default parameters (the authors'), overridden by those given (None leaves a default)."""
+    if isinstance(params, GenerationParams):
+        return params
+    given = {key: value for key, value in (params or {}).items() if value is not None}
+    return {**kind.default_params, **given}
+
+
+def default_model(kind: str | JudgeKind) -> str:
+    """The judge model a kind uses when none is named; JudgeError when the kind implies none."""
+    found = get_kind(kind) if isinstance(kind, str) else kind
+    if not found.default_model:
+        raise JudgeError(f"The {found.name} judge has no default model: name one (--judge-model).")
+    return found.default_model
+
+
 class Judge:
     """A judge kind on one judge model: callable as `judge(request, response_text) -> verdict` for the
     scorers, and used by `judge_run` for stored judgments."""
@@ -53,7 +70,7 @@ class Judge:
                  pool: runner.BackendPool | None = None):
         self.kind = get_kind(kind) if isinstance(kind, str) else kind
         self.spec = spec
-        self.params = judge_params(params)
+        self.params = judge_params(with_defaults(self.kind, params))
         self.batch_size = max(1, int(batch_size))
         self.pool = pool or runner.BackendPool(max_loaded=1)
         self.stats = JudgeStats()
@@ -167,10 +184,13 @@ def for_benchmark(benchmark_slug: str, model_id: str, *, backend: str = "", revi
                   kind: str = "") -> Judge:
     """The judge a benchmark's scorer uses (`evaluation.scoring.load_judge`): BlackSwan → llm_match,
     CVRR-ES → cvrr, MAIA → maia, NL-EYE → nleye_explanation. `model_id` may name its backend
-    ("openai:gpt-4o"); the default backend is causal_lm."""
+    ("openai:gpt-4o"); the default backend is causal_lm. `model_id` "default" is the kind's default
+    model (LLM-Match: the authors' Llama-3.1-8B-Instruct); `params` override the kind's defaults."""
     name = kind or KIND_BY_BENCHMARK.get(benchmark_slug)
     if name is None:
         raise JudgeError(f"{benchmark_slug!r} has no LLM judge; judges exist for {', '.join(KIND_BY_BENCHMARK)}.")
+    if model_id == DEFAULT_MODEL:
+        model_id = default_model(name)
     spec = judge_spec(model_id, backend=backend, revision=revision, options=backend_options)
     return Judge(name, spec, params=params, batch_size=batch_size)
 

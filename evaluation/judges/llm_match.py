@@ -23,11 +23,20 @@ LLM_MATCH_PROMPT = (
     "{response}\n"
 )
 LLM_MATCH_RANGE = (1, 5)
+# metric/llm_match_llama.py: Llama-3.1-8B-Instruct, sampling at temperature 0.4, 100 new tokens
+LLM_MATCH_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+LLM_MATCH_PARAMS = {"temperature": 0.4, "max_new_tokens": 100}
 
 
 class LlmMatch(JudgeKind):
+    """The authors' judge and parameters are the defaults (`LLM_MATCH_MODEL`, `LLM_MATCH_PARAMS`); each
+    can be overridden and what was used is recorded on every judgment. Sampled verdicts are not cached
+    (`evaluation.cache`); stored judgments are reused instead."""
+
     name = "llm_match"
     benchmark = "blackswan"
+    default_model = LLM_MATCH_MODEL
+    default_params = LLM_MATCH_PARAMS
 
     def applies(self, request) -> bool:
         return request.variant.endswith("_gen") and isinstance(request.gold, list | tuple) and bool(request.gold)

@@ -18,16 +18,22 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--run", type=int, required=True, metavar="RUN_ID")
         parser.add_argument("--kind", required=True, choices=list(judges.KINDS))
-        parser.add_argument("--judge-model", required=True,
-                            help="hub id, local folder or API model name (\"openai:gpt-4o\" names the backend)")
+        parser.add_argument("--judge-model", default="",
+                            help="hub id, local folder or API model name (\"openai:gpt-4o\" names the backend); "
+                                 "default: the authors' judge where the paper names one (llm_match: "
+                                 f"{judges.LLM_MATCH_MODEL})")
         parser.add_argument("--judge-backend", default="", choices=["", *judges.CHAT_BACKENDS],
                             help="causal_lm (default), openai or transformers")
         parser.add_argument("--judge-revision", default="")
         parser.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
                             help="backend option, repeatable (base_url=..., device=cuda, dtype=bfloat16)")
         parser.add_argument("--batch-size", type=int, default=8, help="judge calls per model call")
-        parser.add_argument("--max-new-tokens", type=int, default=judges.DEFAULT_MAX_NEW_TOKENS)
-        parser.add_argument("--temperature", type=float, default=0.0, help="0 (default): greedy, cached")
+        parser.add_argument("--max-new-tokens", type=int, default=None,
+                            help=f"default: the kind's (llm_match: {judges.LLM_MATCH_PARAMS['max_new_tokens']}), "
+                                 f"else {judges.DEFAULT_MAX_NEW_TOKENS}")
+        parser.add_argument("--temperature", type=float, default=None,
+                            help=f"default: the kind's (llm_match: {judges.LLM_MATCH_PARAMS['temperature']}, sampled), "
+                                 "else 0: greedy, cached")
         parser.add_argument("--human", metavar="FILE",
                             help="JSON lines {request_id, label, [sample], [reference]}: report agreement with them")
 
@@ -43,7 +49,8 @@ class Command(BaseCommand):
                                f"{run.version.benchmark.slug}.")
         human = self._human(options["human"]) if options["human"] else None
         try:
-            spec = judges.judge_spec(options["judge_model"], backend=options["judge_backend"],
+            model = options["judge_model"] or judges.default_model(kind)
+            spec = judges.judge_spec(model, backend=options["judge_backend"],
                                      revision=options["judge_revision"],
                                      options=dict(parse_option(text) for text in options["judge_option"]))
             stats = judges.judge_run(run, kind.name, spec, batch_size=options["batch_size"],

@@ -6,15 +6,20 @@ export (`--input`, `--prompting`, `--seed`, `--variants`, `--option-order`: the 
 were made with, `release` by default). `--run RUN_ID` scores a stored run with its own options
 instead (an `--option-order` other than the run's is refused). Model-based metrics run only with
 their model: `--clip-model` (BlackSwan CLIP score), `--bertscore-model` (MAIA), `--judge-model` (LLM
-judges); without one they are written as `{"computed": false, "reason": ...}`.
+judges); without one they are written as `{"computed": false, "reason": ...}`. A model flag given
+without a value names the authors' model: `--clip-model` alone is `openai/clip-vit-large-patch14`,
+`--judge-model` alone the judge kind's default (LLM-Match: `meta-llama/Llama-3.1-8B-Instruct`,
+sampled at temperature 0.4 with 100 new tokens); the judge, its revision and parameters are recorded
+in `meta.judge`.
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, runner, scoring
+from evaluation import benchmarks, judges, runner, scoring
 from evaluation.benchmarks.base import parse_option_order
+from evaluation.benchmarks.blackswan import CLIP_MODEL
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
 
@@ -33,8 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--predictions", help="JSON lines: request_id, response, [sample], [judgment]")
         parser.add_argument("--run", type=int, metavar="RUN_ID", help="score a stored evaluation run instead")
         parser.add_argument("--out", required=True, help="where to write metrics.json")
-        parser.add_argument("--clip-model", default="", help="CLIP model (hub id or local folder) for CLIP score")
-        parser.add_argument("--judge-model", default="", help="LLM judge model (hub id, local folder or API name)")
+        parser.add_argument("--clip-model", default="", nargs="?", const=CLIP_MODEL,
+                            help=f"CLIP model (hub id or local folder) for CLIP score; alone: {CLIP_MODEL}")
+        parser.add_argument("--judge-model", default="", nargs="?", const=judges.DEFAULT_MODEL,
+                            help="LLM judge model (hub id, local folder or API name); alone: the authors' judge "
+                                 f"(BlackSwan: {judges.LLM_MATCH_MODEL})")
         parser.add_argument("--bertscore-model", default="", help="model for BERTScore (hub id or local folder)")
         parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer (default: bert-score's, or the last)")
         parser.add_argument("--device", default=None, help="device for the scoring models (cpu, cuda, ...)")
@@ -42,6 +50,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if bool(options["predictions"]) == bool(options["run"]):
             raise CommandError("Give either --predictions FILE or --run RUN_ID.")
+        if options["judge_model"] == judges.DEFAULT_MODEL:
+            options["judge_model"] = self._default_judge(options)
         version, requests, predictions, setting = (self._from_run(options) if options["run"]
                                                    else self._from_file(options))
         benchmark = benchmarks.get(version.benchmark.slug)
@@ -52,6 +62,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         meta = {"benchmark": version.benchmark.slug, "version": version.label, "checksum": version.checksum,
                 **setting, "models": used}
+        if getattr(models.get("judge"), "provenance", None):
+            meta["judge"] = models["judge"].provenance
         with open(options["out"], "w", encoding="utf-8") as out:
             json.dump({"meta": meta, **metrics}, out, ensure_ascii=False, indent=2)
             out.write("\n")
@@ -100,13 +112,27 @@ class Command(BaseCommand):
         return run.version, requests, scoring.run_predictions(run, self._stored_verdicts(run, options)), setting
 
     @staticmethod
+    def _default_judge(options) -> str:
+        """The authors' judge of the benchmark being scored (`--judge-model` given without a value)."""
+        if options["run"]:
+            slug = EvaluationRun.objects.filter(pk=options["run"]).values_list("version__benchmark__slug",
+                                                                               flat=True).first()
+        else:
+            slug = options["benchmark"]
+        kind = judges.KIND_BY_BENCHMARK.get(slug or "")
+        if kind is None:
+            raise CommandError(f"{slug or 'This benchmark'} has no LLM judge; --judge-model does not apply.")
+        try:
+            return judges.default_model(kind)
+        except judges.JudgeError as exc:
+            raise CommandError(str(exc)) from None
+
+    @staticmethod
     def _stored_verdicts(run, options) -> dict:
         """Verdicts `manage.py judge` already stored for this run by the judge model asked for: reused, so
         only what is not judged yet goes to the judge."""
         if not options.get("judge_model"):
             return {}
-        from evaluation import judges
-
         kind = judges.KIND_BY_BENCHMARK.get(run.version.benchmark.slug)
         if kind is None:
             return {}
