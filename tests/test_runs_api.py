@@ -73,6 +73,7 @@ def test_create_names_the_version_by_benchmark_and_label(version, researcher_api
     assert response.status_code == 201, response.data
     run = EvaluationRun.objects.get()
     assert run.version == version and run.prompting == "dscp" and run.backend == "openai"
+    assert run.option_order == "release" and response.data["option_order"] == "release"
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -86,6 +87,8 @@ def test_create_names_the_version_by_benchmark_and_label(version, researcher_api
     ({"version": None}, "Give `version` (an id) or `benchmark` and `version_label`."),
     ({"version": 987654}, "version: Invalid pk \"987654\" - object does not exist."),
     ({"batch_size": "many"}, "batch_size: A valid integer is required."),
+    ({"option_order": "shuffled:x"}, "Unknown option order 'shuffled:x'"),
+    ({"option_order": "shuffled:1"}, "cvrr shows no release options to reorder"),
 ])
 def test_bad_options_are_refused_with_the_reason_and_create_nothing(version, qwen, researcher_api, change, message):
     data = {key: value for key, value in options(version, qwen, **change).items() if value is not None}
