@@ -136,6 +136,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 
+# --- Crowd platforms' entry links -----------------------------------------------------------
+# At most CROWD_ENTRY_RATE_LIMIT entry links per client address and CROWD_ENTRY_RATE_WINDOW seconds
+# (0 turns the limit off); behind a proxy, name the header that carries the client's address,
+# e.g. HTTP_X_REAL_IP (deploy/nginx.conf sets X-Real-IP).
+CROWD_ENTRY_RATE_LIMIT = env_int("CROWD_ENTRY_RATE_LIMIT", 30)
+CROWD_ENTRY_RATE_WINDOW = env_int("CROWD_ENTRY_RATE_WINDOW", 60)
+CROWD_ENTRY_CLIENT_ADDRESS_HEADER = env_str("CROWD_ENTRY_CLIENT_ADDRESS_HEADER", "")
+
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
