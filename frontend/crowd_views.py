@@ -14,9 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
-from annotation.crowd import assignment, curation, payments, platforms, task_page
+from annotation.crowd import assignment, curation, payments, platforms, study_settings, task_page
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
+from annotation.crowd.study_forms import StudySettingsForm
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
@@ -167,6 +168,25 @@ def study_detail(request, slug):
         + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "mturk_link": base + reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
     })
+
+
+@roles_allowed(*CURATORS)
+def study_settings_page(request, slug):
+    """GET: a study's settings as a form. POST: save them; values out of range are 400 and a frozen
+    setting changed after work started is 409, each with the field's reason (nothing saved)."""
+    study = get_object_or_404(Study, slug=slug)
+    form = StudySettingsForm(request.POST or None, instance=study)
+    status = 200
+    if request.method == "POST":
+        if study.state == Study.State.CLOSED:
+            form.add_error(None, "A closed study cannot change.")
+            status = 409
+        elif form.is_valid():
+            study_settings.resize_items(form.save())
+            return redirect("crowd-study-detail", slug=study.slug)
+        else:
+            status = 409 if form.frozen else 400
+    return render(request, "crowd/study_settings.html", {"study": study, "form": form}, status=status)
 
 
 @roles_allowed(*CURATORS)

@@ -508,6 +508,7 @@ def test_release_times_come_from_a_real_split(curator, worker_api, tmp_path, big
 
 
 def test_the_mturk_preview_of_a_staged_study_shows_no_video(study, client):
+    Study.objects.filter(pk=study.pk).update(recruitment_platform=Study.Recruitment.MTURK)
     response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
                           {"workerId": "W1", "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"})
     assert response.status_code == 200

@@ -111,6 +111,8 @@ MATRIX: dict[str, Case] = {
     "crowd-studies": Case(GET=page(CURATORS)),
     "crowd-study-detail": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-queue": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                 kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
