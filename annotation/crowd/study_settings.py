@@ -140,13 +140,14 @@ def _message(intro: str, found: dict[str, str]) -> str:
 
 
 def check(values: dict, *, study: Study | None = None) -> None:
-    """StudyFrozen (409) or SettingsError (400), each naming the fields, unless `values` may be saved."""
-    frozen = frozen_problems(study, values)
-    if frozen:
-        raise StudyFrozen(_message("This setting is frozen: ", frozen), details=frozen)
+    """SettingsError (400) for values out of range, else StudyFrozen (409) for a frozen setting
+    changed, each naming the fields; nothing when `values` may be saved."""
     found = problems(values, study=study)
     if found:
         raise SettingsError(_message("Invalid study settings: ", found), details=found)
+    frozen = frozen_problems(study, values)
+    if frozen:
+        raise StudyFrozen(_message("This setting is frozen: ", frozen), details=frozen)
 
 
 def resize_items(study: Study) -> int:
