@@ -6,13 +6,15 @@ import io
 import re
 
 import pytest
+from django.contrib.admin.sites import site as admin_site
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
+from annotation.crowd.study_forms import StudySettingsForm
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
 from tests.conftest import create_study, make_user
@@ -529,3 +531,86 @@ def test_payments_csv_has_the_approved_rows_with_pay(study, alice, bob, people):
     assert row["pay"] == "0.25" and row["currency"] == "GBP"
     assert float(row["active_seconds"]) == pytest.approx(12.5)
     assert row["submitted_at"].startswith(str(Submission.objects.get(pk=first.pk).submitted_at.date()))
+
+
+# --- Study settings: the curators' page and the admin check the same rules ------------------------
+
+def _form_data(form) -> dict:
+    """What a browser would send back for an unchanged form."""
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is None or value is False:
+            continue
+        data[name] = value
+    return data
+
+
+def _settings_data(study) -> dict:
+    return _form_data(StudySettingsForm(instance=study))
+
+
+def test_the_settings_page_saves_recruitment_and_refuses_values_out_of_range(study, people):
+    client = client_for(people[CURATOR])
+    url = reverse("crowd-study-settings", kwargs={"slug": study.slug})
+    assert client.get(url).status_code == 200
+    before = Study.objects.filter(pk=study.pk).values().get()
+    for field, value in [("gold_share", "2"), ("expert_share", "-1"), ("annotators_per_item", "0"),
+                         ("annotators_per_item", "5000"), ("min_accept_rate", "1.5"), ("step_kind", "telepathy")]:
+        response = client.post(url, {**_settings_data(study), field: value})
+        assert response.status_code == 400, (field, value)
+        assert 'class="field-error"' in response.content.decode() and field in response.content.decode()
+        assert Study.objects.filter(pk=study.pk).values().get() == before
+    missing_id = client.post(url, {**_settings_data(study), "recruitment_platform": "prolific"})
+    assert missing_id.status_code == 400 and "STUDY_ID" in missing_id.content.decode()
+    saved = client.post(url, {**_settings_data(study), "recruitment_platform": "prolific",
+                              "platform_study_id": "60a1b2c3", "required_submissions": "3"})
+    assert saved.status_code == 302
+    study.refresh_from_db()
+    assert (study.recruitment_platform, study.platform_study_id, study.required_submissions) == (
+        "prolific", "60a1b2c3", 3)
+
+
+def test_the_settings_page_refuses_changing_k_once_work_started(study, alice, people):
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = client_for(people[CURATOR]).post(reverse("crowd-study-settings", kwargs={"slug": study.slug}),
+                                                {**_settings_data(study), "annotators_per_item": "2"})
+    assert response.status_code == 409
+    assert "work has started on this study" in response.content.decode()
+    study.refresh_from_db()
+    assert study.annotators_per_item == 1
+
+
+def _admin_request(url, user):
+    request = RequestFactory().get(url)
+    request.user = user
+    return request
+
+
+def test_the_admin_refuses_settings_out_of_range_and_frozen_changes(study, alice, admin_client, admin_user):
+    url = reverse("admin:annotation_study_change", args=[study.pk])
+    admin_form = admin_site._registry[Study].get_form(_admin_request(url, admin_user), study)(instance=study)
+    data = _form_data(admin_form)
+    response = admin_client.post(url, {**data, "gold_share": "3"})
+    assert response.status_code == 200 and "gold_share: must be a number from 0 to 1" in response.content.decode()
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))  # work starts
+    response = admin_client.post(url, {**data, "annotators_per_item": "4"})
+    assert response.status_code == 200 and "work has started on this study" in response.content.decode()
+    study.refresh_from_db()
+    assert (study.gold_share, study.annotators_per_item) == (0.0, 1)
+    assert admin_client.post(url, {**data, "pay_per_item": "0.50"}).status_code == 302  # the rest still may change
+    study.refresh_from_db()
+    assert str(study.pay_per_item) == "0.50"
+
+
+def test_the_admin_keeps_an_items_media_once_work_started(study, alice, admin_client, admin_user):
+    item = StudyItem.objects.filter(study=study).order_by("id").first()
+    url = reverse("admin:annotation_studyitem_change", args=[item.pk])
+    item_form = admin_site._registry[StudyItem].get_form(_admin_request(url, admin_user), item)(instance=item)
+    data = _form_data(item_form)
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = admin_client.post(url, {**data, "payload": '{"query": "something else"}'})
+    assert response.status_code == 200 and "media can no longer change" in response.content.decode()
+    item.refresh_from_db()
+    assert item.payload["query"] == "Question about picture 0"
+    assert admin_client.post(url, {**data, "answer_key": '{"fields": {}}'}).status_code == 302

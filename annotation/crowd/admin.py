@@ -14,7 +14,7 @@ from annotation.crowd.models import (
     Submission,
     WorkerProfile,
 )
-from annotation.crowd.study_forms import StudyItemForm, StudySettingsForm
+from annotation.crowd.study_forms import StudyAdminForm, StudyItemForm
 
 
 @admin.register(Study)
@@ -24,7 +24,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     filter_horizontal = ["include_workers", "exclude_workers"]
-    form = StudySettingsForm  # the settings' rules (annotation.crowd.study_settings) as form errors
+    form = StudyAdminForm  # the settings' rules (annotation.crowd.study_settings) as form errors
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

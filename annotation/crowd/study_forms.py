@@ -39,6 +39,14 @@ class StudySettingsForm(forms.ModelForm):
         return cleaned
 
 
+class StudyAdminForm(StudySettingsForm):
+    """Every editable field of a study, for the admin, under the same rules."""
+
+    class Meta(StudySettingsForm.Meta):
+        fields = [f.name for f in (*Study._meta.concrete_fields, *Study._meta.many_to_many)
+                  if f.editable and not f.primary_key]
+
+
 class StudyItemForm(forms.ModelForm):
     """An item in the admin: its media stay as they are once work on the study has started, and a
     study that holds each video once refuses a video it holds already."""
