@@ -85,8 +85,11 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert "VAR_Data.json[2]: duplicate id '1001' (first at VAR_Data.json[0])" in message
     assert "mcq.json[2]: field 'mcq_label' must be 0, 1 or 2 (got 5)" in message
     assert "mcq.json[3]: names video 'nope', which VAR_Data.json does not hold" in message
-    assert "VAR_Data.json[0]: video 'videos/1001.mp4' not found" in message
-    assert "yn.json[0]: video 'videos/1001.mp4' not found" in message
+    # one line for the missing file, naming the items that need it
+    assert ("video 'videos/1001.mp4' not found: needed by 4 items (VAR_Data.json[0], VAR_Data.json[2], mcq.json[0] "
+            "and 1 more)") in message
+    assert "1 media file(s) missing, needed by 4 items in all" in message
+    assert "pass --skip-missing-media" in message
     assert "nothing was imported" in message
     assert_nothing_created(media_root)
 

@@ -81,7 +81,7 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert f"{dimension}[3]: the same question about video '1.mp4' as {dimension}[0]" in message
     assert f"{dimension}[4]: missing field(s) 'Q'" in message
     assert f"{dimension}[5]: malformed record: a JSON object is needed, not a str" in message
-    assert f"{dimension}[6]: video 'CVRR-ES/partial_actions/9.mp4' not found" in message
+    assert f"video 'CVRR-ES/partial_actions/9.mp4' not found: needed by 1 item ({dimension}[6])" in message
     assert ("CVRR-ES/time_order_understanding/annotations_time_order_understanding.json: not valid JSON "
             "(Expecting ',' delimiter at line 1, column 47)") in message
     assert_nothing_created(media_root)
@@ -92,14 +92,15 @@ def test_missing_videos_are_skipped_when_asked(release, capsys):
     written["videos"][("partial_actions", "2.mp4")].unlink()
 
     message = import_problems(root)
-    assert "annotations_partial_actions.json[2]: video 'CVRR-ES/partial_actions/2.mp4' not found" in message
+    assert ("video 'CVRR-ES/partial_actions/2.mp4' not found: needed by 1 item "
+            "(CVRR-ES/partial_actions/annotations_partial_actions.json[2])") in message
 
     version = run_import(root, "v1", "--skip-missing-media")
     assert sorted(version.items.values_list("external_id", flat=True)) == [
         "partial_actions:0", "partial_actions:1", "time_order_understanding:0"]
     out = capsys.readouterr().out
-    assert ("skipped CVRR-ES/partial_actions/annotations_partial_actions.json[2] (partial_actions:2): "
-            "video 'CVRR-ES/partial_actions/2.mp4' not found") in out
+    assert ("skipped: video 'CVRR-ES/partial_actions/2.mp4' not found: needed by 1 item "
+            "(CVRR-ES/partial_actions/annotations_partial_actions.json[2])") in out
     assert "3 items, 2 media added, 0 already in the library, 1 items skipped; frozen" in out
 
 
