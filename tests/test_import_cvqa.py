@@ -124,6 +124,30 @@ def test_a_repeated_row_is_imported_as_its_own_item_with_a_warning(release, tmp_
     assert again.item_count == 6 and again.checksum == version.checksum
 
 
+def test_answers_are_checked_by_type_with_file_and_line(release, media_root):
+    """Numerical answers are counts, boolean ones yes/no, synthetic queries carry options A–D: a row the
+    evaluation cannot ask about is refused with its line, and nothing (no version, no image) is kept."""
+    root, written = release
+    rows = [list(row) for row in CVQA_REAL]
+    rows[0][4] = "lots"  # direct: the new answer is no count
+    rows[1][2] = "maybe"  # boolean
+    write_csv(written["real"] / "C-VQA-Real_questions.csv", CVQA_HEADER, rows)
+    synthetic = [list(row) for row in CVQA_SYNTHETIC]
+    synthetic[0][1] = "How many flowers are outside the purple polygons?"  # the options are gone
+    write_csv(written["synthetic"] / "C-VQA-Synthetic_questions.csv", CVQA_HEADER, synthetic)
+
+    message = import_problems(root)
+
+    real, synth = "C-VQA/C-VQA-Real/C-VQA-Real_questions.csv", "C-VQA/C-VQA-Synthetic/C-VQA-Synthetic_questions.csv"
+    assert (f"{real} line 2 (real:COCO_val2014_000000402685.jpg:2): its evaluation requests cannot be built: "
+            "C-VQA numerical answer 'lots' is not a number.") in message
+    assert (f"{real} line 3 (real:COCO_val2014_000000402685.jpg:3): its evaluation requests cannot be built: "
+            "C-VQA boolean answer 'maybe' is not yes or no.") in message
+    assert f"{synth} line 2 (synthetic:abs_counting_000001.png:2): its evaluation requests cannot be built" in message
+    assert message.startswith("3 problem(s)")
+    assert_nothing_created(media_root)
+
+
 def test_missing_column_is_named(release, media_root):
     root, written = release
     header = ["img_path", "query", "answer", "new query", "type"]

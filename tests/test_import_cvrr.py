@@ -124,3 +124,36 @@ def test_wrong_layout_is_refused(tmp_path, media, media_root):
 
     assert f"{root}: no <dimension>/annotations_<dimension>.json found" in message
     assert_nothing_created(media_root)
+
+
+def test_question_answer_and_video_id_must_be_texts(release, media_root):
+    root, written = release
+    records = [dict(record) for record in CVRR_PARTIAL]
+    records[0]["Q"] = 5
+    records[1]["A"] = ["A cyclist rides along a street."]
+    records[2]["VideoID"] = 2
+    records.append({"VideoID": "1.mp4", "Q": "Is it raining?", "A": "No.", "question_kind": ["robustness"]})
+    write_json(written["base"] / "partial_actions" / "annotations_partial_actions.json", records)
+
+    message = import_problems(root)
+
+    dimension = "CVRR-ES/partial_actions/annotations_partial_actions.json"
+    assert f"{dimension}[0]: field 'Q' must be a non-empty text (got 5)" in message
+    assert f"{dimension}[1]: field 'A' must be a non-empty text (got ['A cyclist rides along a street.'])" in message
+    assert f"{dimension}[2]: field 'VideoID' must be a non-empty text (got 2)" in message
+    assert f"{dimension}[3]: field 'question_kind' must be a text (got ['robustness'])" in message
+    assert_nothing_created(media_root)
+
+
+def test_an_unknown_dimension_is_refused_with_its_file(release, media_root):
+    """The evaluation knows the paper's 11 dimensions: a folder it cannot name makes no requests."""
+    root, written = release
+    folder = written["base"] / "partial_actions"
+    renamed = folder.rename(written["base"] / "juggling")
+    (renamed / "annotations_partial_actions.json").rename(renamed / "annotations_juggling.json")
+
+    message = import_problems(root)
+
+    assert ("CVRR-ES/juggling/annotations_juggling.json[0] (juggling:0): its evaluation requests cannot be built: "
+            "Unknown CVRR-ES dimension 'juggling'") in message
+    assert_nothing_created(media_root)

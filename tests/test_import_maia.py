@@ -171,6 +171,59 @@ def test_mc_rows_must_match_a_question(tmp_path, media, media_root):
     assert_nothing_created(media_root)
 
 
+def test_field_types_are_checked_with_file_entry_and_field(release, media_root):
+    root, written = release
+    records = written["records"]
+    records[0]["link"] = 17
+    first, second = records[0]["question_categories_A"]
+    first["category"] = 5
+    second["question"] = ["Che cosa succede?"]
+    records[1]["question_categories_A"][0]["false_statement"] = [f"Falsa {k}." for k in range(7)] + [8]
+    write_json(root / "dataset" / "data_20%.json", records)
+
+    message = import_problems(root)
+
+    data = "dataset/data_20%.json"
+    assert f"{data}[0]: field 'link' must be a text (got 17)" in message
+    assert f"{data}[1].question_categories_A[0]: field 'false_statement' must list 8 statements" in message
+    assert_nothing_created(media_root)
+
+    records[0]["link"] = "https://example.org/maia/1"
+    write_json(root / "dataset" / "data_20%.json", records)
+    message = import_problems(root)
+    assert f"{data}[0].question_categories_A[0]: field 'category' must be a non-empty text (got 5)" in message
+    assert (f"{data}[0].question_categories_A[1]: field 'question' must be a non-empty text "
+            "(got ['Che cosa succede?'])") in message
+    assert_nothing_created(media_root)
+
+
+def test_row_layout_types_are_checked(tmp_path, media, media_root):
+    root = tmp_path / "maia-rows"
+    write_maia_rows(root, media)
+    lines = (root / "mc" / "train.jsonl").read_text().splitlines()
+    lines[3] = json.dumps(dict(json.loads(lines[3]), answer1=["una lista"]))
+    (root / "mc" / "train.jsonl").write_text("\n".join(lines) + "\n")
+
+    message = import_problems(root)
+
+    assert "mc/train.jsonl line 4: field 'answer1' must be a non-empty text (got ['una lista'])" in message
+    assert_nothing_created(media_root)
+
+
+def test_an_unknown_category_is_refused_with_its_entry(release, media_root):
+    """The evaluation knows the paper's 12 categories: a question under another one makes no requests."""
+    root, written = release
+    records = written["records"]
+    records[1]["question_categories_B"][0]["category"] = "Astrologia_B"
+    write_json(root / "dataset" / "data_20%.json", records)
+
+    message = import_problems(root)
+
+    assert ("dataset/data_20%.json[1].question_categories_B[0] (video2:Astrologia_B): its evaluation requests cannot "
+            "be built: Unknown MAIA category 'Astrologia_B'.") in message
+    assert_nothing_created(media_root)
+
+
 def test_wrong_layout_is_refused(tmp_path, media, media_root):
     root = tmp_path / "nleye-release"
     write_nleye(root, media)

@@ -10,8 +10,11 @@
    with `skip_missing_media`, the list of what was left out.
 3. Any problem → `ImportFailed` with the whole list, and nothing is written. Otherwise one transaction
    creates the version (`source` = import), stores and probes each medium once (a file already in the
-   library is reused), adds the items with their media and freezes the version. If anything fails
-   inside it, the transaction rolls back and the files stored so far are deleted again.
+   library is reused), adds the items with their media and freezes the version. The freeze checks
+   (`annotation.versions`) run on the new items, also for a draft: an item whose evaluation requests
+   cannot be built is refused with its file and row. If anything fails inside the transaction, it
+   rolls back and the files stored so far are deleted again; what a killed process (kill -9) leaves
+   behind is removed by `clean_media` (`annotation.media_cleanup`).
 """
 
 from __future__ import annotations
@@ -224,6 +227,13 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
                                   {role: assets[ref.path] for role, ref in spec.media.items()})
             if freeze:
                 version = versions.freeze(version)
+            else:
+                refused = versions.item_problems(version)
+                if refused:
+                    raise versions.FreezeRefused([], refused)
+    except versions.FreezeRefused as exc:
+        _delete(stored)
+        raise ImportFailed(_unevaluable(exc, specs)) from exc
     except ValidationError as exc:
         _delete(stored)
         raise ImportFailed(exc.messages) from exc
@@ -234,6 +244,14 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
         _delete(stored)
         raise
     return version, added, reused
+
+
+def _unevaluable(refusal, specs: list[ItemSpec]) -> list[str]:
+    """The items the evaluation cannot ask about, by file and row, or the refusal's own messages."""
+    where = {spec.external_id: spec.where for spec in specs}
+    found = [f"{where[external_id]} ({external_id}): its evaluation requests cannot be built: {reason}"
+             for external_id, reason in refusal.items if external_id in where]
+    return found or refusal.messages
 
 
 def _store(ref: MediaRef, root: Path, benchmark_name: str, user, stored: list) -> tuple[object, bool]:
