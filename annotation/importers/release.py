@@ -13,8 +13,9 @@
    library is reused), adds the items with their media and freezes the version. The freeze checks
    (`annotation.versions`) run on the new items, also for a draft: an item whose evaluation requests
    cannot be built is refused with its file and row. If anything fails inside the transaction, it
-   rolls back and the files stored so far are deleted again; what a killed process (kill -9) leaves
-   behind is removed by `clean_media` (`annotation.media_cleanup`).
+   rolls back and the files stored so far are deleted again. The import holds an `ImportLease` while it
+   stores files, so that `clean_media` leaves them alone until the rows are committed; what a killed
+   process (kill -9) leaves behind is removed by `clean_media` once the lease has gone stale.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from django.db import IntegrityError, transaction
 from annotation import versions
 from annotation.importers.base import ImportFailed, ItemSpec, MediaRef, Problems, relative
 from annotation.media import MediaRejected, incoming_from_path, ingest, kind_for_name, max_upload_bytes
+from annotation.media_cleanup import ImportLease
 from annotation.media_import import probe_here
 from annotation.models import Benchmark, BenchmarkVersion, MediaAsset
 from annotation.payloads import validate_payload
@@ -85,8 +87,9 @@ def import_release(slug: str, folder: Path, label: str, *, skip_missing_media: b
     if problems:
         raise ImportFailed(problems.errors, problems.summary)
 
-    version, added, reused = _create(slug, specs, root, label, freeze=freeze, description=description, user=user,
-                                     say=say)
+    with ImportLease() as lease:
+        version, added, reused = _create(slug, specs, root, label, freeze=freeze, description=description, user=user,
+                                         say=say, lease=lease)
     return ImportResult(version=version, items=len(specs), media_added=added, media_reused=reused,
                         skipped=skipped, missing=missing, warnings=problems.warnings, notes=problems.notes)
 
@@ -205,7 +208,7 @@ def _items(count: int) -> str:
 
 # --- Creating the version -------------------------------------------------------------------------
 
-def _create(slug, specs, root, label, *, freeze, description, user, say):
+def _create(slug, specs, root, label, *, freeze, description, user, say, lease):
     benchmark = Benchmark.objects.get(slug=slug)
     stored: list[tuple] = []  # (storage, name) of every file written, deleted again if the transaction fails
     added = reused = 0
@@ -220,6 +223,7 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
                     if ref.path in assets:
                         continue
                     assets[ref.path], new = _store(ref, root, benchmark.name, user, stored)
+                    lease.renew()
                     added, reused = added + new, reused + (not new)
                     say(f"{'+' if new else '='} {relative(ref.path, root)}")
             for spec in specs:
