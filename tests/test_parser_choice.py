@@ -161,3 +161,10 @@ def test_bertscore_of_score_run_is_kept_with_the_run_for_its_pages(tmp_path, tin
                               variant="oevqa", prompt=[], raw_output="Altro")
     stale = results.run_results(run).metrics["oevqa"]["similarity"]["bertscore"]
     assert stale["computed"] is False and "predictions changed" in stale["reason"]
+
+
+def test_the_admin_shows_the_model_metrics_kept_with_a_run(cvqa_run, admin_client):
+    RunModelMetric.objects.create(run=cvqa_run, kind="clip", model_id="openai/clip-vit-large-patch14",
+                                  parser="authors", values={"detective_gen.clip_score": 0.8}, predictions_state="x")
+    page = admin_client.get(reverse("admin:evaluation_runmodelmetric_changelist")).content.decode()
+    assert "openai/clip-vit-large-patch14" in page
