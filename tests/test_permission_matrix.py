@@ -98,6 +98,7 @@ MATRIX: dict[str, Case] = {
     "results-run": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
+    "results-disagreements": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
