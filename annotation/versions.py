@@ -1,7 +1,16 @@
-"""Creating, filling and freezing benchmark versions."""
+"""Creating, filling and freezing benchmark versions.
+
+Freezing validates every payload and then runs the registered freeze checks: functions
+`check(version) -> [(external id, reason), …]` that other apps register at start-up with
+`register_freeze_check`. The evaluation app registers one that builds every item's evaluation
+requests, so a version that cannot produce its requests is never frozen (the annotation layer does not
+import the evaluation layer: it only calls what was registered). A refusal is a `FreezeRefused`
+naming the items and the reasons, the same in the import command, the API and the admin.
+"""
 
 import hashlib
 import json
+from collections.abc import Callable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -9,6 +18,36 @@ from django.utils import timezone
 
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia
 from annotation.payloads import validate_payload
+
+FreezeCheck = Callable[[BenchmarkVersion], list[tuple[str, str]]]
+_freeze_checks: list[FreezeCheck] = []
+SHOWN_ITEMS = 20  # items a refusal names one by one; the rest are counted
+
+
+class FreezeRefused(ValidationError):
+    """Freezing was refused because of the items in `items`: (external id, reason) pairs."""
+
+    def __init__(self, messages: list[str], items: list[tuple[str, str]] | None = None):
+        super().__init__(messages)
+        self.items = list(items or [])
+
+
+def register_freeze_check(check: FreezeCheck) -> None:
+    """Run `check` on every version about to be frozen (once, however often it is registered)."""
+    if check not in _freeze_checks:
+        _freeze_checks.append(check)
+
+
+def item_problems(version: BenchmarkVersion) -> list[tuple[str, str]]:
+    """(external id, reason) for every item a registered freeze check refuses."""
+    return [problem for check in _freeze_checks for problem in check(version)]
+
+
+def _refusal(items: list[tuple[str, str]]) -> FreezeRefused:
+    messages = [f"item {external_id!r} cannot be evaluated: {reason}" for external_id, reason in items[:SHOWN_ITEMS]]
+    if len(items) > SHOWN_ITEMS:
+        messages.append(f"… and {len(items) - SHOWN_ITEMS} more item(s) that cannot be evaluated")
+    return FreezeRefused(messages, items)
 
 
 def add_item(version: BenchmarkVersion, external_id: str, payload: dict, media: dict | None = None) -> BenchmarkItem:
@@ -39,7 +78,7 @@ def content_checksum(version: BenchmarkVersion) -> str:
 
 
 def freeze(version: BenchmarkVersion) -> BenchmarkVersion:
-    """Validate every item and make the version immutable."""
+    """Validate every item, run the freeze checks and make the version immutable."""
     with transaction.atomic():
         version = BenchmarkVersion.objects.select_for_update().get(pk=version.pk)
         if version.frozen:
@@ -55,6 +94,9 @@ def freeze(version: BenchmarkVersion) -> BenchmarkVersion:
             problems.append("a version needs at least one item")
         if problems:
             raise ValidationError(problems)
+        refused = item_problems(version)
+        if refused:
+            raise _refusal(refused)
         version.item_count = count
         version.checksum = content_checksum(version)
         version.frozen = True

@@ -132,9 +132,20 @@ STORAGES = {
 # In production nginx sends the file: the view answers with X-Accel-Redirect to this prefix.
 MEDIA_ACCEL_REDIRECT_PREFIX = env_str("MEDIA_ACCEL_REDIRECT_PREFIX", "")
 MEDIA_MAX_UPLOAD_MB = env_int("MEDIA_MAX_UPLOAD_MB", 512)
+# `clean_media` removes stored files no row references once they are this old (annotation.media_cleanup).
+MEDIA_ORPHAN_GRACE_SECONDS = env_int("MEDIA_ORPHAN_GRACE_SECONDS", 3600)
+MEDIA_CLEAN_INTERVAL_SECONDS = env_int("MEDIA_CLEAN_INTERVAL_SECONDS", 3600)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+
+# --- Crowd platforms' entry links -----------------------------------------------------------
+# At most CROWD_ENTRY_RATE_LIMIT entry links per client address and CROWD_ENTRY_RATE_WINDOW seconds
+# (0 turns the limit off); behind a proxy, name the header that carries the client's address,
+# e.g. HTTP_X_REAL_IP (deploy/nginx.conf sets X-Real-IP).
+CROWD_ENTRY_RATE_LIMIT = env_int("CROWD_ENTRY_RATE_LIMIT", 30)
+CROWD_ENTRY_RATE_WINDOW = env_int("CROWD_ENTRY_RATE_WINDOW", 60)
+CROWD_ENTRY_CLIENT_ADDRESS_HEADER = env_str("CROWD_ENTRY_CLIENT_ADDRESS_HEADER", "")
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -198,6 +209,9 @@ CELERY_BEAT_SCHEDULE = {
     # Claims whose lease ran out go back to the pool (the next claim request also does this).
     "expire-claim-leases": {"task": "annotation.crowd.expire_leases", "schedule": 60.0},
 }
+# Files left by a process killed between storing a file and committing its row are removed.
+CELERY_BEAT_SCHEDULE["clean-media"] = {"task": "annotation.clean_media",
+                                       "schedule": float(MEDIA_CLEAN_INTERVAL_SECONDS)}
 JOB_QUEUES = ("default", "generation", "gpu")
 
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------

@@ -4,7 +4,15 @@ and the response cache; runs can be cancelled or resumed on the Celery workers f
 from django.contrib import admin, messages
 
 from evaluation import runs
-from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache, RunChunk, RunTransition
+from evaluation.models import (
+    EvaluationRun,
+    Judgment,
+    Prediction,
+    ResponseCache,
+    RunChunk,
+    RunModelMetric,
+    RunTransition,
+)
 
 
 class RunChunkInline(admin.TabularInline):
@@ -65,6 +73,19 @@ class PredictionAdmin(admin.ModelAdmin):
     list_filter = ["variant", "parse_status", "from_cache", "run"]
     search_fields = ["request_id", "raw_output"]
     readonly_fields = [f.name for f in Prediction._meta.fields]
+
+
+@admin.register(RunModelMetric)
+class RunModelMetricAdmin(admin.ModelAdmin):
+    """CLIP score / BERTScore that `manage.py score --run` kept with a run: read-only records."""
+
+    list_display = ["run", "kind", "model_id", "parser", "computed_at"]
+    list_filter = ["kind", "parser"]
+    search_fields = ["model_id"]
+    readonly_fields = [f.name for f in RunModelMetric._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(ResponseCache)

@@ -6,4 +6,9 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self):
+        from annotation import versions
         from evaluation import exports, tasks  # noqa: F401  (register the export and evaluation_run job kinds)
+        from evaluation.freeze_checks import requests_check
+
+        # a version whose items cannot be turned into evaluation requests is never frozen
+        versions.register_freeze_check(requests_check)

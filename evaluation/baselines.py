@@ -364,6 +364,6 @@ def _write(run: EvaluationRun, answered: list[runner.PlannedRequest], answers: d
             continue
         for index, text in enumerate(answer.texts):
             rows.append(scoring.parse_prediction(Prediction(sample_index=index, raw_output=text, latency_s=0.0,
-                                                            **common), p.request))
+                                                            **common), p.request, run.version.benchmark.slug))
     with transaction.atomic():
         Prediction.objects.bulk_create(rows, ignore_conflicts=True)

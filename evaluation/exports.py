@@ -158,6 +158,7 @@ PREDICTION_COLUMNS = (
     col("raw_output"),
     col("parsed_answer", "json"),
     col("parse_status"),
+    col("parses", "json"),  # every parser's reading: {name: {value, status}}
     col("latency_s", "float"),
     col("prompt_tokens", "int"),
     col("completion_tokens", "int"),

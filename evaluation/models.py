@@ -134,6 +134,9 @@ class Prediction(models.Model):
     raw_output = models.TextField(blank=True)
     parsed_answer = models.JSONField(null=True, blank=True)
     parse_status = models.CharField(max_length=16, blank=True, help_text="ok | unparsed | empty")
+    parses = models.JSONField(default=dict, blank=True,
+                              help_text="every reading so far, by parser name: {name: {value, status}}; "
+                                        "parsed_answer/parse_status hold the default parser's")
     latency_s = models.FloatField(null=True, blank=True)
     prompt_tokens = models.IntegerField(null=True, blank=True)
     completion_tokens = models.IntegerField(null=True, blank=True)
@@ -146,6 +149,33 @@ class Prediction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "request_id", "sample_index"], name="one_prediction_per_sample"),
         ]
+
+
+class RunModelMetric(models.Model):
+    """Metrics of a run that need a scoring model (BlackSwan CLIP score, MAIA BERTScore), computed by
+    `manage.py score --run` and kept with the run, so that results pages and exports show them.
+
+    `values` maps each metric's dotted path in the run's metrics to its value; `predictions_state`
+    records the run's predictions when they were computed, so that values computed before the run
+    gained or replaced predictions are not shown as current.
+    """
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="model_metrics")
+    kind = models.CharField(max_length=32, help_text="clip | bertscore")
+    model_id = models.CharField(max_length=255, help_text="the scoring model (hub id or local folder)")
+    parser = models.CharField(max_length=16, help_text="the answer parser the run was scored with")
+    values = models.JSONField(default=dict, help_text="metric path → value")
+    predictions_state = models.CharField(max_length=200, help_text="the run's predictions when computed")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run_id", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind"], name="one_model_metric_per_kind"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} ({self.model_id}) of run {self.run_id}"
 
 
 class ResponseCache(models.Model):

@@ -9,9 +9,12 @@ first tier that finds anything: if that tier finds two different answers the tex
 and stays unparsed, even when a later tier would have found one.
 
 - `parse_letter` (A–C BlackSwan MCQ, A–D C-VQA synthetic, A/B MAIA VSV): the text alone is a
-  letter ("B", "(B)", "b."); an answer phrase ("Answer: C", "the answer is B", "La risposta è A");
-  a phrase naming an option ("option B"); a leading letter with a delimiter ("B. He slips…");
-  letters in parentheses; the text of exactly one option. "A or B" names two letters: unparsed.
+  letter ("B", "(B)", "b."); an answer phrase ("Answer: C", "the answer is B", "La risposta è A",
+  "Risposta: B"); a phrase naming an option ("option B", "L'affermazione corretta è la A"); a
+  phrase calling a letter true ("Vera: A", "È vera la A", "La corretta è la B"); a leading letter
+  with a delimiter ("B. He slips…"); a letter after the Italian article ("La B", "Direi la A"),
+  unless it is called false ("La A è falsa, la B è vera" reads B); letters in parentheses; the text
+  of exactly one option. "A or B" names two letters: unparsed.
 - `parse_yes_no` (also true/false): an answer phrase ("the answer is no"), else the first word and
   every clause that is only yes/no ("Yes.", "Based on the frames, yes."), which must agree.
 - `parse_number` (C-VQA counting): digits and the number words zero…ten; "no"/"none" mean 0 when
@@ -79,6 +82,8 @@ def _normal(text: str) -> str:
 
 _ANSWER_WORDS = r"answer|risposta"
 _OPTION_WORDS = r"option|choice|opzione|scelta|lettera|letter|affermazione"
+_TRUE_WORDS = r"vera|corretta|giusta|esatta"
+_FALSE_AFTER = r"\s*(?:(?:è|e'|is)\s+)?(?:falsa|sbagliata|errata|false|wrong|incorrect)\b"
 _LINK_WORDS = (r"is|would\s+be|should\s+be|must\s+be|will\s+be|correct|right|best|final|true|vera|corretta|giusta|"
                r"è|e'|sarebbe|la|il|option|opzione|letter|lettera")
 
@@ -120,6 +125,10 @@ def parse_letter(text, letters: str = "ABCD", options: dict[str, str] | None = N
     def parenthesised():
         return re.findall(rf"[(\[]({letter})[)\]]", cleaned)
 
+    def italian_article():
+        pattern = rf"(?i:\b(?:la|l'|l’)\s*)\(?({letter})\)?(?![\w'’])(?!{_FALSE_AFTER})"
+        return re.findall(pattern, cleaned)
+
     def option_text():
         if not options:
             return []
@@ -129,8 +138,9 @@ def parse_letter(text, letters: str = "ABCD", options: dict[str, str] | None = N
         return exact or [key for key, value in texts.items() if re.search(rf"\b{re.escape(value)}\b", said)]
 
     return _first_decided((alone, lambda: _marked_letters(cleaned, _ANSWER_WORDS, letters),
-                           lambda: _marked_letters(cleaned, _OPTION_WORDS, letters), leading, parenthesised,
-                           option_text))
+                           lambda: _marked_letters(cleaned, _OPTION_WORDS, letters),
+                           lambda: _marked_letters(cleaned, _TRUE_WORDS, letters), leading, italian_article,
+                           parenthesised, option_text))
 
 
 # --- Yes / no ---------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from evaluation import benchmarks, cache
+from evaluation import benchmarks, cache, scoring
 from evaluation.benchmarks.base import EvalRequest, RequestOptions
 from evaluation.inputs import DEFAULT_FRAME_POLICY, InputError, MediaResolver, MediaSettings
 from evaluation.models import EvaluationRun, Prediction
@@ -276,6 +276,7 @@ class Executor:
         self.describer = describer_spec(run)
         self.batch_size = max(1, int(run.batch_size or 1))
         self.single_params = generation_params(run, 1)  # DSCP step 1 and captions: one answer each
+        self.benchmark_slug = run.version.benchmark.slug  # predictions are parsed as they are written
 
     # -- the loop
     def execute(self, planned: list[PlannedRequest]) -> ExecutionStats:
@@ -447,9 +448,10 @@ class Executor:
         if unit.error or outcome is None:
             return [Prediction(sample_index=i, error=unit.error or "no answer", **common) for i in unit.missing]
         shares = _split(outcome.completion_tokens, len(unit.missing))
-        return [Prediction(sample_index=sample, raw_output=outcome.texts[k], latency_s=outcome.latency_s,
-                           prompt_tokens=outcome.prompt_tokens, completion_tokens=shares[k],
-                           from_cache=outcome.from_cache, **common)
+        return [scoring.parse_prediction(
+                    Prediction(sample_index=sample, raw_output=outcome.texts[k], latency_s=outcome.latency_s,
+                               prompt_tokens=outcome.prompt_tokens, completion_tokens=shares[k],
+                               from_cache=outcome.from_cache, **common), request, self.benchmark_slug)
                 for k, sample in enumerate(unit.missing)]
 
     def _write(self, rows: list[Prediction], request_ids: list[str]) -> None:

@@ -12,14 +12,19 @@ Both ways of scoring feed the same plain data to `Benchmark.score(requests, resp
 
 Rules kept by every scorer:
 - discrete answers (letters, yes/no, numbers, 1/2, scores) are read from the first sample (lowest
-  index) with `evaluation.parsing`; an empty or unparsed answer is wrong and counted;
+  index) with the chosen named parser (`evaluation.parsers`: `authors` by default, `strict`):
+  `collect` stores each response's reading in `Response.parsed`; a response built without one is
+  read strictly (`evaluation.parsing`); an empty or unparsed answer is wrong and counted;
 - a rate is a fraction in [0, 1] and None when its group is empty; every group has its `n`;
 - judge-based metrics come from each response's `judgment` or, when there is none, from a `judge`
   callable `judge(request, response_text) -> judgment` (the hook for `evaluation.judges`). If an
   answered response has neither, the metric is `{"computed": false, "reason": …}`, never a zero.
 
-`parse_prediction(prediction, request)` fills `Prediction.parsed_answer` / `parse_status` for the
-runner; `score_predictions` is the entry point of `manage.py score`.
+`parse_prediction(prediction, request, benchmark_slug)` fills `Prediction.parsed_answer` /
+`parse_status` (the default parser's reading) and `Prediction.parses` (every reading, by parser name)
+wherever predictions are written; `score_predictions` is the entry point of `manage.py score`: its
+`predictions` summary records the `parser` and `parser_disagreements` (how many responses `authors`
+and `strict` read differently).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import jsonl, parsing
+from evaluation import jsonl, parsers, parsing
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -41,6 +46,7 @@ class Response:
     text: str | None
     sample: int = 0
     judgment: dict | None = None
+    parsed: parsing.Parsed | None = None  # the reading of the parser chosen for scoring (see `collect`)
 
 
 @dataclass
@@ -83,9 +89,10 @@ def run_predictions(run, verdicts: dict | None = None) -> list[dict]:
             for rid, sample, text in rows]
 
 
-def collect(requests, predictions: Iterable[dict]) -> Collected:
-    """Responses per request, in sample order; ValueError when a (request, sample) comes twice."""
-    known = {request.request_id for request in requests}
+def collect(requests, predictions: Iterable[dict], read: parsers.Reader | None = None) -> Collected:
+    """Responses per request, in sample order, each read by `read` (`parsers.reader`) when given;
+    ValueError when a (request, sample) comes twice."""
+    known = {request.request_id: request for request in requests}
     responses: dict[str, list[Response]] = {}
     unknown: list[str] = []
     seen: set[tuple[str, int]] = set()
@@ -97,8 +104,9 @@ def collect(requests, predictions: Iterable[dict]) -> Collected:
         if request_id not in known:
             unknown.append(request_id)
             continue
-        responses.setdefault(request_id, []).append(
-            Response(prediction.get("response"), sample, prediction.get("judgment")))
+        text = prediction.get("response")
+        parsed = read(known[request_id], text) if read is not None else None
+        responses.setdefault(request_id, []).append(Response(text, sample, prediction.get("judgment"), parsed))
     for found in responses.values():
         found.sort(key=lambda response: response.sample)
     return Collected(responses, sorted(set(unknown)))
@@ -106,13 +114,18 @@ def collect(requests, predictions: Iterable[dict]) -> Collected:
 
 # --- Parsing for the runner -------------------------------------------------------------------
 
-def parse_prediction(prediction, request):
-    """Fill a `Prediction`'s `parsed_answer` and `parse_status` from its raw output under the request's
-    answer type (not saved; failed rows, which have no output, are left as they are)."""
+def parse_prediction(prediction, request, benchmark_slug: str, names: Iterable[str] = (parsers.DEFAULT,)):
+    """Fill a `Prediction`'s readings of its raw output (not saved): `parses[name]` for every parser
+    named (and the default one), and `parsed_answer` / `parse_status` with the default parser's
+    reading. Failed rows, which have no output, are left as they are."""
     if getattr(prediction, "error", ""):
         return prediction
-    parsed = parsing.parse_for_request(request, prediction.raw_output)
-    prediction.parsed_answer, prediction.parse_status = parsed.value, parsed.status
+    stored = dict(prediction.parses or {})
+    for name in dict.fromkeys((parsers.DEFAULT, *names)):
+        stored[name] = parsers.reading(parsers.parse(benchmark_slug, request, prediction.raw_output, name))
+    prediction.parses = stored
+    default = stored[parsers.DEFAULT]
+    prediction.parsed_answer, prediction.parse_status = default["value"], default["status"]
     return prediction
 
 
@@ -159,7 +172,7 @@ def answer(request, responses: list[Response] | None) -> Answer:
     response = first_response(responses)
     if response is None:
         return Answer(MISSING)
-    parsed = parsing.parse_for_request(request, response.text)
+    parsed = response.parsed if response.parsed is not None else parsing.parse_for_request(request, response.text)
     return Answer(parsed.status, parsed.value, parsed.ok and matches_gold(request, parsed.value))
 
 
@@ -273,12 +286,28 @@ def item_requests(version, options, variants=()) -> Iterator[tuple[Any, list]]:
 
 # --- The entry point --------------------------------------------------------------------------
 
-def score_predictions(benchmark, requests, predictions: Iterable[dict], **models) -> dict:
-    """metrics.json for one benchmark: its metrics, plus `predictions` (requests, answered, missing,
-    and the ids of predictions that match no request)."""
-    collected = collect(requests, predictions)
+def disagreeing(benchmark_slug: str, requests, responses: dict[str, list[Response]]) -> list[tuple]:
+    """(request, response, authors' reading, strict reading) for every response the two parsers read
+    differently (free-text answers never differ)."""
+    found = []
+    for request in requests:
+        for response in responses.get(request.request_id, []):
+            both = parsers.differs(benchmark_slug, request, response.text)
+            if both is not None:
+                found.append((request, response, *both))
+    return found
+
+
+def score_predictions(benchmark, requests, predictions: Iterable[dict], parser: str = parsers.DEFAULT,
+                      **models) -> dict:
+    """metrics.json for one benchmark under a named parser: the benchmark's metrics, and `predictions`
+    (requests, answered, missing, the ids of predictions that match no request, the `parser` used and
+    `parser_disagreements`: how many responses `authors` and `strict` read differently)."""
+    collected = collect(requests, predictions, parsers.reader(benchmark.slug, parser))
     metrics = benchmark.score(requests, collected.responses, **models)
     answered = sum(1 for request in requests if collected.responses.get(request.request_id))
     summary = {"requests": len(requests), "answered": answered, "missing": len(requests) - answered,
                "unknown_requests": len(collected.unknown), "unknown_request_ids": collected.unknown[:UNKNOWN_SHOWN]}
+    summary["parser"] = parser
+    summary["parser_disagreements"] = len(disagreeing(benchmark.slug, requests, collected.responses))
     return {"predictions": summary, **metrics}

@@ -87,8 +87,8 @@ class PredictionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Prediction
         fields = ["id", "request_id", "sample_index", "item", "variant", "raw_output", "parsed_answer",
-                  "parse_status", "error", "from_cache", "latency_s", "prompt_tokens", "completion_tokens", "prompt",
-                  "inputs", "params", "created_at"]
+                  "parse_status", "parses", "error", "from_cache", "latency_s", "prompt_tokens", "completion_tokens",
+                  "prompt", "inputs", "params", "created_at"]
         read_only_fields = fields
 
 

@@ -14,6 +14,7 @@ urlpatterns = [
     # curators
     path("studies/", crowd_views.studies, name="crowd-studies"),
     path("studies/<slug:slug>/", crowd_views.study_detail, name="crowd-study-detail"),
+    path("studies/<slug:slug>/settings/", crowd_views.study_settings_page, name="crowd-study-settings"),
     path("studies/<slug:slug>/queue/", crowd_views.study_queue, name="crowd-study-queue"),
     path("studies/<slug:slug>/payments.csv", crowd_views.payments_csv, name="crowd-study-payments"),
 ]

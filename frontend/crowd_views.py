@@ -14,9 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
-from annotation.crowd import assignment, curation, payments, platforms, task_page
+from annotation.crowd import assignment, curation, payments, platforms, study_settings, task_page
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
+from annotation.crowd.study_forms import StudySettingsForm
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
@@ -36,7 +37,7 @@ def public(view):
 def _refused(request, exc: CrowdError, study: Study | None = None, *, title: str = ""):
     """A refusal of the crowd engine as a page with its HTTP status (403, 409, 400…), never a 500."""
     titles = {400: "This link does not work", 403: "Not available to you", 404: "Not found",
-              409: "Not available right now"}
+              409: "Not available right now", 413: "Too large", 429: "Too many requests"}
     return render(request, "crowd/error.html", {
         "study": study, "message": exc.message, "title": title or titles.get(exc.status, "Not available"),
         "status": exc.status,
@@ -102,26 +103,43 @@ def _enter(request, study: Study, visit):
     return redirect("crowd-work", slug=study.slug)
 
 
+def _entry_study(request, slug, platform) -> Study:
+    """The study an entry link leads to: 429 past the rate limit, 404 unless it recruits on `platform`."""
+    platforms.admit(request.META)
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        raise CrowdError("There is no such study.", status=404)
+    platforms.recruiting(study, platform)
+    return study
+
+
 @public
 def prolific_entry(request, slug):
-    """`/crowd/prolific/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`: sign the worker in, go to work."""
-    study = get_object_or_404(Study, slug=slug)
+    """`/crowd/prolific/<slug>/?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…`: sign the worker in, go to work.
+    Only for a study recruited on Prolific with this STUDY_ID (else 404, nothing created)."""
+    study = None
     try:
-        return _enter(request, study, platforms.parse_prolific(request.GET))
+        study = _entry_study(request, slug, platforms.PROLIFIC)
+        visit = platforms.parse_prolific(request.GET)
+        platforms.check_run(study, visit)
+        return _enter(request, study, visit)
     except CrowdError as exc:
-        return _refused(request, exc, study)
+        return _refused(request, exc, study if exc.status != 404 else None)
 
 
 @public
 def mturk_entry(request, slug):
-    """`/crowd/mturk/<slug>/?workerId=…&assignmentId=…&hitId=…&turkSubmitTo=…`.
+    """`/crowd/mturk/<slug>/?workerId=…&assignmentId=…&hitId=…&turkSubmitTo=…`, for a study recruited
+    on Mechanical Turk (and of this HIT, where the study names one; else 404).
 
     While a worker only previews the HIT (assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE) the page shows
     an example item with the form disabled: no account, no claim.
     """
-    study = get_object_or_404(Study, slug=slug)
+    study = None
     try:
+        study = _entry_study(request, slug, platforms.MTURK)
         visit = platforms.parse_mturk(request.GET)
+        platforms.check_run(study, visit)
         if visit.preview and task_page.is_staged(study):
             response = render(request, "crowd/blackswan_step.html", task_page.staged_preview_context(study))
         elif visit.preview:
@@ -129,7 +147,7 @@ def mturk_entry(request, slug):
         else:
             response = _enter(request, study, visit)
     except CrowdError as exc:
-        response = _refused(request, exc, study)
+        response = _refused(request, exc, study if exc.status != 404 else None)
     return _frameable_by_mturk(response)
 
 
@@ -150,6 +168,25 @@ def study_detail(request, slug):
         + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "mturk_link": base + reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
     })
+
+
+@roles_allowed(*CURATORS)
+def study_settings_page(request, slug):
+    """GET: a study's settings as a form. POST: save them; values out of range are 400 and a frozen
+    setting changed after work started is 409, each with the field's reason (nothing saved)."""
+    study = get_object_or_404(Study, slug=slug)
+    form = StudySettingsForm(request.POST or None, instance=study)
+    status = 200
+    if request.method == "POST":
+        if study.state == Study.State.CLOSED:
+            form.add_error(None, "A closed study cannot change.")
+            status = 409
+        elif form.is_valid():
+            study_settings.resize_items(form.save())
+            return redirect("crowd-study-detail", slug=study.slug)
+        else:
+            status = 409 if form.frozen else 400
+    return render(request, "crowd/study_settings.html", {"study": study, "form": form}, status=status)
 
 
 @roles_allowed(*CURATORS)

@@ -4,6 +4,7 @@ The numbers come from `evaluation.results` (scored like `manage.py score --run`,
 
 import json
 
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpResponse, JsonResponse
@@ -12,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import BenchmarkVersion
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import plots, results
+from evaluation import parsers, plots, results
 from evaluation.models import EvaluationRun, Prediction
 
 REQUESTS_PER_PAGE = 40
@@ -63,21 +64,36 @@ def _run(pk) -> EvaluationRun:
     return get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=pk)
 
 
+def _parser(request) -> str:
+    """The answer parser the page's numbers use (`?parser=`, default the authors'); 400 for an unknown one."""
+    try:
+        return parsers.check(request.GET.get("parser") or parsers.DEFAULT)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _parser_query(parser: str) -> str:
+    return "" if parser == parsers.DEFAULT else f"parser={parser}"
+
+
 @roles_allowed(RESEARCHER, ADMIN)
 def results_run(request, pk):
     run = _run(pk)
-    found = results.run_results(run)
+    parser = _parser(request)
+    found = results.run_results(run, parser)
     return render(request, "frontend/results_run.html", {
         "run": run, "label": results.run_label(run), "results": found, "frames": results.frame_text(run),
         "cells": results.flat_metrics(found.metrics) if found.ok else [],
-        "summary": found.metrics.get("predictions", {}),
+        "summary": found.metrics.get("predictions", {}), "parser": parser, "parsers": parsers.NAMES,
+        "parser_query": _parser_query(parser),
     })
 
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_run_json(request, pk):
     run = _run(pk)
-    found = results.run_results(run)
+    parser = _parser(request)
+    found = results.run_results(run, parser)
     if not found.ok:
         return JsonResponse({"error": found.error}, status=409)
     meta = {"run": run.pk, "benchmark": run.version.benchmark.slug, "version": run.version.label,
@@ -85,7 +101,7 @@ def results_run_json(request, pk):
             "backend": run.backend, "input": run.input_strategy, "prompting": run.prompting,
             "option_order": run.option_order,
             "frames": results.frame_text(run), "seed": run.seed, "variants": list(run.variants or []),
-            "judge": found.judge}
+            "judge": found.judge, "parser": parser, "model_metrics": found.model_metrics}
     return JsonResponse({"meta": meta, **found.metrics}, json_dumps_params={"ensure_ascii": False, "indent": 2})
 
 
@@ -141,12 +157,13 @@ def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
 @roles_allowed(RESEARCHER, ADMIN)
 def results_drill(request, pk, metric):
     run = _run(pk)
+    parser = _parser(request)
     outcome = request.GET.get("outcome", "")
     if outcome and outcome not in results.OUTCOMES:
         outcome = ""
     try:
         found = results.drill(run, metric, outcome_filter=outcome, view=request.GET.get("view", ""),
-                              view_cell=request.GET.get("cell", ""))
+                              view_cell=request.GET.get("cell", ""), parser=parser)
     except results.UnknownMetric as exc:
         raise Http404(str(exc)) from None
     page = Paginator(found.requests, REQUESTS_PER_PAGE).get_page(request.GET.get("page"))
@@ -159,5 +176,19 @@ def results_drill(request, pk, metric):
         "run": run, "label": results.run_label(run), "drill": found, "page": page,
         "rows": _request_rows(run, list(page), found.outcomes), "outcome": outcome,
         "outcome_counts": sorted(found.outcome_counts.items()), "query": keep.urlencode(),
-        "filter_query": filters.urlencode(),
+        "filter_query": filters.urlencode(), "parser": parser,
+    })
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_disagreements(request, pk):
+    """The run's predictions that the authors' and the strict parser read differently, both readings side by side."""
+    run = _run(pk)
+    try:
+        found = results.disagreements(run)
+    except (KeyError, ImportError, ValueError) as exc:
+        raise BadRequest(f"The run's requests cannot be rebuilt: {exc}") from None
+    page = Paginator(found, REQUESTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "frontend/results_disagreements.html", {
+        "run": run, "label": results.run_label(run), "page": page, "total": len(found),
     })

@@ -35,6 +35,7 @@ urlpatterns = [
     path("results/runs/<int:pk>/", results_views.results_run, name="results-run"),
     path("results/runs/<int:pk>/metrics.json", results_views.results_run_json, name="results-run-json"),
     path("results/runs/<int:pk>/metrics/<str:metric>/", results_views.results_drill, name="results-drill"),
+    path("results/runs/<int:pk>/parsers/", results_views.results_disagreements, name="results-disagreements"),
     path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
     path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("jobs/", views.jobs_page, name="jobs"),

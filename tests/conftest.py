@@ -92,6 +92,16 @@ def _session_settings(session_var_dir):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """An empty cache for every test: rate limits (crowd entry links) count from zero."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def media_root(settings, tmp_path) -> Path:
     """A fresh, empty MEDIA_ROOT for every test, so 'nothing was written' can be checked exactly."""
     root = tmp_path / "media"

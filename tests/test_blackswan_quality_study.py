@@ -41,13 +41,14 @@ def record(video_id: str, **changes) -> dict:
 
 @pytest.fixture
 def version(video, curator) -> BenchmarkVersion:
-    """A frozen BlackSwanSuite version: six complete videos, one without a caption, and an MCQ row."""
+    """A frozen BlackSwanSuite version: six complete videos, one without its step-3 marks (it can still be
+    evaluated, so the version freezes, but it lacks a task the study rates), and an MCQ row."""
     version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="blackswan"), label="q1",
                                               created_by=curator)
     for video_id in COMPLETE:
         versions.add_item(version, video_id, {"kind": "video", **record(video_id)}, {"video": video})
     incomplete = record("v7")
-    del incomplete["task3_gt"]
+    del incomplete["task3_checkboxes"]
     versions.add_item(version, "v7", {"kind": "video", **incomplete}, {"video": video})
     versions.add_item(version, "v1:mcq:0", {"kind": "mcq", "id": "v1", "mcq_task": 1, "mcq_label": 0,
                                             "mcq_options": ["a", "b", "c"]}, {"video": video})
@@ -61,7 +62,7 @@ def test_the_sample_is_drawn_with_a_recorded_seed_from_the_complete_videos(versi
     study = made.study
     assert [item.external_id for item in made.items] == SEED_7_SAMPLE
     assert list(study.items.values_list("external_id", flat=True)) == SEED_7_SAMPLE
-    assert set(made.excluded) == {"v7"} and "'task3_gt'" in made.excluded["v7"]
+    assert set(made.excluded) == {"v7"} and "'task3_checkboxes'" in made.excluded["v7"]
     assert made.sample == recorded_sample(study) == {
         "source": "blackswan:q1", "version_id": version.pk, "version_checksum": version.checksum, "seed": 7,
         "sample_size": 4, "population": 6, "excluded": 1, "raters_per_video": 2, "sampled": SEED_7_SAMPLE,

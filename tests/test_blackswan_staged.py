@@ -5,12 +5,14 @@ API, the step's page)."""
 
 import json
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import av
 import pytest
 from django.db import DatabaseError, IntegrityError, transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.blackswan import staged
 from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
@@ -508,6 +510,7 @@ def test_release_times_come_from_a_real_split(curator, worker_api, tmp_path, big
 
 
 def test_the_mturk_preview_of_a_staged_study_shows_no_video(study, client):
+    Study.objects.filter(pk=study.pk).update(recruitment_platform=Study.Recruitment.MTURK)
     response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
                           {"workerId": "W1", "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"})
     assert response.status_code == 200
@@ -597,3 +600,59 @@ def test_curators_review_a_staged_submission_readably_and_edit_it_under_the_step
     assert submission.review_state == Submission.Review.APPROVED
     assert submission.reviewed_data[REPORTER]["caption"] == "A rider falls off and gets up again."
     assert submission.data == ANSWERS  # the worker's answers stay as they were
+
+
+# --- Leases, frozen set-up, one item per video ---------------------------------------------------
+
+def _expire(claim) -> None:
+    Claim.objects.filter(pk=claim.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+@pytest.mark.parametrize("verb", ["draft", "submit"])
+def test_a_step_on_an_expired_lease_is_409_and_renews_nothing(worker_api, claim, verb):
+    assert save(worker_api, claim, FORECASTER, {"scenarios": ["a first idea"]}).status_code == 200
+    _expire(claim)
+    before = Claim.objects.get(pk=claim.pk).lease_expires_at
+    if verb == "draft":
+        response = save(worker_api, claim, FORECASTER, {"scenarios": ["a later idea"]})
+    else:
+        response = submit(worker_api, claim, FORECASTER)
+    assert response.status_code == 409
+    assert "ran out" in response.json()["error"]
+    claim.refresh_from_db()
+    assert claim.lease_expires_at == before  # not renewed
+    assert claim.status == Claim.Status.EXPIRED and claim.step == FORECASTER  # timed out, not moved on
+    row = StagedStep.objects.get(claim=claim, step=FORECASTER)
+    assert row.draft == {"scenarios": ["a first idea"]} and row.submitted_at is None
+    assert StudyItem.objects.get(pk=claim.item_id).open_slots == 1  # its place went back to the pool
+
+
+def test_a_staged_study_refuses_a_video_it_already_holds(study, split, tmp_path, curator):
+    again = VideoSplit.objects.create(
+        video=split.video, event_start=1.0, event_end=2.0, status=VideoSplit.Status.DONE, frame_count=100, fps=25.0,
+        main_start_frame=25, main_end_frame=50, **{f"{part}_video": getattr(split, f"{part}_video") for part in PARTS})
+    api = logged_in_api(curator)
+    url = reverse("api-study-items", kwargs={"slug": study.slug})
+    for split_id in (split.pk, again.pk):  # the same split, or another split of the same video
+        response = api.post(url, [{"external_id": f"again-{split_id}", "payload": {"split_id": split_id}}],
+                            format="json")
+        assert response.status_code == 400, response.content
+        assert f"video #{split.video_id} is already in the study" in json.dumps(response.json())
+    assert StudyItem.objects.filter(study=study).count() == 1
+    other = make_split(tmp_path / "other", curator, name="other", shade=90)
+    response = api.post(url, [{"external_id": "other", "payload": {"split_id": other.pk}}], format="json")
+    assert response.status_code == 201
+
+
+def test_an_open_staged_study_with_claims_cannot_switch_to_a_form(study, claim, curator):
+    api = logged_in_api(curator)
+    form = {"fields": [{"name": "note", "type": "free_text"}]}
+    response = api.patch(reverse("api-study-detail", kwargs={"slug": study.slug}),
+                         {"step_kind": "form", "form_schema": form}, format="json")
+    assert response.status_code == 409
+    assert "step kind can no longer change" in response.json()["error"]
+    study.refresh_from_db()
+    assert study.step_kind == staged.STUDY_KIND and study.form_schema == {}
+    # so the worker at step 1 still may not stream the whole video
+    split = staged.split_of(claim.item)
+    assert not staged.may_stream(claim.worker, split.full_video)

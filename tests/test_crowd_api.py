@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.crowd import assignment, submissions
+from annotation.crowd.errors import ClaimNotActive
 from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
 from config.roles import ANNOTATOR, CURATOR, RESEARCHER
 from tests.conftest import create_study, logged_in_api, make_user
@@ -436,3 +437,121 @@ def test_the_review_history_of_a_submission(reviewed_study, alice, curator_http)
         ("submission", "pending", "rejected", "carol"),
     ]
     assert rows[-1]["reason"] == "off topic"
+
+
+# --- Leases: an answer after the lease ran out is refused, and renews nothing --------------------
+
+def _run_out(claim_id: int) -> None:
+    Claim.objects.filter(pk=claim_id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+@pytest.mark.parametrize("verb", ["draft", "submit"])
+def test_an_answer_on_an_expired_lease_is_409_before_the_sweep_and_renews_nothing(alice_api, verb):
+    study = make_study(items=1, lease_seconds=600)
+    claim = claim_via_api(alice_api, study)
+    assert alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog"}},
+                         format="json").status_code == 200
+    _run_out(claim["id"])
+    expires = Claim.objects.get(pk=claim["id"]).lease_expires_at
+    if verb == "draft":
+        response = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "cat"}}, format="json")
+    else:
+        response = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
+    assert response.status_code == 409
+    assert "ran out" in response.json()["error"] and "can no longer" in response.json()["error"]
+    after = Claim.objects.get(pk=claim["id"])
+    assert after.lease_expires_at == expires  # not renewed
+    assert after.status == Claim.Status.EXPIRED  # timed out on the spot
+    assert Draft.objects.get(claim_id=claim["id"]).data == {"label": "dog"}
+    assert not Submission.objects.exists()
+    assert StudyItem.objects.get(study=study).open_slots == 1  # the place is free for someone else
+
+
+def test_the_service_refuses_a_stale_claim_object_whose_lease_ran_out(alice):
+    study = make_study(items=1, lease_seconds=600)
+    claim = assignment.claim_next(study, alice)
+    _run_out(claim.pk)  # the in-memory claim still believes its lease runs: the statement itself checks
+    with pytest.raises(ClaimNotActive):
+        submissions.save_draft(claim, alice, {"label": "dog"})
+    claim = assignment.claim_next(make_study("other", items=1, lease_seconds=600), alice)
+    _run_out(claim.pk)
+    with pytest.raises(ClaimNotActive):
+        submissions.submit(claim, alice, GOOD)
+    assert not Draft.objects.exists() and not Submission.objects.exists()
+
+
+# --- Drafts hold the form's fields only, within a size -------------------------------------------
+
+def test_a_draft_with_fields_the_form_does_not_have_is_400(alice_api):
+    claim = claim_via_api(alice_api, make_study())
+    response = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog", "sneaky": "x"}},
+                             format="json")
+    assert response.status_code == 400
+    assert response.json()["details"] == {"sneaky": "unknown field"}
+    assert not Draft.objects.exists()
+    ok = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog", "label_explanation": "ears"}},
+                       format="json")
+    assert ok.status_code == 200
+
+
+def test_an_oversized_draft_is_413(alice_api):
+    claim = claim_via_api(alice_api, make_study())
+    big = "x" * (submissions.MAX_DRAFT_BYTES + 1)
+    response = alice_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"note": big}}, format="json")
+    assert response.status_code == 413
+    assert "too large" in response.json()["error"]
+    assert not Draft.objects.exists()
+
+
+# --- Study settings: checked in one place, frozen once work started --------------------------------
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("gold_share", 1.5), ("expert_share", -0.1), ("min_accept_rate", 1.01), ("annotators_per_item", 0),
+    ("annotators_per_item", 100000), ("step_kind", "telepathy"), ("lease_seconds", 0), ("required_submissions", 0),
+    ("platform_study_id", "bad id!"),
+])
+def test_study_settings_out_of_range_are_400_naming_the_field(curator_http, field, value):
+    study = make_study(items=1)
+    before = Study.objects.filter(pk=study.pk).values().get()
+    response = curator_http.patch(f"/api/studies/{study.slug}/", {field: value}, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json() and response.json()["error"].startswith(f"{field}:")
+    assert Study.objects.filter(pk=study.pk).values().get() == before
+    created = curator_http.post("/api/studies/", {"name": "New", "slug": "new-one", "form_schema": FORM,
+                                                  field: value}, format="json")
+    assert created.status_code == 400 and field in created.json()
+    assert not Study.objects.filter(slug="new-one").exists()
+
+
+def test_a_prolific_study_needs_its_study_id(curator_http):
+    study = make_study(items=1)
+    response = curator_http.patch(f"/api/studies/{study.slug}/", {"recruitment_platform": "prolific"}, format="json")
+    assert response.status_code == 400 and "platform_study_id" in response.json()
+    response = curator_http.patch(f"/api/studies/{study.slug}/", {"recruitment_platform": "prolific",
+                                                                  "platform_study_id": "60a1b2c3"}, format="json")
+    assert response.status_code == 200
+    assert response.json()["recruitment_platform"] == "prolific"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("annotators_per_item", 3), ("form_schema", {"fields": [{"name": "other", "type": "free_text"}]}),
+    ("step_kind", "blackswan_staged"),
+])
+def test_a_study_with_claims_keeps_its_step_kind_form_and_k(alice_api, curator_http, field, value):
+    study = make_study(items=2)
+    claim_via_api(alice_api, study)
+    response = curator_http.patch(f"/api/studies/{study.slug}/", {field: value}, format="json")
+    assert response.status_code == 409
+    assert "work has started" in response.json()["error"] and field in response.json()["details"]
+    study.refresh_from_db()
+    assert (study.annotators_per_item, study.form_schema, study.step_kind) == (1, FORM, "form")
+    # settings that do not change the work itself still may
+    assert curator_http.patch(f"/api/studies/{study.slug}/", {"pay_per_item": "0.30", "annotators_per_item": 1},
+                              format="json").status_code == 200
+
+
+def test_before_any_claim_k_may_change_and_the_items_follow(curator_http):
+    study = make_study(items=2, state=Study.State.DRAFT)
+    response = curator_http.patch(f"/api/studies/{study.slug}/", {"annotators_per_item": 3}, format="json")
+    assert response.status_code == 200
+    assert list(StudyItem.objects.filter(study=study).values_list("open_slots", flat=True)) == [3, 3]

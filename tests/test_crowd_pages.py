@@ -6,13 +6,15 @@ import io
 import re
 
 import pytest
+from django.contrib.admin.sites import site as admin_site
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
+from annotation.crowd.study_forms import StudySettingsForm
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
 from tests.conftest import create_study, make_user
@@ -59,6 +61,16 @@ def external_id(response) -> str:
 @pytest.fixture
 def study(db):
     return make_study()
+
+
+@pytest.fixture
+def prolific_study(db):
+    return make_study("on-prolific", recruitment_platform="prolific", platform_study_id="st123")
+
+
+@pytest.fixture
+def mturk_study(db):
+    return make_study("on-mturk", recruitment_platform="mturk")
 
 
 @pytest.fixture
@@ -191,16 +203,20 @@ def test_another_worker_never_sees_someone_elses_claim(study, alice, bob):
     assert Draft.objects.get(claim=alice_claim).data == {"description": "alice's secret words"}
 
 
-def test_no_item_left_page_shows_completion(alice, bob):
+def test_no_item_left_page_shows_the_code_only_to_a_worker_who_handed_in_work(alice, bob):
     study = make_study("single", items=1, completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
     client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
     response = client_for(bob).get(reverse("crowd-work", kwargs={"slug": study.slug}))
     assert response.status_code == 200
     page = response.content.decode()
     assert "No item left for you" in page
-    assert "C0DE42" in page
-    assert reverse("crowd-work-done", kwargs={"slug": study.slug}) in page
+    assert "C0DE42" not in page  # bob handed in nothing
+    assert "you have handed in 0" in page
     assert not Claim.objects.filter(worker=bob).exists()
+    submissions.submit(Claim.objects.get(worker=alice), alice, GOOD)
+    page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    assert "No item left for you" in page and "C0DE42" in page
+    assert reverse("crowd-work-done", kwargs={"slug": study.slug}) in page
 
 
 @pytest.mark.parametrize(("setup", "status", "message"), [
@@ -228,12 +244,31 @@ def test_unknown_study_is_404(alice):
     assert client_for(alice).get(reverse("crowd-work", kwargs={"slug": "nope"})).status_code == 404
 
 
-def test_done_page_shows_code_and_link(alice):
-    study = make_study("finish", completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
-    page = client_for(alice).get(reverse("crowd-work-done", kwargs={"slug": study.slug})).content.decode()
-    assert "C0DE42" in page
+def test_done_page_shows_code_and_link_only_after_the_required_submissions(alice):
+    study = make_study("finish", required_submissions=2,
+                       completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
+    done = reverse("crowd-work-done", kwargs={"slug": study.slug})
+    client = client_for(alice)
+    for handed_in in range(2):
+        page = client.get(done).content.decode()
+        assert "C0DE42" not in page, handed_in  # neither the code nor the link that carries it
+        assert "data-completion-pending" in page and f"you have handed in {handed_in}" in page
+        assert f"Hand in {2 - handed_in} more" in page
+        client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+        submissions.submit(Claim.objects.get(worker=alice, status=Claim.Status.ACTIVE), alice, GOOD)
+    page = client.get(done).content.decode()
+    assert "C0DE42" in page and "data-completion-pending" not in page
     assert 'href="https://app.prolific.com/submissions/complete?cc=C0DE42"' in page
     assert "externalSubmit" not in page
+
+
+def test_done_page_shows_no_code_to_a_worker_with_only_an_item_in_progress(alice):
+    study = make_study("half-way")
+    client = client_for(alice)
+    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    submissions.save_draft(Claim.objects.get(worker=alice), alice, {"description": "a dog"})
+    page = client.get(reverse("crowd-work-done", kwargs={"slug": study.slug})).content.decode()
+    assert "C0DE42" not in page and "Not finished yet" in page
 
 
 # --- Crowd platform entry links ---------------------------------------------------------------
@@ -243,7 +278,8 @@ MTURK_PARAMS = {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "3ASSIGN0001", "hi
                 "turkSubmitTo": "https://workersandbox.mturk.com"}
 
 
-def test_prolific_link_creates_the_worker_and_starts_work(study):
+def test_prolific_link_creates_the_worker_and_starts_work(prolific_study):
+    study = prolific_study
     client = Client()
     url = reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
     response = client.get(url, PROLIFIC_PARAMS)
@@ -270,14 +306,16 @@ def test_prolific_link_creates_the_worker_and_starts_work(study):
     {**PROLIFIC_PARAMS, "PROLIFIC_PID": "<script>"},
     {**PROLIFIC_PARAMS, "SESSION_ID": "  "},
 ])
-def test_prolific_link_with_bad_parameters_is_400(study, params):
+def test_prolific_link_with_bad_parameters_is_400(prolific_study, params):
+    study = prolific_study
     response = Client().get(reverse("crowd-entry-prolific", kwargs={"slug": study.slug}), params)
     assert response.status_code == 400
     assert "Prolific link" in response.content.decode()
     assert not get_user_model().objects.filter(username__startswith="prolific-").exists()
 
 
-def test_entry_link_never_logs_into_a_local_account(study):
+def test_entry_link_never_logs_into_a_local_account(prolific_study):
+    study = prolific_study
     local = make_user("prolific-abc", CURATOR)
     client = Client()
     response = client.get(reverse("crowd-entry-prolific", kwargs={"slug": study.slug}),
@@ -287,7 +325,8 @@ def test_entry_link_never_logs_into_a_local_account(study):
     assert not WorkerProfile.objects.filter(user=local, platform="prolific").exists()
 
 
-def test_mturk_link_creates_the_worker_and_the_hit_goes_back_to_mturk(study):
+def test_mturk_link_creates_the_worker_and_the_hit_goes_back_to_mturk(mturk_study):
+    study = mturk_study
     client = Client()
     response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}), MTURK_PARAMS)
     assert response.status_code == 302
@@ -309,7 +348,8 @@ def test_mturk_link_creates_the_worker_and_the_hit_goes_back_to_mturk(study):
     assert "data-autosubmit" in page
 
 
-def test_mturk_preview_shows_the_task_read_only_without_claim_or_user(study):
+def test_mturk_preview_shows_the_task_read_only_without_claim_or_user(mturk_study):
+    study = mturk_study
     users = get_user_model().objects.count()
     client = Client()
     response = client.get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
@@ -332,11 +372,77 @@ def test_mturk_preview_shows_the_task_read_only_without_claim_or_user(study):
     {**MTURK_PARAMS, "turkSubmitTo": "http://www.mturk.com"},
     {**MTURK_PARAMS, "workerId": ""},
 ])
-def test_mturk_link_with_bad_parameters_is_400(study, params):
+def test_mturk_link_with_bad_parameters_is_400(mturk_study, params):
+    study = mturk_study
     response = Client().get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}), params)
     assert response.status_code == 400
     assert "Mechanical Turk link" in response.content.decode()
     assert not get_user_model().objects.filter(username__startswith="mturk-").exists()
+
+
+@pytest.mark.parametrize(("recruitment", "platform_id", "link", "params"), [
+    ("none", "", "crowd-entry-prolific", PROLIFIC_PARAMS),
+    ("mturk", "", "crowd-entry-prolific", PROLIFIC_PARAMS),
+    ("prolific", "other-study", "crowd-entry-prolific", PROLIFIC_PARAMS),
+    ("none", "", "crowd-entry-mturk", MTURK_PARAMS),
+    ("prolific", "st123", "crowd-entry-mturk", MTURK_PARAMS),
+    ("mturk", "3HIT-OTHER", "crowd-entry-mturk", MTURK_PARAMS),
+    ("mturk", "3HIT-OTHER", "crowd-entry-mturk", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "3HIT0001"}),
+])
+def test_an_entry_link_of_another_platform_or_run_is_404_and_creates_nothing(recruitment, platform_id, link, params):
+    study = make_study("elsewhere", recruitment_platform=recruitment, platform_study_id=platform_id)
+    users = get_user_model().objects.count()
+    client = Client()
+    response = client.get(reverse(link, kwargs={"slug": study.slug}), params)
+    assert response.status_code == 404
+    assert "C0DE42" not in response.content.decode()
+    assert get_user_model().objects.count() == users
+    assert not WorkerProfile.objects.exists() and not Claim.objects.exists()
+    assert "_auth_user_id" not in client.session
+
+
+def test_made_up_prolific_ids_cannot_take_several_places_of_an_item():
+    study = make_study("one-place", items=1, k=2)  # recruits on no platform
+    url = reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
+    for pid in ("fake1", "fake2", "fake3"):
+        assert Client().get(url, {**PROLIFIC_PARAMS, "PROLIFIC_PID": pid}).status_code == 404
+    assert not Claim.objects.exists()
+    assert StudyItem.objects.get(study=study).open_slots == 2
+
+
+def test_the_mturk_hit_named_by_the_study_is_let_in():
+    study = make_study("named-hit", recruitment_platform="mturk", platform_study_id="3HIT0001")
+    response = Client().get(reverse("crowd-entry-mturk", kwargs={"slug": study.slug}), MTURK_PARAMS)
+    assert response.status_code == 302
+
+
+def test_entry_links_are_rate_limited_per_client_address(prolific_study, settings):
+    settings.CROWD_ENTRY_RATE_LIMIT, settings.CROWD_ENTRY_RATE_WINDOW = 3, 60
+    url = reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug})
+    for n in range(3):
+        response = Client(REMOTE_ADDR="198.51.100.7").get(url, {**PROLIFIC_PARAMS, "PROLIFIC_PID": f"pid{n}"})
+        assert response.status_code == 302
+    refused = Client(REMOTE_ADDR="198.51.100.7").get(url, {**PROLIFIC_PARAMS, "PROLIFIC_PID": "pid3"})
+    assert refused.status_code == 429
+    assert "wait a minute" in refused.content.decode()
+    assert not get_user_model().objects.filter(username="prolific-pid3").exists()
+    # the limit counts every entry link of the address, also to unknown studies
+    unknown = Client(REMOTE_ADDR="198.51.100.7").get(reverse("crowd-entry-mturk", kwargs={"slug": "nope"}))
+    assert unknown.status_code == 429
+    # another address is not held back
+    other = Client(REMOTE_ADDR="203.0.113.9").get(url, {**PROLIFIC_PARAMS, "PROLIFIC_PID": "pid3"})
+    assert other.status_code == 302
+
+
+def test_behind_a_proxy_the_rate_limit_reads_the_configured_address_header(prolific_study, settings):
+    settings.CROWD_ENTRY_RATE_LIMIT = 1
+    settings.CROWD_ENTRY_CLIENT_ADDRESS_HEADER = "HTTP_X_REAL_IP"
+    url = reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug})
+    proxy = "10.0.0.1"
+    first = Client(REMOTE_ADDR=proxy, HTTP_X_REAL_IP="198.51.100.1").get(url, PROLIFIC_PARAMS)
+    second = Client(REMOTE_ADDR=proxy, HTTP_X_REAL_IP="198.51.100.2").get(url, PROLIFIC_PARAMS)
+    again = Client(REMOTE_ADDR=proxy, HTTP_X_REAL_IP="198.51.100.1").get(url, PROLIFIC_PARAMS)
+    assert (first.status_code, second.status_code, again.status_code) == (302, 302, 429)
 
 
 # --- My tasks and queues ----------------------------------------------------------------------
@@ -384,8 +490,11 @@ def test_studies_list_and_detail(study, alice, people):
     assert study.name in listing and 'data-status="submitted">1<' in listing
     detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
     assert reverse("crowd-study-payments", kwargs={"slug": study.slug}) in detail
-    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in detail
+    assert "recruits on no crowd platform" in detail and "PROLIFIC_PID" not in detail
     assert "?queue=all&amp;state=pending" in detail
+    Study.objects.filter(pk=study.pk).update(recruitment_platform="prolific", platform_study_id="st123")
+    detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in detail and "st123" in detail
 
 
 def test_queue_page_lists_submissions_by_state(study, alice, bob, people):
@@ -422,3 +531,86 @@ def test_payments_csv_has_the_approved_rows_with_pay(study, alice, bob, people):
     assert row["pay"] == "0.25" and row["currency"] == "GBP"
     assert float(row["active_seconds"]) == pytest.approx(12.5)
     assert row["submitted_at"].startswith(str(Submission.objects.get(pk=first.pk).submitted_at.date()))
+
+
+# --- Study settings: the curators' page and the admin check the same rules ------------------------
+
+def _form_data(form) -> dict:
+    """What a browser would send back for an unchanged form."""
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if value is None or value is False:
+            continue
+        data[name] = value
+    return data
+
+
+def _settings_data(study) -> dict:
+    return _form_data(StudySettingsForm(instance=study))
+
+
+def test_the_settings_page_saves_recruitment_and_refuses_values_out_of_range(study, people):
+    client = client_for(people[CURATOR])
+    url = reverse("crowd-study-settings", kwargs={"slug": study.slug})
+    assert client.get(url).status_code == 200
+    before = Study.objects.filter(pk=study.pk).values().get()
+    for field, value in [("gold_share", "2"), ("expert_share", "-1"), ("annotators_per_item", "0"),
+                         ("annotators_per_item", "5000"), ("min_accept_rate", "1.5"), ("step_kind", "telepathy")]:
+        response = client.post(url, {**_settings_data(study), field: value})
+        assert response.status_code == 400, (field, value)
+        assert 'class="field-error"' in response.content.decode() and field in response.content.decode()
+        assert Study.objects.filter(pk=study.pk).values().get() == before
+    missing_id = client.post(url, {**_settings_data(study), "recruitment_platform": "prolific"})
+    assert missing_id.status_code == 400 and "STUDY_ID" in missing_id.content.decode()
+    saved = client.post(url, {**_settings_data(study), "recruitment_platform": "prolific",
+                              "platform_study_id": "60a1b2c3", "required_submissions": "3"})
+    assert saved.status_code == 302
+    study.refresh_from_db()
+    assert (study.recruitment_platform, study.platform_study_id, study.required_submissions) == (
+        "prolific", "60a1b2c3", 3)
+
+
+def test_the_settings_page_refuses_changing_k_once_work_started(study, alice, people):
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = client_for(people[CURATOR]).post(reverse("crowd-study-settings", kwargs={"slug": study.slug}),
+                                                {**_settings_data(study), "annotators_per_item": "2"})
+    assert response.status_code == 409
+    assert "work has started on this study" in response.content.decode()
+    study.refresh_from_db()
+    assert study.annotators_per_item == 1
+
+
+def _admin_request(url, user):
+    request = RequestFactory().get(url)
+    request.user = user
+    return request
+
+
+def test_the_admin_refuses_settings_out_of_range_and_frozen_changes(study, alice, admin_client, admin_user):
+    url = reverse("admin:annotation_study_change", args=[study.pk])
+    admin_form = admin_site._registry[Study].get_form(_admin_request(url, admin_user), study)(instance=study)
+    data = _form_data(admin_form)
+    response = admin_client.post(url, {**data, "gold_share": "3"})
+    assert response.status_code == 200 and "gold_share: must be a number from 0 to 1" in response.content.decode()
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))  # work starts
+    response = admin_client.post(url, {**data, "annotators_per_item": "4"})
+    assert response.status_code == 200 and "work has started on this study" in response.content.decode()
+    study.refresh_from_db()
+    assert (study.gold_share, study.annotators_per_item) == (0.0, 1)
+    assert admin_client.post(url, {**data, "pay_per_item": "0.50"}).status_code == 302  # the rest still may change
+    study.refresh_from_db()
+    assert str(study.pay_per_item) == "0.50"
+
+
+def test_the_admin_keeps_an_items_media_once_work_started(study, alice, admin_client, admin_user):
+    item = StudyItem.objects.filter(study=study).order_by("id").first()
+    url = reverse("admin:annotation_studyitem_change", args=[item.pk])
+    item_form = admin_site._registry[StudyItem].get_form(_admin_request(url, admin_user), item)(instance=item)
+    data = _form_data(item_form)
+    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = admin_client.post(url, {**data, "payload": '{"query": "something else"}'})
+    assert response.status_code == 200 and "media can no longer change" in response.content.decode()
+    item.refresh_from_db()
+    assert item.payload["query"] == "Question about picture 0"
+    assert admin_client.post(url, {**data, "answer_key": '{"fields": {}}'}).status_code == 302

@@ -189,13 +189,15 @@ def test_completion_offers_mturk_submission_once_the_assignment_has_work():
     claim = assignment.claim_next(study, worker, platform_assignment_id="ASSIGN-9")
 
     before = task_page.completion_context(study, worker)
-    assert before["completion_code"] == "DONE-7" and before["submitted_count"] == 0
+    # the code only once the worker has handed in what the study asks for
+    assert before["completion_code"] == "" and before["submitted_count"] == 0 and not before["complete"]
     assert before["mturk"] == {"action": "https://www.mturk.com/mturk/externalSubmit", "assignment_id": "ASSIGN-9",
                                "ready": False}
 
     submissions.submit(claim, worker, ANSWERS)
     after = task_page.completion_context(study, worker)
     assert after["submitted_count"] == 1 and after["mturk"]["ready"] is True
+    assert after["completion_code"] == "DONE-7" and after["complete"]
 
     local = make_user("gus", ANNOTATOR)
     assert "mturk" not in task_page.completion_context(study, local)

@@ -439,6 +439,10 @@ def test_blackswan_detective_on_native_video_and_on_frames(real_benchmarks, vide
                                                                                   False, False]
     predictions = list(Prediction.objects.filter(run=native))
     assert [(p.request_id, p.sample_index) for p in predictions] == [("v1:detective_gen", i) for i in range(3)]
+    for p in predictions:  # every prediction is stored with its reading (free text: the text itself)
+        assert p.parse_status in ("ok", "empty") and p.parses == {"authors": {"value": p.parsed_answer,
+                                                                              "status": p.parse_status}}
+        assert p.parsed_answer == (p.raw_output.strip() or None)
 
     frames = start(version, tiny_models_dir, input_strategy="frames", variants=["detective_gen"],
                    frame_policy="uniform:2@64")

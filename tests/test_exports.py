@@ -71,7 +71,8 @@ def expected_predictions(run) -> list[dict]:
             "seed": r.seed, "request_id": p.request_id, "sample_index": p.sample_index, "item_id": p.item_id,
             "item_external_id": p.item.external_id, "variant": p.variant, "prompt": p.prompt, "inputs": p.inputs,
             "params": p.params, "raw_output": p.raw_output, "parsed_answer": p.parsed_answer,
-            "parse_status": p.parse_status, "latency_s": p.latency_s, "prompt_tokens": p.prompt_tokens,
+            "parse_status": p.parse_status, "parses": p.parses, "latency_s": p.latency_s,
+            "prompt_tokens": p.prompt_tokens,
             "completion_tokens": p.completion_tokens, "from_cache": p.from_cache, "error": p.error,
             "created_at": p.created_at,
         })

@@ -85,8 +85,11 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert "VAR_Data.json[2]: duplicate id '1001' (first at VAR_Data.json[0])" in message
     assert "mcq.json[2]: field 'mcq_label' must be 0, 1 or 2 (got 5)" in message
     assert "mcq.json[3]: names video 'nope', which VAR_Data.json does not hold" in message
-    assert "VAR_Data.json[0]: video 'videos/1001.mp4' not found" in message
-    assert "yn.json[0]: video 'videos/1001.mp4' not found" in message
+    # one line for the missing file, naming the items that need it
+    assert ("video 'videos/1001.mp4' not found: needed by 4 items (VAR_Data.json[0], VAR_Data.json[2], mcq.json[0] "
+            "and 1 more)") in message
+    assert "1 media file(s) missing, needed by 4 items in all" in message
+    assert "pass --skip-missing-media" in message
     assert "nothing was imported" in message
     assert_nothing_created(media_root)
 
@@ -143,4 +146,47 @@ def test_unreadable_video_is_reported(release, media_root):
     message = import_problems(root)
 
     assert "videos/oops_42.mp4: this video cannot be imported (" in message
+    assert_nothing_created(media_root)
+
+
+def test_field_types_are_checked_with_file_record_and_field(release, media_root):
+    root, written = release
+    first, second = (dict(record) for record in written["records"])
+    first.update(task1_gt=["Only one forecast.", "And two."], task2_checkboxes=["yes", "maybe", "no"],
+                 multivideo="perhaps")
+    second.update(task2_gt="A bird lands next to it.", task3_gt=["A caption in a list."],
+                  task3_checkboxes=[True, False, "no"], preevent_caption=7)
+    write_json(root / "VAR_Data.json", [first, second])
+    write_json(root / "yn.json", written["yn"] + [{"id": ["oops_42"], "def_task": 1, "exp": "Hm.", "def_label": "no"}])
+
+    message = import_problems(root)
+
+    assert "VAR_Data.json[0]: field 'task1_gt' must be a list of 3 texts (got ['Only one forecast.', 'And two.'])" \
+        in message
+    assert ("VAR_Data.json[0]: field 'task2_checkboxes' must be a list of 3 marks (\"yes\"/\"no\" or true/false) "
+            "(got ['yes', 'maybe', 'no'])") in message
+    assert "VAR_Data.json[0]: field 'multivideo' must be a mark (\"yes\"/\"no\" or true/false) (got 'perhaps')" \
+        in message
+    assert "VAR_Data.json[1]: field 'task2_gt' must be a list of 3 texts (got 'A bird lands next to it.')" in message
+    assert "VAR_Data.json[1]: field 'task3_gt' must be a text (got ['A caption in a list.'])" in message
+    assert "VAR_Data.json[1]: field 'preevent_caption' must be a text (got 7)" in message
+    assert "task3_checkboxes" not in message  # booleans and "yes"/"no" strings are both marks
+    assert "yn.json[2]: field 'id' must be a text or a whole number (got ['oops_42'])" in message
+    assert_nothing_created(media_root)
+
+
+def test_a_video_the_evaluation_cannot_ask_about_is_refused_with_its_record(release, media_root):
+    """The reader accepts an empty Reporter caption, but Reporter-Gen has no reference then: no version."""
+    root, written = release
+    records = [dict(record) for record in written["records"]]
+    records[1]["task3_gt"] = ""
+    write_json(root / "VAR_Data.json", records)
+
+    message = import_problems(root)
+
+    assert ("VAR_Data.json[1] (oops_42): its evaluation requests cannot be built: BlackSwan video 'oops_42' has no "
+            "reporter references (task3_gt).") in message
+    assert_nothing_created(media_root)
+    with pytest.raises(CommandError, match=r"VAR_Data.json\[1\] \(oops_42\)"):
+        call_command("import_benchmark", "blackswan", str(root), "--version", "draft", "--no-freeze")
     assert_nothing_created(media_root)

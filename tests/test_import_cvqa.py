@@ -70,7 +70,7 @@ def test_round_trip(release, tmp_path):
 def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     root, written = release
     rows = [list(row) for row in CVQA_REAL]
-    rows.append(list(CVQA_REAL[0]))  # line 5 repeats line 2
+    rows.append(list(CVQA_REAL[0]))  # line 5 repeats line 2: a warning, not a problem
     rows.append(["missing_image.jpg", "How many dogs?", "1", "How many dogs if one left?", "0", "direct"])
     rows.append(["COCO_val2014_000000403065.png", "", "1", "How many if one left?", "0", "direct"])
     rows.append(["COCO_val2014_000000403065.png", "Q?", "1", "New Q?", "0", "sideways"])
@@ -83,12 +83,68 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     message = import_problems(root)
 
     real, synth = "C-VQA/C-VQA-Real/C-VQA-Real_questions.csv", "C-VQA/C-VQA-Synthetic/C-VQA-Synthetic_questions.csv"
-    assert f"{real} line 5: the same question as {real} line 2 (same img_path, query and new query)" in message
-    assert (f"{real} line 6: image 'C-VQA/C-VQA-Real/missing_image.jpg' not found") in message
+    assert "line 5" not in message and message.startswith("5 problem(s)")
+    assert f"image 'C-VQA/C-VQA-Real/missing_image.jpg' not found: needed by 1 item ({real} line 6)" in message
     assert f"{real} line 7: empty 'query'" in message
     assert f"{real} line 8: type must be one of direct, indirect, boolean (got 'sideways')" in message
     assert f"{real} line 9: malformed row: 3 values but the header has 6 columns" in message
     assert f"{synth} line 3: 'answer' must be an option letter A–D (got '7')" in message
+    assert_nothing_created(media_root)
+
+
+def test_a_repeated_row_is_imported_as_its_own_item_with_a_warning(release, tmp_path, capsys):
+    """The authors' real CSV holds one byte-identical duplicate row; the paper counts both rows."""
+    root, written = release
+    rows = [list(row) for row in CVQA_REAL]
+    rows.insert(2, list(CVQA_REAL[0]))  # line 4 repeats line 2 byte for byte
+    write_csv(written["real"] / "C-VQA-Real_questions.csv", CVQA_HEADER, rows)
+
+    version = run_import(root)
+
+    assert version.frozen and version.item_count == 6
+    ids = sorted(version.items.values_list("external_id", flat=True))
+    assert ids == ["real:COCO_val2014_000000402685.jpg:2", "real:COCO_val2014_000000402685.jpg:3",
+                   "real:COCO_val2014_000000402685.jpg:4", "real:COCO_val2014_000000403065.png:5",
+                   "synthetic:abs_counting_000001.png:2", "synthetic:abs_counting_000002.png:3"]
+    out = capsys.readouterr().out
+    assert ("warning: C-VQA/C-VQA-Real/C-VQA-Real_questions.csv: lines 2, 4 hold the same question (same img_path, "
+            "query and new query; the rows are identical); each row is imported as an item of its own") in out
+    first, second = (version.items.get(external_id=f"real:COCO_val2014_000000402685.jpg:{line}")
+                     for line in (2, 4))
+    assert first.payload["source"]["record"] == second.payload["source"]["record"]
+    assert first.media.get().image_id == second.media.get().image_id
+    # every item makes its own requests
+    request_ids = {r.request_id for item in (first, second) for r in cvqa.BENCHMARK.requests(item, RequestOptions())}
+    assert len(request_ids) == 4
+
+    out = tmp_path / "export"
+    call_command("export_benchmark", "cvqa", "--version", "v1", str(out))
+    assert_same_release(root, out)
+    again = run_import(out, "v2")
+    assert again.item_count == 6 and again.checksum == version.checksum
+
+
+def test_answers_are_checked_by_type_with_file_and_line(release, media_root):
+    """Numerical answers are counts, boolean ones yes/no, synthetic queries carry options A–D: a row the
+    evaluation cannot ask about is refused with its line, and nothing (no version, no image) is kept."""
+    root, written = release
+    rows = [list(row) for row in CVQA_REAL]
+    rows[0][4] = "lots"  # direct: the new answer is no count
+    rows[1][2] = "maybe"  # boolean
+    write_csv(written["real"] / "C-VQA-Real_questions.csv", CVQA_HEADER, rows)
+    synthetic = [list(row) for row in CVQA_SYNTHETIC]
+    synthetic[0][1] = "How many flowers are outside the purple polygons?"  # the options are gone
+    write_csv(written["synthetic"] / "C-VQA-Synthetic_questions.csv", CVQA_HEADER, synthetic)
+
+    message = import_problems(root)
+
+    real, synth = "C-VQA/C-VQA-Real/C-VQA-Real_questions.csv", "C-VQA/C-VQA-Synthetic/C-VQA-Synthetic_questions.csv"
+    assert (f"{real} line 2 (real:COCO_val2014_000000402685.jpg:2): its evaluation requests cannot be built: "
+            "C-VQA numerical answer 'lots' is not a number.") in message
+    assert (f"{real} line 3 (real:COCO_val2014_000000402685.jpg:3): its evaluation requests cannot be built: "
+            "C-VQA boolean answer 'maybe' is not yes or no.") in message
+    assert f"{synth} line 2 (synthetic:abs_counting_000001.png:2): its evaluation requests cannot be built" in message
+    assert message.startswith("3 problem(s)")
     assert_nothing_created(media_root)
 
 

@@ -81,7 +81,7 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert f"{dimension}[3]: the same question about video '1.mp4' as {dimension}[0]" in message
     assert f"{dimension}[4]: missing field(s) 'Q'" in message
     assert f"{dimension}[5]: malformed record: a JSON object is needed, not a str" in message
-    assert f"{dimension}[6]: video 'CVRR-ES/partial_actions/9.mp4' not found" in message
+    assert f"video 'CVRR-ES/partial_actions/9.mp4' not found: needed by 1 item ({dimension}[6])" in message
     assert ("CVRR-ES/time_order_understanding/annotations_time_order_understanding.json: not valid JSON "
             "(Expecting ',' delimiter at line 1, column 47)") in message
     assert_nothing_created(media_root)
@@ -92,14 +92,15 @@ def test_missing_videos_are_skipped_when_asked(release, capsys):
     written["videos"][("partial_actions", "2.mp4")].unlink()
 
     message = import_problems(root)
-    assert "annotations_partial_actions.json[2]: video 'CVRR-ES/partial_actions/2.mp4' not found" in message
+    assert ("video 'CVRR-ES/partial_actions/2.mp4' not found: needed by 1 item "
+            "(CVRR-ES/partial_actions/annotations_partial_actions.json[2])") in message
 
     version = run_import(root, "v1", "--skip-missing-media")
     assert sorted(version.items.values_list("external_id", flat=True)) == [
         "partial_actions:0", "partial_actions:1", "time_order_understanding:0"]
     out = capsys.readouterr().out
-    assert ("skipped CVRR-ES/partial_actions/annotations_partial_actions.json[2] (partial_actions:2): "
-            "video 'CVRR-ES/partial_actions/2.mp4' not found") in out
+    assert ("skipped: video 'CVRR-ES/partial_actions/2.mp4' not found: needed by 1 item "
+            "(CVRR-ES/partial_actions/annotations_partial_actions.json[2])") in out
     assert "3 items, 2 media added, 0 already in the library, 1 items skipped; frozen" in out
 
 
@@ -122,4 +123,37 @@ def test_wrong_layout_is_refused(tmp_path, media, media_root):
     message = import_problems(root)
 
     assert f"{root}: no <dimension>/annotations_<dimension>.json found" in message
+    assert_nothing_created(media_root)
+
+
+def test_question_answer_and_video_id_must_be_texts(release, media_root):
+    root, written = release
+    records = [dict(record) for record in CVRR_PARTIAL]
+    records[0]["Q"] = 5
+    records[1]["A"] = ["A cyclist rides along a street."]
+    records[2]["VideoID"] = 2
+    records.append({"VideoID": "1.mp4", "Q": "Is it raining?", "A": "No.", "question_kind": ["robustness"]})
+    write_json(written["base"] / "partial_actions" / "annotations_partial_actions.json", records)
+
+    message = import_problems(root)
+
+    dimension = "CVRR-ES/partial_actions/annotations_partial_actions.json"
+    assert f"{dimension}[0]: field 'Q' must be a non-empty text (got 5)" in message
+    assert f"{dimension}[1]: field 'A' must be a non-empty text (got ['A cyclist rides along a street.'])" in message
+    assert f"{dimension}[2]: field 'VideoID' must be a non-empty text (got 2)" in message
+    assert f"{dimension}[3]: field 'question_kind' must be a text (got ['robustness'])" in message
+    assert_nothing_created(media_root)
+
+
+def test_an_unknown_dimension_is_refused_with_its_file(release, media_root):
+    """The evaluation knows the paper's 11 dimensions: a folder it cannot name makes no requests."""
+    root, written = release
+    folder = written["base"] / "partial_actions"
+    renamed = folder.rename(written["base"] / "juggling")
+    (renamed / "annotations_partial_actions.json").rename(renamed / "annotations_juggling.json")
+
+    message = import_problems(root)
+
+    assert ("CVRR-ES/juggling/annotations_juggling.json[0] (juggling:0): its evaluation requests cannot be built: "
+            "Unknown CVRR-ES dimension 'juggling'") in message
     assert_nothing_created(media_root)

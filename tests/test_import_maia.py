@@ -108,7 +108,7 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert f"{data}[0].question_categories_A[1]: missing field 'question'" in message
     assert (f"{data}[1].question_categories_B[1]: duplicate id 'video2:Controfattuale_B' "
             f"(first at {data}[1].question_categories_B[0])") in message
-    assert f"{data}[2].question_categories_A[0]: video 'videos/3.mp4' not found" in message
+    assert f"video 'videos/3.mp4' not found: needed by 1 item ({data}[2].question_categories_A[0])" in message
     assert f"{data}[3]: missing field 'video'" in message
     assert_nothing_created(media_root)
 
@@ -118,12 +118,41 @@ def test_missing_video_skips_its_questions_only_when_asked(release, capsys):
     written["videos"]["video2"].unlink()
 
     message = import_problems(root)
-    assert "dataset/data_20%.json[1].question_categories_A[0]: video 'videos/2.mp4' not found" in message
+    assert ("video 'videos/2.mp4' not found: needed by 2 items (dataset/data_20%.json[1].question_categories_A[0], "
+            "dataset/data_20%.json[1].question_categories_B[0])") in message
 
     version = run_import(root, "v1", "--skip-missing-media")
     assert sorted(version.items.values_list("external_id", flat=True)) == [
         "video1:Incertezza_A", "video1:SpazialeParziale_A", "video1:SpazialeParziale_B"]
     assert "2 items skipped" in capsys.readouterr().out
+
+
+def test_missing_videos_are_summarised_one_line_per_file(release, capsys):
+    """Like the public 20% release with most videos absent: one line per missing video, not per question."""
+    root, written = release
+    categories = ("SpazialeParziale_A", "Incertezza_A", "Controfattuale_B", "Sentiment_B")
+    records = written["records"] + [
+        {"video": f"video{n}", "question_categories_A": [maia_entry(n, c) for c in categories[:2]],
+         "question_categories_B": [maia_entry(n, c) for c in categories[2:]]} for n in (3, 4, 5)]
+    write_json(root / "dataset" / "data_20%.json", records)
+
+    message = import_problems(root)
+
+    lines = [line for line in message.splitlines() if "not found" in line]
+    assert len(lines) == 3  # three absent videos, twelve questions
+    data = "dataset/data_20%.json"
+    assert lines[0] == (f"  - video 'videos/3.mp4' not found: needed by 4 items ({data}[2].question_categories_A[0], "
+                        f"{data}[2].question_categories_A[1], {data}[2].question_categories_B[0] and 1 more)")
+    assert message.startswith("3 problem(s)")
+    assert "3 media file(s) missing, needed by 12 items in all" in message
+    assert "pass --skip-missing-media" in message
+
+    version = run_import(root, "v1", "--skip-missing-media")
+    assert version.item_count == 5
+    out = capsys.readouterr().out
+    assert len([line for line in out.splitlines() if line.startswith("skipped: ")]) == 3
+    assert "skipped: video 'videos/5.mp4' not found: needed by 4 items" in out
+    assert "5 items, 2 media added, 0 already in the library, 12 items skipped; frozen" in out
 
 
 def test_mc_rows_must_match_a_question(tmp_path, media, media_root):
@@ -139,6 +168,59 @@ def test_mc_rows_must_match_a_question(tmp_path, media, media_root):
 
     assert "mc/train.jsonl line 1: mc rows of video 'video1', category 'Sentiment_A' match no gen question" in message
     assert "mc/train.jsonl line 2: target must be 0 or 1, naming answer1 or answer2 (got 7)" in message
+    assert_nothing_created(media_root)
+
+
+def test_field_types_are_checked_with_file_entry_and_field(release, media_root):
+    root, written = release
+    records = written["records"]
+    records[0]["link"] = 17
+    first, second = records[0]["question_categories_A"]
+    first["category"] = 5
+    second["question"] = ["Che cosa succede?"]
+    records[1]["question_categories_A"][0]["false_statement"] = [f"Falsa {k}." for k in range(7)] + [8]
+    write_json(root / "dataset" / "data_20%.json", records)
+
+    message = import_problems(root)
+
+    data = "dataset/data_20%.json"
+    assert f"{data}[0]: field 'link' must be a text (got 17)" in message
+    assert f"{data}[1].question_categories_A[0]: field 'false_statement' must list 8 statements" in message
+    assert_nothing_created(media_root)
+
+    records[0]["link"] = "https://example.org/maia/1"
+    write_json(root / "dataset" / "data_20%.json", records)
+    message = import_problems(root)
+    assert f"{data}[0].question_categories_A[0]: field 'category' must be a non-empty text (got 5)" in message
+    assert (f"{data}[0].question_categories_A[1]: field 'question' must be a non-empty text "
+            "(got ['Che cosa succede?'])") in message
+    assert_nothing_created(media_root)
+
+
+def test_row_layout_types_are_checked(tmp_path, media, media_root):
+    root = tmp_path / "maia-rows"
+    write_maia_rows(root, media)
+    lines = (root / "mc" / "train.jsonl").read_text().splitlines()
+    lines[3] = json.dumps(dict(json.loads(lines[3]), answer1=["una lista"]))
+    (root / "mc" / "train.jsonl").write_text("\n".join(lines) + "\n")
+
+    message = import_problems(root)
+
+    assert "mc/train.jsonl line 4: field 'answer1' must be a non-empty text (got ['una lista'])" in message
+    assert_nothing_created(media_root)
+
+
+def test_an_unknown_category_is_refused_with_its_entry(release, media_root):
+    """The evaluation knows the paper's 12 categories: a question under another one makes no requests."""
+    root, written = release
+    records = written["records"]
+    records[1]["question_categories_B"][0]["category"] = "Astrologia_B"
+    write_json(root / "dataset" / "data_20%.json", records)
+
+    message = import_problems(root)
+
+    assert ("dataset/data_20%.json[1].question_categories_B[0] (video2:Astrologia_B): its evaluation requests cannot "
+            "be built: Unknown MAIA category 'Astrologia_B'.") in message
     assert_nothing_created(media_root)
 
 

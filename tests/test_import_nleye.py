@@ -88,9 +88,10 @@ def test_every_problem_is_reported_and_nothing_is_created(release, media_root):
     assert "test_set.csv line 4: duplicate sample_id '12' (first at test_set.csv line 2)" in message
     assert "test_set.csv line 5: empty 'Hypothesis 1'" in message
     assert "test_set.csv line 6: 'gold_label' must be 1 or 2 (got '3')" in message
-    assert "test_set.csv line 2: image 'images/12/hypothesis2.png' not found" in message
+    assert "image 'images/12/hypothesis2.png' not found: needed by 1 item (test_set.csv line 2)" in message
     for role in ROLES:
-        assert f"test_set.csv line 7: image 'images/52/{role}.png' not found" in message
+        assert f"image 'images/52/{role}.png' not found: needed by 1 item (test_set.csv line 7)" in message
+    assert "4 media file(s) missing, needed by 2 items in all" in message
     assert_nothing_created(media_root)
 
 

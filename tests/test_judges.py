@@ -75,18 +75,25 @@ def nleye_payload(label: int = 1, **extra) -> dict:
 
 # --- Reading verdicts (no model) ------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, status, score", [
-    ("Reason: Both describe a fall off a bike.\nScore: 4", "ok", 4),
-    ("**Reason:** close.\n**Score:** 5", "ok", 5),
-    ("3", "ok", 3),
-    ("Score: 4. On reflection, Score: 2", "unparsed", None),  # two different scores
-    ("Score: 7", "unparsed", None),  # off the 1–5 scale
-    ("Score: 3.5", "unparsed", None),  # the prompt asks for an integer
-    ("They are quite similar.", "unparsed", None),
-])
-def test_llm_match_reads_score_n(text, status, score):
+# (verdict, authors' reading (the default), strict reading), each as (status, score)
+LLM_MATCH_READINGS = [
+    ("Reason: Both describe a fall off a bike.\nScore: 4", ("ok", 4), ("ok", 4)),
+    ("**Reason:** close.\n**Score:** 5", ("unparsed", None), ("ok", 5)),  # markdown breaks "Score:\s*N"
+    ("3", ("unparsed", None), ("ok", 3)),
+    ("Score: 4. On reflection, Score: 2", ("ok", 4), ("unparsed", None)),  # the first match vs two scores
+    ("score: 4", ("unparsed", None), ("ok", 4)),  # the authors' pattern is case-sensitive
+    ("Score: 7", ("unparsed", None), ("unparsed", None)),  # off the 1–5 scale
+    ("Score: 3.5", ("ok", 3), ("unparsed", None)),  # the prompt asks for an integer
+    ("They are quite similar.", ("unparsed", None), ("unparsed", None)),
+]
+
+
+@pytest.mark.parametrize("text, authors, strict", LLM_MATCH_READINGS)
+def test_llm_match_reads_the_first_score_n_by_default_and_strictly_by_name(text, authors, strict):
     reading = judges.KINDS["llm_match"].parse(text)
-    assert (reading.status, reading.value["score"]) == (status, score)
+    assert (reading.status, reading.value["score"]) == authors
+    reading = judges.LlmMatch(parser="strict").parse(text)
+    assert (reading.status, reading.value["score"]) == strict
 
 
 def test_llm_match_keeps_the_reason():

@@ -4,8 +4,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("evaluation", "0004_run_option_order")]
-AFTER = [("evaluation", "0005_existing_runs_keep_their_shuffled_order")]
+BEFORE = [("evaluation", "0005_run_option_order")]
+AFTER = [("evaluation", "0006_existing_runs_keep_their_shuffled_order")]
 
 
 @pytest.mark.django_db(transaction=True)

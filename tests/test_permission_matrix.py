@@ -98,6 +98,7 @@ MATRIX: dict[str, Case] = {
     "results-run": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
+    "results-disagreements": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
@@ -111,6 +112,8 @@ MATRIX: dict[str, Case] = {
     "crowd-studies": Case(GET=page(CURATORS)),
     "crowd-study-detail": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-queue": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                 kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),

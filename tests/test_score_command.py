@@ -135,7 +135,8 @@ def test_score_a_predictions_file_end_to_end(tmp_path, cvqa_version):
     assert synthetic["option_distribution"][synthetic_wrong] == 0.5
     assert metrics["unparsed_rate"] == 1 / 5
     assert metrics["predictions"] == {"requests": 6, "answered": 5, "missing": 1, "unknown_requests": 1,
-                                      "unknown_request_ids": ["zz:original"]}
+                                      "unknown_request_ids": ["zz:original"], "parser": "authors",
+                                      "parser_disagreements": 0}
     assert metrics["meta"]["benchmark"] == "cvqa" and metrics["meta"]["version"] == "c1"
     assert metrics["meta"]["seed"] == 4 and metrics["meta"]["checksum"] == cvqa_version.checksum
     assert out.startswith("Scored 6 requests of cvqa:c1 (5 answered, 1 missing)")

@@ -176,3 +176,11 @@ def test_clip_score_of_a_response_equal_to_a_reference_is_one(clip):
     reporter = requests["v1:reporter_gen"]
     metrics = score(requests, [{"request_id": "v1:reporter_gen", "response": reporter.gold[0]}], clip=clip)
     assert metrics["reporter_gen"]["clip_score"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_llm_match_with_no_valid_judgment_is_not_computed_with_the_invalid_count():
+    requests = requests_of(video("v1", HARD_MARKS))
+    predictions = [{"request_id": "v1:reporter_gen", "response": "He falls.", "judgment": {"score": "great"}}]
+    reporter = score(requests, predictions)["reporter_gen"]
+    assert reporter["llm_match"] == {"computed": False, "reason": "no valid judgment (1 invalid)"}
+    assert reporter["llm_match_invalid_judgments"] == 1

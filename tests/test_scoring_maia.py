@@ -153,3 +153,14 @@ def test_bertscore_with_a_given_model_takes_the_best_reference(tiny_models_dir):
     found = score(requests, [{"request_id": "q1:oevqa", "response": ANSWERS[2], "judgment": {"correct": True}}],
                   bertscore=scorer)["oevqa"]["similarity"]
     assert found["bertscore"] == pytest.approx(1.0)
+
+
+def test_judge_accuracy_with_no_valid_verdict_is_not_computed_with_the_invalid_count():
+    requests = requests_of(question("q1", "Pianificazione_A"))
+    predictions = [*vsv_answers(requests, "q1"),
+                   {"request_id": "q1:oevqa", "response": "Una pizza.", "judgment": {"correct": "maybe"}}]
+    metrics = score(requests, predictions)
+    assert metrics["oevqa"]["judge_accuracy"] == {"computed": False,
+                                                  "reason": "no valid judgment (1 invalid, 0 missing answers)"}
+    assert metrics["aggregate_accuracy"]["computed"] is False  # never 0.0
+    assert metrics["oevqa"]["invalid_judgments"] == 1

@@ -116,3 +116,12 @@ def test_breakdowns_by_reasoning_category_and_time_direction_use_lower_case_keys
     assert set(metrics["by_time_duration"]) == {"short"}
     assert "explanations" not in physical["triplet"]
     assert metrics["triplet"]["consistency_accuracy"] == pytest.approx(2 / 3)
+
+
+def test_explanations_with_no_valid_judgment_are_not_computed_with_the_invalid_count():
+    requests = requests_of(triplet("t1"))
+    triplets = score(requests, {"t1:triplet:order1": {"response": "1. Bat.", "judgment": {"label": "great"}},
+                                "t1:triplet:order2": {"response": "2. Bat.", "judgment": {"label": 7}}})["triplet"]
+    explanations = triplets["explanations"]
+    assert explanations["valid_rate"] == {"computed": False, "reason": "no valid judgment (2 invalid)"}
+    assert explanations["invalid_judgments"] == 2 and explanations["n"] == 0

@@ -9,6 +9,7 @@ from django.test import RequestFactory
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia
 from annotation.payloads import RULES, validate_payload
+from evaluation.freeze_checks import requests_check
 from tests.conftest import cvqa_payload, ingest_path, logged_in_client
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ def make_version(label: str, user=None) -> BenchmarkVersion:
 
 def fill(version, image, *, answer="two"):
     versions.add_item(version, "q-001", cvqa_payload(answer), media={"image": image})
-    versions.add_item(version, "q-002", cvqa_payload("yes", type="boolean"))
+    versions.add_item(version, "q-002", cvqa_payload("yes", type="boolean", new_answer="no"))
     return version
 
 
@@ -307,3 +308,60 @@ def test_admin_bulk_delete_of_frozen_versions_is_refused(admin_user, frozen):
     assert response.status_code == 403  # Django's delete action asks has_delete_permission per object
     assert BenchmarkVersion.objects.filter(pk=frozen.pk).exists()
     assert frozen.items.count() == 2
+
+
+# --- A version that cannot produce its evaluation requests is never frozen -----------------------
+
+def unevaluable(version, image):
+    """Valid payloads (annotation.payloads accepts them) that the C-VQA request builder refuses."""
+    versions.add_item(version, "q-001", cvqa_payload(), media={"image": image})
+    versions.add_item(version, "q-002", cvqa_payload(new_answer="a few"), media={"image": image})
+    versions.add_item(version, "q-003", cvqa_payload("perhaps", type="boolean"), media={"image": image})
+    return version
+
+
+def test_freezing_builds_every_items_requests_and_names_those_that_fail(curator, image):
+    version = unevaluable(make_version("v1", curator), image)
+
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(version)
+
+    assert refused.value.messages == [
+        "item 'q-002' cannot be evaluated: C-VQA numerical answer 'a few' is not a number.",
+        "item 'q-003' cannot be evaluated: C-VQA boolean answer 'perhaps' is not yes or no."]
+    assert [external_id for external_id, _reason in refused.value.items] == ["q-002", "q-003"]
+    version.refresh_from_db()
+    assert version.frozen is False and version.checksum == ""
+
+
+def test_the_evaluation_app_registers_the_requests_check():
+    assert requests_check in versions._freeze_checks
+
+
+def test_a_refusal_names_the_first_items_and_counts_the_rest(curator, image, monkeypatch):
+    version = unevaluable(make_version("v1", curator), image)
+    monkeypatch.setattr(versions, "SHOWN_ITEMS", 1)
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(version)
+    assert refused.value.messages[1:] == ["… and 1 more item(s) that cannot be evaluated"]
+
+
+def test_api_freezing_an_unevaluable_version_names_the_items(curator_api, curator, image):
+    version = unevaluable(make_version("api-1", curator), image)
+    response = curator_api.post(f"/api/versions/{version.pk}/freeze/")
+    assert response.status_code == 400
+    assert "item 'q-002' cannot be evaluated: C-VQA numerical answer 'a few' is not a number." in \
+        response.json()["errors"]
+    version.refresh_from_db()
+    assert version.frozen is False
+
+
+def test_admin_freezing_an_unevaluable_version_names_the_items(admin_user, curator, image):
+    version = unevaluable(make_version("admin-1", curator), image)
+    client = logged_in_client(admin_user)
+    response = client.post("/admin/annotation/benchmarkversion/", {
+        "action": "freeze_versions", "_selected_action": [version.pk]}, follow=True)
+    shown = [str(message) for message in response.context["messages"]]
+    assert any("cvqa:admin-1" in text and "item 'q-003' cannot be evaluated" in text for text in shown), shown
+    version.refresh_from_db()
+    assert version.frozen is False

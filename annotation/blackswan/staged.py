@@ -18,7 +18,8 @@ and step). A submitted step is frozen: the service only ever writes the current 
 database refuses any update of a submitted row (a trigger, migration 0007). Time per step is kept
 as active seconds (sent by the page, counted only while it is visible and focused) and wall
 seconds (from the step's opening to its submission). Every step change is appended to the
-history (entity "claim", from step to step); the lease is renewed at each step. Submitting the
+history (entity "claim", from step to step); the lease is renewed at each step while it runs (a
+draft or a submit after it ran out is refused with 409 and renews nothing). Submitting the
 last step ends the claim like any other: a `Submission` holding the three steps' answers, with
 the engine's expert sampling deciding whether an expert reviews it.
 
@@ -42,7 +43,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from annotation.crowd import assignment, history, kinds, quality
+from annotation.crowd import assignment, history, kinds, quality, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
 from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
 from annotation.models import VideoSplit
@@ -82,7 +83,8 @@ def is_staged(study: Study) -> bool:
     return study.step_kind == STUDY_KIND
 
 
-def _check_splits(splits) -> list[VideoSplit]:
+def _check_splits(splits, study: Study | None = None) -> list[VideoSplit]:
+    """Finished splits, at most one per video, and none of a video the study holds already."""
     found, problems, videos = [], [], set()
     for split in splits:
         if not isinstance(split, VideoSplit):
@@ -96,6 +98,9 @@ def _check_splits(splits) -> list[VideoSplit]:
             problems.append(f"split #{split.pk}: video #{split.video_id} is already in the study (one item per video)")
         videos.add(split.video_id)
         found.append(split)
+    if study is not None:
+        for video in study_settings.videos_already_held(study, videos):
+            problems.append(f"video #{video} is already in the study (one item per video)")
     if problems:
         raise InvalidSubmission("Some splits cannot be annotated.", details=problems)
     if not found:
@@ -103,10 +108,11 @@ def _check_splits(splits) -> list[VideoSplit]:
     return found
 
 
-def item_rows(splits) -> list[dict]:
-    """Study item rows (for `assignment.add_items`) of finished splits, one per video."""
+def item_rows(splits, study: Study | None = None) -> list[dict]:
+    """Study item rows (for `assignment.add_items`) of finished splits, one per video; with `study`,
+    a video it holds already (through this split or another) is refused."""
     return [{"external_id": f"video-{split.video_id}", "payload": {"split_id": split.pk}, "video": split.video}
-            for split in _check_splits(splits)]
+            for split in _check_splits(splits, study)]
 
 
 def create_staged_study(splits, name: str, curator, *, slug: str = "", annotators_per_item: int = 1,
@@ -122,6 +128,8 @@ def create_staged_study(splits, name: str, curator, *, slug: str = "", annotator
     slug = slug or slugify(name)[:64]
     if not slug:
         raise InvalidSubmission("The study needs a name.")
+    study_settings.check({"step_kind": STUDY_KIND, "form_schema": {}, "annotators_per_item": annotators_per_item,
+                          "lease_seconds": lease_seconds, "estimated_minutes": estimated_minutes, **fields})
     rows = item_rows(splits)
     with transaction.atomic():
         if Study.objects.filter(slug=slug).exists():
@@ -167,8 +175,11 @@ def _staged_claim(claim: Claim) -> None:
 
 
 def _active(claim: Claim, doing: str) -> None:
+    """409 unless the claim is active and its lease still runs (an expired lease is never renewed)."""
     if claim.status != Claim.Status.ACTIVE:
         raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+    if assignment.lease_ran_out(claim, timezone.now()):
+        raise assignment.refusal(claim, doing)
 
 
 def start(claim: Claim) -> str:
@@ -222,15 +233,15 @@ def save_step_draft(claim: Claim, worker, step: str, data, *, active_seconds: fl
     now = timezone.now()
     with transaction.atomic():
         start(claim)
-        renewed = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step).update(
-            lease_expires_at=_lease(claim, now))
+        renewed = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step,
+                                       lease_expires_at__gt=now).update(lease_expires_at=_lease(claim, now))
         saved = renewed and StagedStep.objects.filter(claim_id=claim.pk, step=step, submitted_at__isnull=True).update(
             draft=draft, draft_revision=F("draft_revision") + 1, draft_saved_at=now,
             active_seconds=F("active_seconds") + _active_seconds(active_seconds))
         if not saved:
             transaction.set_rollback(True)
     if not saved:
-        claim.refresh_from_db(fields=["step", "status"])
+        claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
         _active(claim, "change")
         _check_order(claim, step, "be saved")
         raise CrowdError("This step changed meanwhile; reload the page.", status=409)
@@ -263,8 +274,9 @@ def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float 
     try:
         with transaction.atomic():
             start(claim)  # a step submitted straight through the API opens it in the same transaction
-            moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step).update(
-                step=following, lease_expires_at=_lease(claim, now))
+            moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE, step=step,
+                                         lease_expires_at__gt=now).update(step=following,
+                                                                          lease_expires_at=_lease(claim, now))
             if not moved:
                 raise _Raced()
             started = row.started_at if row else claim.claimed_at
@@ -282,7 +294,7 @@ def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float 
                 StagedStep.objects.create(claim_id=claim.pk, step=following, started_at=now)
                 result = StepResult(step, following, answers)
     except (_Raced, IntegrityError):
-        claim.refresh_from_db(fields=["step", "status"])
+        claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
         _active(claim, "be submitted")
         _check_order(claim, step, "be submitted")
         raise CrowdError("This step was submitted meanwhile; reload the page.", status=409) from None
@@ -567,4 +579,5 @@ def clean_answers(_schema: dict, _payload: dict, data) -> dict:
     return {step: clean_step(step, data[step]) for step in STEPS}
 
 
-kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers))
+kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers,
+                               uses_form=False, one_item_per_video=True))

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from annotation.crowd import study_settings
 from annotation.crowd.models import (
     Claim,
     HistoryEntry,
@@ -13,6 +14,7 @@ from annotation.crowd.models import (
     Submission,
     WorkerProfile,
 )
+from annotation.crowd.study_forms import StudyAdminForm, StudyItemForm
 
 
 @admin.register(Study)
@@ -22,6 +24,11 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     filter_horizontal = ["include_workers", "exclude_workers"]
+    form = StudyAdminForm  # the settings' rules (annotation.crowd.study_settings) as form errors
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        study_settings.resize_items(obj)
 
 
 @admin.register(StudyItem)
@@ -30,6 +37,7 @@ class StudyItemAdmin(admin.ModelAdmin):
     list_filter = ["study", "role"]
     search_fields = ["external_id"]
     raw_id_fields = ["benchmark_item", "video", "image"]
+    form = StudyItemForm  # media frozen once work started; a video once in a staged study
 
 
 @admin.register(Claim)

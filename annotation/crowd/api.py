@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.blackswan import staged
-from annotation.crowd import assignment, eligibility, history, reports, review, submissions
+from annotation.crowd import assignment, eligibility, history, reports, review, study_settings, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -52,7 +52,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     def perform_update(self, serializer):
         if serializer.instance.state == Study.State.CLOSED:
             raise ValidationError({"error": "A closed study cannot change."})
-        serializer.save()
+        study_settings.resize_items(serializer.save())
 
     def _set_state(self, request, verb):
         with transaction.atomic():
@@ -95,13 +95,16 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         if clashes or len(set(ids)) != len(ids):
             return Response({"error": "Duplicate item ids.", "details": sorted(clashes) or ids}, status=409)
         items = rows.validated_data
-        if staged.is_staged(study):  # each item names a finished split: {"split_id": …}
-            if any(set(row["payload"]) != {"split_id"} for row in items):
-                return Response({"error": 'Items of a staged study are {"payload": {"split_id": …}}.'}, status=400)
-            videos = staged.item_rows([row["payload"]["split_id"] for row in items])
-            items = [{**row, "payload": found["payload"], "video": found["video"]}
-                     for row, found in zip(items, videos, strict=True)]
-        created = assignment.add_items(study, items)
+        with transaction.atomic():
+            study = Study.objects.select_for_update().get(pk=study.pk)  # one batch at a time: no video twice
+            if staged.is_staged(study):  # each item names a finished split: {"split_id": …}
+                if any(set(row["payload"]) != {"split_id"} for row in items):
+                    return Response({"error": 'Items of a staged study are {"payload": {"split_id": …}}.'},
+                                    status=400)
+                videos = staged.item_rows([row["payload"]["split_id"] for row in items], study)
+                items = [{**row, "payload": found["payload"], "video": found["video"]}
+                         for row, found in zip(items, videos, strict=True)]
+            created = assignment.add_items(study, items)
         return Response({"created": len(created)}, status=201)
 
     @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})

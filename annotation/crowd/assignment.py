@@ -190,7 +190,7 @@ def _end(claim: Claim, status: str, *, actor=None, reason: str = "") -> Claim:
 def expire_leases(*, study: Study | None = None, now=None, ids: list[int] | None = None) -> int:
     """Time out active claims whose lease has passed and free their places."""
     now = now or timezone.now()
-    expired = Claim.objects.filter(status=Claim.Status.ACTIVE, lease_expires_at__lt=now)
+    expired = Claim.objects.filter(status=Claim.Status.ACTIVE, lease_expires_at__lte=now)
     if study is not None:
         expired = expired.filter(study=study)
     # usually there are none: look for ids first, load the claims only when there are some
@@ -208,9 +208,19 @@ def expire_leases(*, study: Study | None = None, now=None, ids: list[int] | None
     return count
 
 
-def extend_lease(claim: Claim, *, now=None) -> None:
-    """Activity (a draft save) keeps the lease alive."""
+def lease_ran_out(claim: Claim, now) -> bool:
+    return claim.status == Claim.Status.ACTIVE and claim.lease_expires_at <= now
+
+
+def refusal(claim: Claim, doing: str, *, now=None) -> ClaimNotActive:
+    """Why the claim takes no more answers (409): it has ended, or its lease ran out. A claim whose
+    lease ran out is timed out on the spot (its place goes back to the pool); the lease is never
+    renewed. Call it outside the transaction that was refused, so the time-out is kept."""
     now = now or timezone.now()
-    Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(
-        lease_expires_at=now + timedelta(seconds=claim.study.lease_seconds)
-    )
+    claim.refresh_from_db(fields=["status", "finished_at", "lease_expires_at"])
+    if lease_ran_out(claim, now):
+        expire_leases(now=now, ids=[claim.pk])
+        return ClaimNotActive(f"Your time for this item ran out (its lease expired at "
+                              f"{claim.lease_expires_at:%Y-%m-%d %H:%M:%S %Z}); it can no longer {doing}. "
+                              "Ask for a new item.")
+    return ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")

@@ -41,17 +41,33 @@ def validate_schema(schema: dict) -> list[str]:
     names = set()
     for index, field in enumerate(fields):
         name = field.get("name") if isinstance(field, dict) else None
-        if not name:
+        if not name or not isinstance(name, str):
             problems.append(f"field {index + 1} has no name")
             continue
         if name in names:
             problems.append(f"field name '{name}' is used twice")
         names.add(name)
-        if field.get("type") not in FIELD_TYPES:
+        if not isinstance(field.get("type"), str) or field["type"] not in FIELD_TYPES:
             problems.append(f"field '{name}' has unknown type {field.get('type')!r}")
-        if field.get("type") == "likert" and int(field.get("min", 1)) >= int(field.get("max", 5)):
-            problems.append(f"field '{name}': min must be below max")
+        if field.get("type") == "likert":
+            problems.extend(_likert_problems(name, field))
     return problems
+
+
+def _likert_problems(name: str, field: dict) -> list[str]:
+    try:
+        low, high = int(field.get("min", 1)), int(field.get("max", 5))
+    except (TypeError, ValueError):
+        return [f"field '{name}': min and max must be whole numbers"]
+    return [f"field '{name}': min must be below max"] if low >= high else []
+
+
+def unknown_fields(schema: dict, data: dict) -> dict[str, str]:
+    """Keys of `data` (answers or a draft) that are no answer of the form: field → "unknown field"."""
+    known = set()
+    for field in (schema or {}).get("fields", []):
+        known |= {field["name"], f"{field['name']}_explanation", f"{field['name']}_certainty"}
+    return dict.fromkeys(sorted(set(data) - known), "unknown field")
 
 
 def presentation_for(schema: dict, payload: dict, *, seed: str) -> dict:
@@ -102,11 +118,7 @@ def validate(schema: dict, payload: dict, data) -> dict:
             clean.update(_CLEANERS[kind](field, payload, value, data))
         except ValueError as exc:
             errors[name] = str(exc)
-    unknown = set(data) - {f["name"] for f in (schema or {}).get("fields", [])} - {
-        f"{f['name']}_explanation" for f in (schema or {}).get("fields", [])} - {
-        f"{f['name']}_certainty" for f in (schema or {}).get("fields", [])}
-    for name in sorted(unknown):
-        errors[name] = "unknown field"
+    errors.update(unknown_fields(schema, data))
     if errors:
         raise InvalidSubmission("Some answers are missing or invalid.", details=errors)
     return clean

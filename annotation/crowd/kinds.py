@@ -16,6 +16,8 @@ class StudyKind:
     name: str
     readable: Callable[[dict, dict, dict], list[dict]]  # (form schema, item payload, answers) → label/value rows
     validate: Callable[[dict, dict, dict], dict]  # (form schema, item payload, answers) → clean answers
+    uses_form: bool = True  # whether the study's `form_schema` is the form its workers fill in
+    one_item_per_video: bool = False  # whether a study of this kind holds each video once
 
 
 _KINDS: dict[str, StudyKind] = {}
@@ -26,9 +28,19 @@ def register(kind: StudyKind) -> StudyKind:
     return kind
 
 
+def names() -> list[str]:
+    """Every kind a study may have: the generic form and the registered workflows."""
+    return [FORM.name, *sorted(name for name in _KINDS if name != FORM.name)]
+
+
+def named(name: str) -> StudyKind:
+    """The kind registered under `name`; generic forms unless a workflow registered its own."""
+    return _KINDS.get(name) or FORM
+
+
 def of(study) -> StudyKind:
     """The kind of a study; generic forms unless a workflow registered its own."""
-    return _KINDS.get(study.step_kind) or FORM
+    return named(study.step_kind)
 
 
 def _readable_form(schema: dict, payload: dict, data: dict) -> list[dict]:

@@ -50,14 +50,26 @@ class WorkerQualification(models.Model):
         constraints = [models.UniqueConstraint(fields=["profile", "qualification"], name="unique_worker_qualification")]
 
 
+MAX_ANNOTATORS_PER_ITEM = 100
+
+
 class Study(models.Model):
-    """A campaign of one kind of human step over a set of items."""
+    """A campaign of one kind of human step over a set of items.
+
+    The rules its settings obey (ranges, known step kinds, recruitment, what freezes once work has
+    started) are checked in one place, `annotation.crowd.study_settings`; the check constraints
+    below hold the ranges in the database too."""
 
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         OPEN = "open", "Open"
         PAUSED = "paused", "Paused"
         CLOSED = "closed", "Closed"
+
+    class Recruitment(models.TextChoices):
+        NONE = "none", "No crowd platform (workers with an account)"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=64, unique=True)
@@ -94,6 +106,14 @@ class Study(models.Model):
     # crowd platforms
     completion_code = models.CharField(max_length=64, blank=True)
     completion_url = models.URLField(blank=True, help_text="where to send a worker who finished, e.g. Prolific's")
+    required_submissions = models.PositiveSmallIntegerField(
+        default=1, help_text="items a worker hands in before the completion code is shown")
+    recruitment_platform = models.CharField(
+        max_length=16, choices=Recruitment.choices, default=Recruitment.NONE,
+        help_text="where the study recruits: entry links of any other platform are refused")
+    platform_study_id = models.CharField(
+        max_length=100, blank=True, help_text="Prolific: the study's STUDY_ID (required). Mechanical Turk: the "
+                                              "HIT id (optional; when set, links of other HITs are refused)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="studies_created")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -103,6 +123,15 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         constraints = [
             models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="study_k_at_least_1"),
+            models.CheckConstraint(condition=Q(annotators_per_item__lte=MAX_ANNOTATORS_PER_ITEM),
+                                   name="study_k_at_most_100"),
+            models.CheckConstraint(condition=Q(min_accept_rate__gte=0, min_accept_rate__lte=1),
+                                   name="study_min_accept_rate_0_1"),
+            models.CheckConstraint(condition=Q(required_submissions__gte=1), name="study_required_submissions_1"),
+            models.CheckConstraint(condition=Q(recruitment_platform__in=["none", "prolific", "mturk"]),
+                                   name="study_known_recruitment_platform"),
+            models.CheckConstraint(condition=~Q(recruitment_platform="prolific") | ~Q(platform_study_id=""),
+                                   name="study_prolific_needs_study_id"),
             models.CheckConstraint(condition=Q(gold_share__gte=0, gold_share__lte=1), name="study_gold_share_0_1"),
             models.CheckConstraint(condition=Q(expert_share__gte=0, expert_share__lte=1),
                                    name="study_expert_share_0_1"),

@@ -9,18 +9,26 @@ turkSubmitTo).
 
 An entry link only ever logs in accounts made by an entry link of the same platform: it never
 logs in a local account, and never one that holds more than the annotator role.
+
+A study says where it recruits (`Study.recruitment_platform`, `Study.platform_study_id`): a link of
+another platform, or of another Prolific study (STUDY_ID) or MTurk HIT (hitId, where the study
+names one), is 404 and creates nothing. Entry links are rate-limited per client address
+(`CROWD_ENTRY_RATE_LIMIT` links per `CROWD_ENTRY_RATE_WINDOW` seconds; 429 beyond).
 """
 
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import WorkerProfile
+from annotation.crowd.models import Study, WorkerProfile
 from config.roles import ANNOTATOR, user_roles
 
 PROLIFIC = WorkerProfile.Platform.PROLIFIC
@@ -104,6 +112,42 @@ def parse_mturk(params) -> Visit:
                          "Please open the HIT again from Mechanical Turk.")
     values["turkSubmitTo"] = mturk_submit_base(params.get("turkSubmitTo", ""))
     return Visit(platform=MTURK, worker_id=values.pop("workerId"), ids=values)
+
+
+def admit(meta) -> None:
+    """429 when the client address (`CROWD_ENTRY_CLIENT_ADDRESS_HEADER` of the request's META, else
+    REMOTE_ADDR) has opened more than `CROWD_ENTRY_RATE_LIMIT` entry links in the current window."""
+    limit, window = settings.CROWD_ENTRY_RATE_LIMIT, max(1, settings.CROWD_ENTRY_RATE_WINDOW)
+    if limit <= 0:
+        return
+    header = settings.CROWD_ENTRY_CLIENT_ADDRESS_HEADER or "REMOTE_ADDR"
+    # behind a proxy that appends to a list, the last entry is the one the proxy saw
+    address = (meta.get(header) or meta.get("REMOTE_ADDR") or "unknown").split(",")[-1].strip()[:64]
+    key = f"crowd-entry:{address}:{int(time.time() // window)}"
+    cache.add(key, 0, timeout=window)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # the window ended between add and incr
+        cache.set(key, 1, timeout=window)
+        count = 1
+    if count > limit:
+        raise CrowdError("Too many study links were opened from your network just now. Please wait a minute "
+                         "and open the link again.", status=429)
+
+
+def recruiting(study: Study, platform: str) -> None:
+    """404 unless the study recruits on `platform`."""
+    if study.recruitment_platform != platform:
+        raise CrowdError("There is no such study.", status=404)
+
+
+def check_run(study: Study, visit: Visit) -> None:
+    """404 unless the link belongs to the study's run on its platform: Prolific's STUDY_ID always,
+    MTurk's hitId where the study names its HIT."""
+    recruiting(study, visit.platform)
+    given = visit.ids.get("STUDY_ID" if visit.platform == PROLIFIC else "hitId", "")
+    if study.platform_study_id and given != study.platform_study_id:
+        raise CrowdError("There is no such study.", status=404)
 
 
 def worker_for(visit: Visit):

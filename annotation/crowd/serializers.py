@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from annotation.crowd import forms
+from annotation.crowd import forms, study_settings
 from annotation.crowd.models import Claim, Qualification, Study, StudyItem, Submission
 
 
@@ -15,15 +15,19 @@ class StudySerializer(serializers.ModelSerializer):
                   "count_accepted_only", "lease_seconds", "instructions", "estimated_minutes", "pay_per_item",
                   "currency", "required_qualification", "required_attributes", "gold_share", "expert_share",
                   "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "attention_warn_after",
-                  "attention_block_after", "completion_code", "completion_url", "item_count", "created_at"]
+                  "attention_block_after", "completion_code", "completion_url", "required_submissions",
+                  "recruitment_platform", "platform_study_id", "item_count", "created_at"]
         read_only_fields = ["state", "created_at", "item_count"]
 
-    def validate_form_schema(self, value):
-        if self.initial_data.get("step_kind", "form") == "form":
-            problems = forms.validate_schema(value)
-            if problems:
-                raise serializers.ValidationError(problems)
-        return value
+    def validate(self, attrs):
+        """The study settings' rules (`study_settings`): out of range → 400 naming the field; a
+        frozen setting changed after work started → 409 with the reason."""
+        attrs = super().validate(attrs)
+        try:
+            study_settings.check(attrs, study=self.instance)
+        except study_settings.SettingsError as exc:
+            raise serializers.ValidationError(exc.details) from None
+        return attrs
 
 
 class StudyItemInSerializer(serializers.Serializer):

@@ -5,17 +5,19 @@ statements (lease, upsert), a submission four (claim, submission, item count, hi
 one read for expert sampling.
 """
 
+import json
 from datetime import timedelta
 from functools import cache
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.crowd import forms, history, quality, rows
-from annotation.crowd.errors import ClaimNotActive, InvalidSubmission, NotYourClaim
+from annotation.crowd import assignment, forms, history, quality, rows
+from annotation.crowd.errors import CrowdError, InvalidSubmission, NotYourClaim
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
 
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600
+MAX_DRAFT_BYTES = 64 * 1024  # a form's answers as JSON; free-text fields hold 2,000 characters by default
 
 
 def _own(claim: Claim, worker) -> None:
@@ -47,82 +49,104 @@ def load_claim(pk) -> Claim | None:
     return claim
 
 
-def _not_active(claim: Claim, doing: str) -> ClaimNotActive:
-    claim.refresh_from_db(fields=["status", "finished_at"])
-    return ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+def _draft_problems(schema: dict, data) -> None:
+    if not isinstance(data, dict):
+        raise InvalidSubmission("A draft must be a JSON object.")
+    size = len(json.dumps(data, ensure_ascii=False).encode())
+    if size > MAX_DRAFT_BYTES:
+        raise CrowdError(f"This draft is too large ({size // 1024 + 1} KB); a draft holds at most "
+                         f"{MAX_DRAFT_BYTES // 1024} KB.", status=413)
+    unknown = forms.unknown_fields(schema, data)
+    if unknown:
+        raise InvalidSubmission("This draft has fields the form does not have.", details=unknown)
 
 
 def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> Draft:
-    """Store the form as it stands; a later save wins. Keeps the lease alive."""
+    """Store the form as it stands; a later save wins. Keeps the lease alive while it lasts: a draft
+    on a claim whose lease ran out is refused (409) and renews nothing."""
     _own(claim, worker)
-    if not isinstance(data, dict):
-        raise InvalidSubmission("A draft must be a JSON object.")
+    _draft_problems(claim.study.form_schema, data)
     now = timezone.now()
+    if claim.status != Claim.Status.ACTIVE or assignment.lease_ran_out(claim, now):
+        raise assignment.refusal(claim, "change", now=now)
     active = _active_seconds(active_seconds)
     draft_table = rows.table(Draft)
     with transaction.atomic():
-        if not _extend_lease(claim, now):
-            raise _not_active(claim, "change")
-        # the first save inserts the draft as revision 1; later ones update it
-        revision, updated_at, total = rows.execute(
-            f"INSERT INTO {draft_table} (claim_id, data, revision, active_seconds, updated_at)"
-            f" VALUES (%s, %s, 1, %s, %s) ON CONFLICT (claim_id) DO UPDATE SET data = excluded.data,"
-            f" revision = {draft_table}.revision + 1,"
-            f" active_seconds = {draft_table}.active_seconds + excluded.active_seconds,"
-            f" updated_at = excluded.updated_at RETURNING revision, updated_at, active_seconds",
-            [claim.pk, rows.adapt_json(data), active, rows.adapt_time(now)])[0]
+        extended = _extend_lease(claim, now)
+        if extended:
+            # the first save inserts the draft as revision 1; later ones update it
+            revision, updated_at, total = rows.execute(
+                f"INSERT INTO {draft_table} (claim_id, data, revision, active_seconds, updated_at)"
+                f" VALUES (%s, %s, 1, %s, %s) ON CONFLICT (claim_id) DO UPDATE SET data = excluded.data,"
+                f" revision = {draft_table}.revision + 1,"
+                f" active_seconds = {draft_table}.active_seconds + excluded.active_seconds,"
+                f" updated_at = excluded.updated_at RETURNING revision, updated_at, active_seconds",
+                [claim.pk, rows.adapt_json(data), active, rows.adapt_time(now)])[0]
+    if not extended:
+        raise assignment.refusal(claim, "change", now=now)
     return Draft(claim=claim, data=data, revision=revision, active_seconds=total,
                  updated_at=rows.decode(Draft._meta.get_field("updated_at"), updated_at))
 
 
 def _extend_lease(claim: Claim, now) -> bool:
+    """Renew the lease of a claim that is active and whose lease still runs, in one statement."""
     return bool(rows.execute_count(
-        f"UPDATE {rows.table(Claim)} SET lease_expires_at = %s WHERE id = %s AND status = %s",
-        [rows.adapt_time(now + timedelta(seconds=claim.study.lease_seconds)), claim.pk, Claim.Status.ACTIVE]))
+        f"UPDATE {rows.table(Claim)} SET lease_expires_at = %s"
+        f" WHERE id = %s AND status = %s AND lease_expires_at > %s",
+        [rows.adapt_time(now + timedelta(seconds=claim.study.lease_seconds)), claim.pk, Claim.Status.ACTIVE,
+         rows.adapt_time(now)]))
 
 
 def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tuple[Submission, bool, dict]:
-    """Final submission. Returns (submission, created, feedback); a repeated submit returns the first."""
+    """Final submission. Returns (submission, created, feedback); a repeated submit returns the first.
+    A claim whose lease ran out is refused (409)."""
     _own(claim, worker)
     if claim.status != Claim.Status.ACTIVE:
         # the submission is made in the transaction that ends the claim: only an ended claim can have one
         return _repeat(claim, "be submitted")
+    now = timezone.now()
+    if assignment.lease_ran_out(claim, now):
+        raise assignment.refusal(claim, "be submitted", now=now)
     clean = forms.validate(claim.study.form_schema, claim.item.payload, data)
     verdict = quality.assess(claim.study, claim.item, worker, clean)
-    now = timezone.now()
     submission = Submission(claim=claim, data=clean, review_state=verdict.review_state,
                             review_queue=verdict.review_queue, check_passed=verdict.check_passed,
                             wall_seconds=(now - claim.claimed_at).total_seconds(), submitted_at=now)
     try:
         with transaction.atomic():
-            if not _finish_claim(claim, now):
-                # a concurrent submit of the same claim got there first, or the lease ran out
-                return _repeat(claim, "be submitted")
-            submission.pk, submission.active_seconds = _insert_submission(submission, _active_seconds(active_seconds))
-            rows.execute_count(
-                f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
-                [claim.item_id])
-            history.record_many([("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED),
-                                 ("submission", submission.pk, "", submission.review_state)],
-                                actor=worker, study=claim.study, now=now)
+            finished = _finish_claim(claim, now)
+            if finished:
+                submission.pk, submission.active_seconds = _insert_submission(
+                    submission, _active_seconds(active_seconds))
+                rows.execute_count(
+                    f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
+                    [claim.item_id])
+                history.record_many([("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED),
+                                     ("submission", submission.pk, "", submission.review_state)],
+                                    actor=worker, study=claim.study, now=now)
     except IntegrityError:
         # a concurrent identical submit won the race
         return Submission.objects.get(claim=claim), False, {}
+    if not finished:
+        # a concurrent submit of the same claim got there first, or the lease ran out
+        return _repeat(claim, "be submitted", now=now)
     claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
     return submission, True, quality.feedback(claim.study, claim.item, worker, verdict)
 
 
-def _repeat(claim: Claim, doing: str) -> tuple[Submission, bool, dict]:
+def _repeat(claim: Claim, doing: str, *, now=None) -> tuple[Submission, bool, dict]:
     existing = Submission.objects.filter(claim=claim).first()
     if existing is not None:
         return existing, False, {}
-    raise _not_active(claim, doing)
+    raise assignment.refusal(claim, doing, now=now)
 
 
 def _finish_claim(claim: Claim, now) -> bool:
+    """End an active claim whose lease still runs, in one statement."""
     return bool(rows.execute_count(
-        f"UPDATE {rows.table(Claim)} SET status = %s, finished_at = %s WHERE id = %s AND status = %s",
-        [Claim.Status.SUBMITTED, rows.adapt_time(now), claim.pk, Claim.Status.ACTIVE]))
+        f"UPDATE {rows.table(Claim)} SET status = %s, finished_at = %s"
+        f" WHERE id = %s AND status = %s AND lease_expires_at > %s",
+        [Claim.Status.SUBMITTED, rows.adapt_time(now), claim.pk, Claim.Status.ACTIVE, rows.adapt_time(now)]))
 
 
 def _insert_submission(submission: Submission, active_seconds: float) -> tuple[int, float]:

@@ -245,12 +245,18 @@ def _mturk_form(study: Study, user, visit, finished) -> dict | None:
 
 
 def completion_context(study: Study, user, visit=None) -> dict:
-    """What a worker needs to finish: the code, the platform's link, MTurk's submit form."""
+    """What a worker needs to finish: the code, the platform's link, MTurk's submit form. The code
+    and the link (which usually carries the code) are shown only once the worker has handed in the
+    study's `required_submissions` items; until then the page says what is left."""
     finished = Claim.objects.filter(study=study, worker=user, status__in=FINISHED) if user.is_authenticated else None
+    submitted = finished.count() if finished is not None else 0
+    complete = submitted >= study.required_submissions
     context = {
-        "study": study, "visit": visit, "completion_code": study.completion_code,
-        "completion_url": platforms.completion_url(study),
-        "submitted_count": finished.count() if finished is not None else 0,
+        "study": study, "visit": visit, "complete": complete,
+        "completion_code": study.completion_code if complete else "",
+        "completion_url": platforms.completion_url(study) if complete else "",
+        "submitted_count": submitted, "required_submissions": study.required_submissions,
+        "items_left": max(0, study.required_submissions - submitted),
         "prolific": bool(visit and visit.platform == platforms.PROLIFIC),
     }
     mturk = _mturk_form(study, user, visit, finished)

@@ -14,22 +14,30 @@ from pathlib import Path
 
 
 class ImportFailed(Exception):
-    """The release cannot be imported; `problems` lists every reason, nothing was created."""
+    """The release cannot be imported; `problems` lists every reason, nothing was created. `summary` holds
+    lines printed after the list (the missing-media total and the hint to pass `--skip-missing-media`)."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], summary: list[str] | None = None):
         super().__init__(f"{len(problems)} problem(s): " + "; ".join(problems[:3]))
         self.problems = list(problems)
+        self.summary = list(summary or [])
 
 
 class Problems:
-    """Problems found while reading a release, plus notes (what was chosen or skipped, not errors)."""
+    """Problems found while reading a release, plus warnings (imported as they are, but worth a look,
+    e.g. a repeated row) and notes (what was chosen or skipped, not errors)."""
 
     def __init__(self):
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self.notes: list[str] = []
+        self.summary: list[str] = []
 
     def add(self, where: str, message: str) -> None:
         self.errors.append(f"{where}: {message}")
+
+    def warn(self, where: str, message: str) -> None:
+        self.warnings.append(f"{where}: {message}")
 
     def note(self, message: str) -> None:
         self.notes.append(message)

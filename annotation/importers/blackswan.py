@@ -18,6 +18,12 @@ Items:
 Every row names its video by `id`, which VAR_Data.json must hold; every item links the whole video
 under role `video`. Numbers written as text ("2.5") are read as numbers; `source.record` keeps them
 as they were.
+
+Types (`VIDEO_FIELDS`, checked when present): `id` a text or whole number; `task1_gt` and
+`task2_gt` lists of 3 texts (a `task2_gt` entry is empty where the forecast held); `task3_gt` a
+text; `task2_checkboxes` and `task3_checkboxes` lists of 3 marks, "yes"/"no" as in the authors'
+files or booleans; `multivideo` such a mark; the captions texts; `end` a number. Anything else is
+refused with the file, the record and the field.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from annotation.importers.base import (
     source_record,
     text,
 )
+from annotation.importers.fields import ID, MARK, NUMBER, TEXT, WHOLE_NUMBER, check_fields, marks, texts
 from annotation.importers.files import FileIndex, find_one, read_json_list
 from generation.media_probe import VIDEO_EXTENSIONS
 
@@ -44,6 +51,12 @@ REQUIRED = {
     "video": ("id", *SPLIT_FIELDS),
     "mcq": ("id", "mcq_task", "mcq_options", "mcq_label"),
     "yn": ("id", "def_task", "exp", "def_label"),
+}
+VIDEO_FIELDS = {
+    "id": ID, "set_id": ID, "index": WHOLE_NUMBER, "frames_url": TEXT, "end": NUMBER,
+    "task1_gt": texts(3), "task2_gt": texts(3), "task3_gt": TEXT,
+    "task2_checkboxes": marks(3), "task3_checkboxes": marks(3), "multivideo": MARK, "difficulty": TEXT,
+    "preevent_caption": TEXT, "pc_preevent": TEXT, "pc_postevent": TEXT, "pc_comp": TEXT,
 }
 LAYOUT = "a BlackSwanSuite release has VAR_Data.json, mcq.json, yn.json and videos/<id>.mp4"
 
@@ -124,7 +137,7 @@ def _video_item(record, file: str, index: int, videos: _VideoFinder, root: Path,
     bad = [name for name, value in times.items() if value is None or value < 0]
     for name in bad:
         problems.add(where, f"field '{name}' must be a number of seconds (got {record[name]!r})")
-    if bad:
+    if not check_fields(record, VIDEO_FIELDS, where, problems) or bad:
         return None
     if not times["preevent"] < times["event"] < times["postevent"]:
         problems.add(where, "the split must increase: preevent < event < postevent "
@@ -146,6 +159,8 @@ def _row_item(kind: str, row, file: str, index: int, video_refs: dict[str, Media
     missing = _missing(row, REQUIRED[kind])
     if missing:
         problems.add(where, "missing field(s) " + ", ".join(f"'{name}'" for name in missing))
+        return None
+    if not check_fields(row, {"id": ID}, where, problems):
         return None
     video_id = text(row["id"])
     errors = []

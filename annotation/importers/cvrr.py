@@ -11,7 +11,9 @@ Items: kind `qa`, external id `<dimension>:<record index>`, with `dimension` (th
 file has one, and `question_kind` (reasoning | robustness) when the record says so in a
 `question_kind` or `type` field. The video under role `video`. The same question about the same
 video twice in a dimension is a problem. Videos the release does not ship are reported; with
-`--skip-missing-media` their questions are left out instead.
+`--skip-missing-media` their questions are left out instead. `VideoID`, `Q` and `A` must be texts
+(and `question_kind` / `type` too when present): anything else is refused with the file, the record
+and the field.
 
 `source` also holds `caption`: {file, key (object form) or index (list form), record} so an export
 writes the captions file back; captions of videos without questions are not kept.
@@ -31,11 +33,13 @@ from annotation.importers.base import (
     source_record,
     text,
 )
+from annotation.importers.fields import FILLED_TEXT, TEXT, check_fields
 from annotation.importers.files import FileIndex, read_json
 from generation.media_probe import VIDEO_EXTENSIONS
 
 PREFIX = "annotations_"
 REQUIRED = ("VideoID", "Q", "A")
+FIELDS = {"VideoID": FILLED_TEXT, "Q": FILLED_TEXT, "A": FILLED_TEXT, "question_kind": TEXT, "type": TEXT}
 CAPTION_KEYS = ("caption", "captions", "description")
 QUESTION_KINDS = ("reasoning", "robustness")
 
@@ -93,6 +97,8 @@ def _read_dimension(path: Path, dimension: str, root: Path, problems: Problems) 
         missing = [name for name in REQUIRED if not text(record.get(name))]
         if missing:
             problems.add(where, "missing field(s) " + ", ".join(f"'{name}'" for name in missing))
+            continue
+        if not check_fields(record, FIELDS, where, problems):
             continue
         video_id, question = text(record["VideoID"]), text(record["Q"])
         repeated = first_duplicate(seen, (video_id, question), where)

@@ -26,6 +26,11 @@ Items: kind `question` with `video`, `category` (as released, with its _A/_B suf
 `answers` (8), `true_statements` / `false_statements` (8 each, when the release has them) and the
 video's `link` when it has one; the video under role `video`.
 
+Types: `video`, `category` and `question` texts, `link` a text, `answer` and the statements lists
+of 8 texts; in the row layout `id` and `video_id` texts or whole numbers, the category, question,
+answers and statements texts, `pool_pos` and `target` whole numbers. Anything else is refused with
+the file, the record (or row) and the field.
+
 `source` (JSON layout): `index` = [video record index, list name, position], `record` = the question
 entry, `parent` = the video record without its question lists. Row layout: the gen row as `record`
 and its mc rows under `mc` (each `{file, line | index, record, columns}`).
@@ -48,6 +53,7 @@ from annotation.importers.base import (
     source_record,
     text,
 )
+from annotation.importers.fields import FILLED_TEXT, ID, TEXT, check_fields
 from annotation.importers.files import TABLE_SUFFIXES, FileIndex, find_one, read_json_list, read_table
 from generation.media_probe import VIDEO_EXTENSIONS
 
@@ -62,6 +68,12 @@ MC_ALIASES = {"id": (), "video_id": ("video",), "file_name": ("filename", "video
               "question_category": ("category",), "pool_pos": (), "answer1": (), "answer2": (), "target": ()}
 MC_REQUIRED = ("video_id", "question_category", "pool_pos", "answer1", "answer2", "target")
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
+VIDEO_FIELDS = {"video": FILLED_TEXT, "link": TEXT}
+ENTRY_FIELDS = {"category": FILLED_TEXT, "question": FILLED_TEXT}
+GEN_FIELDS = {"id": ID, "video_id": ID, "file_name": TEXT, "question_category": FILLED_TEXT, "question": FILLED_TEXT,
+              **dict.fromkeys(ANSWERS, FILLED_TEXT)}
+MC_FIELDS = {"video_id": ID, "file_name": TEXT, "question_category": FILLED_TEXT, "answer1": FILLED_TEXT,
+             "answer2": FILLED_TEXT}
 
 
 def read(root: Path, problems: Problems) -> list[ItemSpec]:
@@ -134,7 +146,7 @@ def _read_json_layout(path: Path, root: Path, videos: _VideoFinder, problems: Pr
             problems.add(where, "missing field 'video'")
         if not lists:
             problems.add(where, f"no {LIST_PREFIX}_A / {LIST_PREFIX}_B question lists")
-        if not video or not lists:
+        if not video or not lists or not check_fields(record, VIDEO_FIELDS, where, problems):
             continue
         ref = videos.ref(video)
         if isinstance(ref, str):
@@ -164,6 +176,7 @@ def _json_question(entry, where, video, ref, parent, root, file, position, probl
         problems.add(where, f"malformed entry: a JSON object is needed, not a {type(entry).__name__}")
         return None
     errors = [f"missing field '{name}'" for name in ("category", "question", "answer") if not entry.get(name)]
+    typed = check_fields(entry, ENTRY_FIELDS, where, problems)
     answers = _texts(entry.get("answer"), N_ANSWERS) if "answer" in entry else None
     if entry.get("answer") and answers is None:
         errors.append(f"field 'answer' must list {N_ANSWERS} answers")
@@ -177,7 +190,7 @@ def _json_question(entry, where, video, ref, parent, root, file, position, probl
             errors.append(f"field '{name}' must list {N_ANSWERS} statements, one per answer")
     for message in errors:
         problems.add(where, message)
-    if errors:
+    if errors or not typed:
         return None
     category = text(entry["category"])
     media = {"video": ref}
@@ -229,6 +242,8 @@ def _read_row_layout(gen_files, mc_files, root, videos, problems) -> list[ItemSp
 
 
 def _gen_question(row, table, split, root, videos, problems) -> ItemSpec | None:
+    if not check_fields(row.fields, GEN_FIELDS, row.where, problems):
+        return None
     values = {name: text(row.fields[name]) for name in GEN_REQUIRED}
     errors = [f"empty '{table.name(name)}'" for name, value in values.items() if not value]
     ref = videos.ref(values["video_id"], text(row.fields.get("file_name"))) if values["video_id"] else None
@@ -251,6 +266,8 @@ def _read_mc(table, split: str, pairs: dict, problems: Problems) -> None:
     targets = {number(row.fields["target"]) for row in table.rows}
     base = 0 if 0 in targets else 1
     for row in table.rows:
+        if not check_fields(row.fields, MC_FIELDS, row.where, problems):
+            continue
         position, target = number(row.fields["pool_pos"]), number(row.fields["target"])
         errors = []
         if not isinstance(position, int):

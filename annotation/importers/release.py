@@ -5,12 +5,17 @@
 2. Checks before anything is written: ids unique and at most 128 characters, payloads valid
    (`annotation.payloads`), every medium present and acceptable to the library (type, size, content,
    decodable). Videos are probed here, so a reader can check times against their duration
-   (`check_media_facts`). With `skip_missing_media`, items whose media are missing are left out and
-   listed; otherwise a missing medium is a problem like any other.
+   (`check_media_facts`). Missing media are summarised as one line per missing file with the number
+   of items that need it, then the total: problems with the hint to pass `--skip-missing-media`, or,
+   with `skip_missing_media`, the list of what was left out.
 3. Any problem → `ImportFailed` with the whole list, and nothing is written. Otherwise one transaction
    creates the version (`source` = import), stores and probes each medium once (a file already in the
-   library is reused), adds the items with their media and freezes the version. If anything fails
-   inside it, the transaction rolls back and the files stored so far are deleted again.
+   library is reused), adds the items with their media and freezes the version. The freeze checks
+   (`annotation.versions`) run on the new items, also for a draft: an item whose evaluation requests
+   cannot be built is refused with its file and row. If anything fails inside the transaction, it
+   rolls back and the files stored so far are deleted again. The import holds an `ImportLease` while it
+   stores files, so that `clean_media` leaves them alone until the rows are committed; what a killed
+   process (kill -9) leaves behind is removed by `clean_media` once the lease has gone stale.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from django.db import IntegrityError, transaction
 from annotation import versions
 from annotation.importers.base import ImportFailed, ItemSpec, MediaRef, Problems, relative
 from annotation.media import MediaRejected, incoming_from_path, ingest, kind_for_name, max_upload_bytes
+from annotation.media_cleanup import ImportLease
 from annotation.media_import import probe_here
 from annotation.models import Benchmark, BenchmarkVersion, MediaAsset
 from annotation.payloads import validate_payload
@@ -33,6 +39,8 @@ from generation.media_probe import MediaError, check_image, check_video, probe_v
 
 SLUGS = ("blackswan", "cvqa", "nleye", "cvrr", "maia")
 MAX_ID_LENGTH = 128
+SKIP_HINT = ("pass --skip-missing-media to import the other items without them (the items that need a missing "
+             "file are left out and listed)")
 
 
 @dataclass
@@ -41,7 +49,9 @@ class ImportResult:
     items: int
     media_added: int
     media_reused: int
-    skipped: list[str] = field(default_factory=list)  # items left out for missing media
+    skipped: int = 0  # items left out for missing media
+    missing: list[str] = field(default_factory=list)  # one line per missing file, then the total
+    warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -71,16 +81,17 @@ def import_release(slug: str, folder: Path, label: str, *, skip_missing_media: b
     if not specs and not problems:
         problems.add(str(folder), "the release holds no items")
     _check_ids_and_payloads(slug, specs, problems)
-    specs, skipped = _check_media(module, specs, root, problems, skip_missing=skip_missing_media)
+    specs, skipped, missing = _check_media(module, specs, root, problems, skip_missing=skip_missing_media)
     if not specs and skipped and not problems:
         problems.add(str(folder), "no item is left once the items with missing media are skipped")
     if problems:
-        raise ImportFailed(problems.errors)
+        raise ImportFailed(problems.errors, problems.summary)
 
-    version, added, reused = _create(slug, specs, root, label, freeze=freeze, description=description, user=user,
-                                     say=say)
+    with ImportLease() as lease:
+        version, added, reused = _create(slug, specs, root, label, freeze=freeze, description=description, user=user,
+                                         say=say, lease=lease)
     return ImportResult(version=version, items=len(specs), media_added=added, media_reused=reused,
-                        skipped=skipped, notes=problems.notes)
+                        skipped=skipped, missing=missing, warnings=problems.warnings, notes=problems.notes)
 
 
 # --- Checks before anything is written ------------------------------------------------------------
@@ -124,19 +135,18 @@ def check_medium(path: Path, kind: str):
 
 
 def _check_media(module, specs: list[ItemSpec], root: Path, problems: Problems, *,
-                 skip_missing: bool) -> tuple[list[ItemSpec], list[str]]:
+                 skip_missing: bool) -> tuple[list[ItemSpec], int, list[str]]:
+    """The items whose media are all present and importable, how many were skipped for missing media, and
+    the summary of the missing files (one line each, then the total), which are problems unless skipped."""
     facts: dict[Path, object] = {}
     broken: set[Path] = set()
-    kept, skipped = [], []
+    kept = []
+    missing = MissingMedia()
     for spec in specs:
-        missing = [ref for ref in spec.media.values() if ref.path is None]
-        for ref in missing:
-            message = f"{ref.kind} '{ref.expected}' not found"
-            if skip_missing:
-                skipped.append(f"{spec.where} ({spec.external_id}): {message}")
-            else:
-                problems.add(spec.where, message)
-        if missing:
+        absent = [ref for ref in spec.media.values() if ref.path is None]
+        for ref in absent:
+            missing.add(ref, spec.where)
+        if absent:
             continue
         for ref in spec.media.values():
             if ref.path in facts or ref.path in broken:
@@ -152,12 +162,53 @@ def _check_media(module, specs: list[ItemSpec], root: Path, problems: Problems, 
         if check_facts is not None:
             check_facts(spec, {role: facts[ref.path] for role, ref in spec.media.items()}, problems)
         kept.append(spec)
-    return kept, skipped
+    if not missing:
+        return kept, 0, []
+    if skip_missing:
+        return kept, missing.item_count, [f"skipped: {line}" for line in missing.lines()] + [missing.total()]
+    problems.errors.extend(missing.lines())
+    problems.summary.extend([missing.total(), SKIP_HINT])
+    return kept, 0, []
+
+
+class MissingMedia:
+    """The media a release names but does not hold, each with the items that need it."""
+
+    SHOWN = 3  # item positions named per missing file
+
+    def __init__(self):
+        self.needed_by: dict[tuple[str, str], list[str]] = {}  # (kind, name) → where each item needing it is
+
+    def add(self, ref: MediaRef, where: str) -> None:
+        self.needed_by.setdefault((ref.kind, ref.expected), []).append(where)
+
+    def __bool__(self) -> bool:
+        return bool(self.needed_by)
+
+    @property
+    def item_count(self) -> int:
+        return len({where for places in self.needed_by.values() for where in places})
+
+    def lines(self) -> list[str]:
+        """One line per missing file: its name, how many items need it and where the first of them are."""
+        lines = []
+        for (kind, name), places in self.needed_by.items():
+            shown = ", ".join(places[:self.SHOWN]) + (f" and {len(places) - self.SHOWN} more"
+                                                      if len(places) > self.SHOWN else "")
+            lines.append(f"{kind} '{name}' not found: needed by {_items(len(places))} ({shown})")
+        return lines
+
+    def total(self) -> str:
+        return f"{len(self.needed_by)} media file(s) missing, needed by {_items(self.item_count)} in all"
+
+
+def _items(count: int) -> str:
+    return f"{count} item{'' if count == 1 else 's'}"
 
 
 # --- Creating the version -------------------------------------------------------------------------
 
-def _create(slug, specs, root, label, *, freeze, description, user, say):
+def _create(slug, specs, root, label, *, freeze, description, user, say, lease):
     benchmark = Benchmark.objects.get(slug=slug)
     stored: list[tuple] = []  # (storage, name) of every file written, deleted again if the transaction fails
     added = reused = 0
@@ -172,6 +223,7 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
                     if ref.path in assets:
                         continue
                     assets[ref.path], new = _store(ref, root, benchmark.name, user, stored)
+                    lease.renew()
                     added, reused = added + new, reused + (not new)
                     say(f"{'+' if new else '='} {relative(ref.path, root)}")
             for spec in specs:
@@ -179,6 +231,13 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
                                   {role: assets[ref.path] for role, ref in spec.media.items()})
             if freeze:
                 version = versions.freeze(version)
+            else:
+                refused = versions.item_problems(version)
+                if refused:
+                    raise versions.FreezeRefused([], refused)
+    except versions.FreezeRefused as exc:
+        _delete(stored)
+        raise ImportFailed(_unevaluable(exc, specs)) from exc
     except ValidationError as exc:
         _delete(stored)
         raise ImportFailed(exc.messages) from exc
@@ -189,6 +248,14 @@ def _create(slug, specs, root, label, *, freeze, description, user, say):
         _delete(stored)
         raise
     return version, added, reused
+
+
+def _unevaluable(refusal, specs: list[ItemSpec]) -> list[str]:
+    """The items the evaluation cannot ask about, by file and row, or the refusal's own messages."""
+    where = {spec.external_id: spec.where for spec in specs}
+    found = [f"{where[external_id]} ({external_id}): its evaluation requests cannot be built: {reason}"
+             for external_id, reason in refusal.items if external_id in where]
+    return found or refusal.messages
 
 
 def _store(ref: MediaRef, root: Path, benchmark_name: str, user, stored: list) -> tuple[object, bool]:

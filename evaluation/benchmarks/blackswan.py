@@ -369,8 +369,9 @@ def _llm_match(scored, responses: dict, judge) -> dict:
             invalid += 1
         else:
             per_question.setdefault(request.request_id, []).extend(values)
-    return {"llm_match": scoring.mean(scoring.mean(values) for values in per_question.values()),
-            "llm_match_questions": len(per_question), "llm_match_invalid_judgments": invalid}
+    llm_match = (scoring.not_computed(f"no valid judgment ({invalid} invalid)") if invalid and not per_question
+                 else scoring.mean(scoring.mean(values) for values in per_question.values()))
+    return {"llm_match": llm_match, "llm_match_questions": len(per_question), "llm_match_invalid_judgments": invalid}
 
 
 BENCHMARK = BlackSwanBenchmark()

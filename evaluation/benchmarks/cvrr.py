@@ -14,12 +14,16 @@ item is kept beside it.
 
 Scoring (`BENCHMARK.score`, §3.2 Stage 4, Table 2): each answer's judge verdict
 `{"pred": "correct"|"incorrect", "score": 0–5}` (precomputed, or from a judge callable). Per
-dimension, keyed by its release folder name: accuracy = correct / judged, where judged counts only
-verdicts that are exactly correct or incorrect (case and surrounding spaces aside); any other verdict
-is left out and counted in `other_verdicts`; the mean of the valid 0–5 scores. A missing answer is
-judged incorrect with score 0. Overall: `accuracy` is the mean of the dimension accuracies,
-`mean_score` the mean of the dimension mean scores (`pooled_accuracy` / `pooled_mean_score` pool
-every answer instead).
+dimension, keyed by its release folder name, as the authors' results parser computes it (SPEC
+"Fidelity rules"): accuracy = correct / (correct + incorrect verdicts), where only verdicts that are
+exactly correct or incorrect count (case and surrounding spaces aside); the mean score averages the
+valid 0–5 scores of the verdicts that carry one. Unjudged answers (`missing`: no answer, so no
+verdict; `other_verdicts`: neither correct nor incorrect; `unjudged` their sum) and unscored ones
+(`invalid_scores`: a verdict without a valid score) are counted and shown, never averaged in as 0;
+`scored` counts the scores averaged. A metric with no valid verdict (or no valid score) is not
+computed, with the counts in its reason. Overall: `accuracy` is the mean of the dimension accuracies,
+`mean_score` the mean of the dimension mean scores, each over the dimensions where it was computed
+(`pooled_accuracy` / `pooled_mean_score` pool every answer instead).
 """
 
 from __future__ import annotations
@@ -101,8 +105,8 @@ class CvrrBenchmark(Benchmark):
                       scoring.group_by(requests, lambda r: r.extra["dimension"]).items()}
         pooled = judged_block(judged)
         metrics = {
-            "accuracy": scoring.mean(d["accuracy"] for d in dimensions.values()),
-            "mean_score": scoring.mean(d["mean_score"] for d in dimensions.values()),
+            "accuracy": mean_of_computed([d["accuracy"] for d in dimensions.values()], "accuracy"),
+            "mean_score": mean_of_computed([d["mean_score"] for d in dimensions.values()], "mean score"),
             "pooled_accuracy": pooled.pop("accuracy"), "pooled_mean_score": pooled.pop("mean_score"), **pooled,
             "dimensions": dimensions,
         }
@@ -149,7 +153,7 @@ class Judged:
     @classmethod
     def of(cls, verdict: dict | None) -> Judged:
         if verdict is None:
-            return cls(None, 0)
+            return cls(None, None)
         pred = str(verdict.get("pred") or "").strip().lower()
         score = verdict.get("score")
         parsed = parsing.parse_score(str(score), *SCORE_RANGE) if score is not None else None
@@ -157,7 +161,8 @@ class Judged:
 
     @property
     def judged(self) -> bool:
-        return self.pred != "other"
+        """A verdict of correct or incorrect (missing answers and other verdicts are unjudged)."""
+        return self.pred in VERDICTS
 
     @property
     def correct(self) -> bool:
@@ -166,11 +171,25 @@ class Judged:
 
 def judged_block(found: list[Judged]) -> dict:
     judged = [j for j in found if j.judged]
-    return {"accuracy": scoring.fraction(sum(j.correct for j in judged), len(judged)),
-            "mean_score": scoring.mean(j.score for j in found), "n": len(found), "judged": len(judged),
-            "correct": sum(j.correct for j in judged), "other_verdicts": len(found) - len(judged),
-            "missing": sum(j.pred is None for j in found),
-            "invalid_scores": sum(j.score is None for j in found)}
+    missing = sum(j.pred is None for j in found)
+    other = sum(j.pred == "other" for j in found)
+    scores = [j.score for j in found if j.score is not None]
+    invalid_scores = sum(j.pred is not None and j.score is None for j in found)
+    accuracy = (scoring.fraction(sum(j.correct for j in judged), len(judged)) if judged else scoring.not_computed(
+        f"no valid verdict ({other} other verdicts, {missing} missing answers)"))
+    mean_score = scoring.mean(scores) if scores else scoring.not_computed(
+        f"no verdict carries a valid score ({invalid_scores} verdicts without one, {missing} missing answers)")
+    return {"accuracy": accuracy, "mean_score": mean_score, "n": len(found), "judged": len(judged),
+            "correct": sum(j.correct for j in judged), "other_verdicts": other, "missing": missing,
+            "unjudged": missing + other, "scored": len(scores), "invalid_scores": invalid_scores}
+
+
+def mean_of_computed(values: list, name: str):
+    """The mean of the dimensions' values that were computed; not computed when none was."""
+    computed = [value for value in values if not scoring.is_not_computed(value) and value is not None]
+    if not computed:
+        return scoring.not_computed(f"no dimension has a computed {name}")
+    return scoring.mean(computed)
 
 
 BENCHMARK = CvrrBenchmark()

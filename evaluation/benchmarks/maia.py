@@ -194,9 +194,16 @@ class _Scorer:
             oevqa["judge_accuracy"] = block["aggregate_accuracy"] = scoring.not_computed(self.reason)
             return block
         verdicts = {r.extra["pool"]: self.judged[r.request_id] for r in questions}
-        oevqa["judge_accuracy"] = scoring.fraction(sum(map(judged_correct, verdicts.values())), len(verdicts))
         oevqa["invalid_judgments"] = sum(v is not None and not isinstance(v.get("correct"), bool)
                                          for v in verdicts.values())
+        if oevqa["invalid_judgments"] and not any(v is not None and isinstance(v.get("correct"), bool)
+                                                   for v in verdicts.values()):
+            # judged answers, none validly: not computed (missing answers alone count as wrong, as everywhere)
+            reason = (f"no valid judgment ({oevqa['invalid_judgments']} invalid, "
+                      f"{sum(v is None for v in verdicts.values())} missing answers)")
+            oevqa["judge_accuracy"] = block["aggregate_accuracy"] = scoring.not_computed(reason)
+            return block
+        oevqa["judge_accuracy"] = scoring.fraction(sum(map(judged_correct, verdicts.values())), len(verdicts))
         both = [pool for pool in verdicts if pool in pool_right]
         block["aggregate_accuracy"] = scoring.fraction(
             sum(pool_right[pool] and judged_correct(verdicts[pool]) for pool in both), len(both))

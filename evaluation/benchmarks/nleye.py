@@ -213,8 +213,10 @@ def score_explanations(pairs: list, judge) -> dict:
     labels = [verdict.get("label") for verdict in verdicts]
     counts = {str(label): labels.count(label) for label in (0, 1, 2)}
     judged = sum(counts.values())
-    return {"valid_rate": scoring.fraction(counts[str(VALID_EXPLANATION)], judged), "n": judged,
-            "labels": counts, "invalid_judgments": len(labels) - judged}
+    invalid = len(labels) - judged
+    valid_rate = (scoring.not_computed(f"no valid judgment ({invalid} invalid)") if invalid and not judged
+                  else scoring.fraction(counts[str(VALID_EXPLANATION)], judged))
+    return {"valid_rate": valid_rate, "n": judged, "labels": counts, "invalid_judgments": invalid}
 
 
 def score_pairs(requests: list[EvalRequest], responses: dict) -> dict:

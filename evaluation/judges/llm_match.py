@@ -1,10 +1,16 @@
-"""BlackSwan's LLM-Match judge: its prompt, the reading of "Reason: …" / "Score: N" and the
-per-reference verdict."""
+r"""BlackSwan's LLM-Match judge: its prompt, the reading of "Reason: …" / "Score: N" and the
+per-reference verdict.
+
+Reading the score (`LlmMatch(parser=…)`, `evaluation.parsers` names): `authors` (the default, as
+`metric/llm_match_llama.py` reads it) takes the first `Score:\s*(\d+)` match of the raw text;
+`strict` reads "Score: N" in any case and markdown, or a number alone, and refuses two different
+scores. Under both a value off the prompt's 1–5 scale is unparsed."""
 
 from __future__ import annotations
 
 import re
 
+from evaluation import parsers
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _clean, _one
 
 # BlackSwan, metric/llm_match_llama.py (github.com/sahithyaravi/BlackSwan), as the authors send it.
@@ -26,6 +32,7 @@ LLM_MATCH_RANGE = (1, 5)
 # metric/llm_match_llama.py: Llama-3.1-8B-Instruct, sampling at temperature 0.4, 100 new tokens
 LLM_MATCH_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 LLM_MATCH_PARAMS = {"temperature": 0.4, "max_new_tokens": 100}
+AUTHORS_SCORE = re.compile(r"Score:\s*(\d+)")  # metric/llm_match_llama.py
 
 
 class LlmMatch(JudgeKind):
@@ -38,6 +45,9 @@ class LlmMatch(JudgeKind):
     default_model = LLM_MATCH_MODEL
     default_params = LLM_MATCH_PARAMS
 
+    def __init__(self, parser: str = parsers.DEFAULT):
+        self.parser = parsers.check(parser)
+
     def applies(self, request) -> bool:
         return request.variant.endswith("_gen") and isinstance(request.gold, list | tuple) and bool(request.gold)
 
@@ -49,6 +59,11 @@ class LlmMatch(JudgeKind):
         cleaned = _clean(raw)
         reason = re.search(r"\breason\s*:\s*(.*?)\s*(?:\bscore\s*:|$)", cleaned, re.I | re.S)
         value = {"score": None, "reason": reason.group(1).strip() if reason else ""}
+        if self.parser == parsers.AUTHORS:
+            first = AUTHORS_SCORE.search(raw or "")
+            if first is None or not LLM_MATCH_RANGE[0] <= int(first.group(1)) <= LLM_MATCH_RANGE[1]:
+                return Reading(UNPARSED, value)
+            return Reading(OK, {**value, "score": int(first.group(1))})
         marked = re.findall(r"\bscore\s*[:=]\s*\(?(\d+(?:\.\d+)?)", cleaned, re.I)
         if not marked:
             marked = re.findall(r"^\W*(\d+(?:\.\d+)?)\W*$", cleaned)  # the answer is the number alone

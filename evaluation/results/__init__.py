@@ -31,7 +31,8 @@ Layout (everything is re-exported here, so `from evaluation import results; resu
 - `paths`: paths into the metrics (`lookup`, `resolve`, `leaves`), `is_rate`, `display`, `Cell`, `flat_metrics`;
 - `specs`: each benchmark's main metrics and per-category series;
 - `consistency_views`: the consistency views computed when a run is scored (`VIEWS`);
-- `metrics`: a run's metrics and their cache (`run_results`, `score_run`, `planned_requests`);
+- `metrics`: a run's metrics under a parser and their cache (`run_results`, `score_run`, `planned_requests`),
+  the predictions the two parsers read differently (`disagreements`);
 - `leaderboards`: the leaderboard of a version, run labels;
 - `per_category`: per-category series, their charts, and the consistency rows of a leaderboard;
 - `drilldown`: metric path → requests (`drill`, `DrillRules`, `DRILL_RULES`);
@@ -77,9 +78,11 @@ from evaluation.results.leaderboards import (
 from evaluation.results.metrics import (
     CACHE_PREFIX,
     CACHE_SECONDS,
+    Disagreement,
     Judgment,
     RunResults,
     cache_key,
+    disagreements,
     fingerprint,
     planned_requests,
     run_metrics,
@@ -147,6 +150,7 @@ __all__ = [
     "ConsistencyRow",
     "DISCRETE_TYPES",
     "DRILL_RULES",
+    "Disagreement",
     "Drill",
     "DrillRules",
     "EMPTY",
@@ -181,6 +185,7 @@ __all__ = [
     "cell",
     "chart_image",
     "consistency",
+    "disagreements",
     "display",
     "drill",
     "drill_rules",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import benchmarks
+from evaluation import benchmarks, parsers
 from evaluation.benchmarks import maia as maia_module
 from evaluation.benchmarks import nleye as nleye_module
 from evaluation.models import EvaluationRun
@@ -117,10 +117,12 @@ class Drill:
     cell_title: str = ""
 
 
-def drill(run: EvaluationRun, path: str, *, outcome_filter: str = "", view: str = "", view_cell: str = "") -> Drill:
-    """The requests behind the metric at `path` of a run (UnknownMetric when the run has none there);
-    optionally only those with one outcome, or only the items of one cell of a consistency view."""
-    results = run_results(run)
+def drill(run: EvaluationRun, path: str, *, outcome_filter: str = "", view: str = "", view_cell: str = "",
+          parser: str = parsers.DEFAULT) -> Drill:
+    """The requests behind the metric at `path` of a run scored under `parser` (UnknownMetric when the
+    run has none there); optionally only those with one outcome, or only the items of one cell of a
+    consistency view."""
+    results = run_results(run, parser)
     if not results.ok:
         raise UnknownMetric(results.error)
     value = resolve(results.metrics, path) if split_path(path) else _ABSENT

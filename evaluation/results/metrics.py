@@ -1,9 +1,14 @@
 """A run's metrics, outcomes and consistency views: scored like `manage.py score --run`, and cached.
 
-Caching: `run_results(run)` stores its result in Django's cache under the run id and a fingerprint of
-what the metrics depend on (the version's checksum, the number and last id/time of the run's
-predictions and judgments), so a finished run is scored once and a run that gains predictions or
-judgments is scored again.
+Each is scored under a named answer parser (`evaluation.parsers`: `authors` by default, `strict`);
+the CLIP score and BERTScore that `score --run` computed and kept with the run
+(`evaluation.model_metrics`) are put into the metrics. `disagreements(run)` lists the predictions
+the two parsers read differently, with both readings.
+
+Caching: `run_results(run, parser)` stores its result in Django's cache under the run id, the parser
+and a fingerprint of what the metrics depend on (the version's checksum, the number and last id/time
+of the run's predictions and judgments, its kept model metrics), so a finished run is scored once and
+a run that gains predictions, judgments or model metrics is scored again.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from evaluation import benchmarks, runner, scoring
-from evaluation.models import EvaluationRun
+from evaluation import benchmarks, model_metrics, parsers, runner, scoring
+from evaluation.models import EvaluationRun, Prediction, RunModelMetric
 from evaluation.results.consistency_views import VIEWS
 from evaluation.results.outcomes import Outcome, outcome
 
@@ -27,7 +32,7 @@ except ImportError:  # pragma: no cover - installations without judges
 
 logger = logging.getLogger("evaluation.results")
 
-CACHE_PREFIX = "results:run:v1"
+CACHE_PREFIX = "results:run:v2"
 CACHE_SECONDS = 30 * 24 * 3600  # the key changes with the predictions, so an entry never goes stale
 
 
@@ -40,6 +45,8 @@ class RunResults:
     judge: dict | None = None  # the stored judgments used: kind, model, judgments, verdicts
     error: str = ""  # why the run could not be scored
     key: str = ""  # the cache key it was stored under
+    parser: str = parsers.DEFAULT  # the answer parser the metrics use
+    model_metrics: list[dict] = field(default_factory=list)  # kept CLIP score / BERTScore put in (see overlay)
 
     @property
     def ok(self) -> bool:
@@ -54,17 +61,20 @@ def fingerprint(run: EvaluationRun) -> str:
     if Judgment is not None:
         judged = Judgment.objects.filter(prediction__run=run).aggregate(n=Count("id"), last=Max("id"))
         parts += [str(judged["n"]), str(judged["last"])]
+    kept = RunModelMetric.objects.filter(run=run).aggregate(n=Count("id"), at=Max("computed_at"))
+    parts += [str(kept["n"]), kept["at"].isoformat() if kept["at"] else "-"]
     return "|".join(parts)
 
 
-def cache_key(run: EvaluationRun) -> str:
+def cache_key(run: EvaluationRun, parser: str = parsers.DEFAULT) -> str:
     digest = hashlib.sha256(fingerprint(run).encode()).hexdigest()[:32]
-    return f"{CACHE_PREFIX}:{run.pk}:{digest}"
+    return f"{CACHE_PREFIX}:{run.pk}:{parser}:{digest}"
 
 
-def run_results(run: EvaluationRun) -> RunResults:
-    """The run's metrics, outcomes and consistency views, from the cache or scored now (and cached)."""
-    key = cache_key(run)
+def run_results(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
+    """The run's metrics, outcomes and consistency views under `parser`, from the cache or scored now
+    (and cached)."""
+    key = cache_key(run, parsers.check(parser))
     found = cache.get(key)
     if found is not None:
         return found
@@ -72,24 +82,24 @@ def run_results(run: EvaluationRun) -> RunResults:
     # still takes effect here, as it did when this was one module.
     from evaluation import results as package
 
-    results = package.score_run(run)
+    results = package.score_run(run, parser=parser)
     results.key = key
     if results.ok:
         cache.set(key, results, CACHE_SECONDS)
     return results
 
 
-def run_metrics(run: EvaluationRun) -> dict:
-    return run_results(run).metrics
+def run_metrics(run: EvaluationRun, parser: str = parsers.DEFAULT) -> dict:
+    return run_results(run, parser).metrics
 
 
 def planned_requests(run: EvaluationRun) -> list:
     return [planned.request for planned in runner.plan(run)]
 
 
-def score_run(run: EvaluationRun) -> RunResults:
-    """Score a stored run now, like `manage.py score --run` with no scoring models, using the run's
-    stored judgments where there are any."""
+def score_run(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
+    """Score a stored run now under `parser`, like `manage.py score --run` with no scoring models, using
+    the run's stored judgments where there are any and the model metrics kept with it."""
     try:
         benchmark = benchmarks.get(run.version.benchmark.slug)
         requests = planned_requests(run)
@@ -99,14 +109,38 @@ def score_run(run: EvaluationRun) -> RunResults:
     judge, verdicts = stored_verdicts(run, benchmark.slug)
     predictions = scoring.run_predictions(run, verdicts)
     try:
-        metrics = scoring.score_predictions(benchmark, requests, predictions,
+        metrics = scoring.score_predictions(benchmark, requests, predictions, parser=parser,
                                             **dict.fromkeys(benchmark.scoring_models))
     except ValueError as exc:
-        return RunResults(run.pk, error=f"The run cannot be scored: {exc}")
-    collected = scoring.collect(requests, predictions)
+        return RunResults(run.pk, error=f"The run cannot be scored: {exc}", parser=parser)
+    kept = model_metrics.overlay(run, metrics)
+    collected = scoring.collect(requests, predictions, parsers.reader(benchmark.slug, parser))
     outcomes = {r.request_id: outcome(r, collected.responses.get(r.request_id)) for r in requests}
     views = {name: view.compute(requests, outcomes) for name, view in VIEWS.get(benchmark.slug, {}).items()}
-    return RunResults(run.pk, metrics=metrics, outcomes=outcomes, views=views, judge=judge)
+    return RunResults(run.pk, metrics=metrics, outcomes=outcomes, views=views, judge=judge, parser=parser,
+                      model_metrics=kept)
+
+
+@dataclass
+class Disagreement:
+    """A prediction the two parsers read differently."""
+
+    request: object  # the EvalRequest
+    prediction: Prediction
+    authors: object  # parsing.Parsed
+    strict: object
+
+
+def disagreements(run: EvaluationRun) -> list[Disagreement]:
+    """The run's predictions that the authors' and the strict parser read differently, in plan order."""
+    benchmark = benchmarks.get(run.version.benchmark.slug)
+    requests = planned_requests(run)
+    rows = {(p.request_id, p.sample_index): p for p in run.predictions.filter(error="")}
+    collected = scoring.collect(requests, scoring.run_predictions(run))
+    found = []
+    for request, response, first, second in scoring.disagreeing(benchmark.slug, requests, collected.responses):
+        found.append(Disagreement(request, rows[(request.request_id, response.sample)], first, second))
+    return found
 
 
 def stored_verdicts(run: EvaluationRun, slug: str) -> tuple[dict | None, dict]:

@@ -37,6 +37,7 @@ def study(transactional_db):
         name="Describe pictures", slug="describe-pictures", form_schema=FORM, annotators_per_item=1,
         state=Study.State.OPEN, instructions="Look at the item and **answer all questions**.\n\n- be short\n- be exact",
         estimated_minutes=1, pay_per_item="0.20", currency="GBP", completion_code="DONE-123",
+        recruitment_platform=Study.Recruitment.PROLIFIC, platform_study_id="s1",
     )
     assignment.add_items(study, [
         {"external_id": f"pic-{n}", "payload": {"title": f"Picture {n}", "caption": f"A street scene, take {n}."}}

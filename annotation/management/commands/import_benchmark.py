@@ -30,14 +30,16 @@ class Command(BaseCommand):
             result = import_release(benchmark, path, label, skip_missing_media=skip_missing_media,
                                     freeze=not no_freeze, description=description, say=say)
         except ImportFailed as exc:
-            lines = "\n".join(f"  - {problem}" for problem in exc.problems)
+            lines = "\n".join([*(f"  - {problem}" for problem in exc.problems), *exc.summary])
             raise CommandError(f"{len(exc.problems)} problem(s) in {path}; nothing was imported:\n{lines}") from exc
+        for warning in result.warnings:
+            self.stdout.write(self.style.WARNING(f"warning: {warning}"))
         for note in result.notes:
             self.stdout.write(f"note: {note}")
-        for skipped in result.skipped:
-            self.stdout.write(f"skipped {skipped}")
+        for line in result.missing:
+            self.stdout.write(line)
         version = result.version
         state = f"frozen, checksum {version.checksum[:12]}" if version.frozen else "draft (not frozen)"
         self.stdout.write(self.style.SUCCESS(
             f"Imported {version}: {result.items} items, {result.media_added} media added, "
-            f"{result.media_reused} already in the library, {len(result.skipped)} items skipped; {state}."))
+            f"{result.media_reused} already in the library, {result.skipped} items skipped; {state}."))

@@ -1,4 +1,9 @@
-"""`manage.py evaluate`: run a model over a frozen benchmark version, or resume a run."""
+"""`manage.py evaluate`: run a model over a frozen benchmark version, or resume a run.
+
+Every prediction is parsed as it is written (`Prediction.parses`). When the run has finished, it is
+scored under `--parser` (default `authors`, the benchmark authors' released rules; `strict` by name),
+that parser's readings are stored, and the headline metrics are printed (per variant: value, n,
+unparsed), as `manage.py score` prints them."""
 
 import json
 import sys
@@ -6,7 +11,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import runs
+from evaluation import benchmarks, headlines, parsers, readings, results, runs
+from evaluation.benchmarks.base import Benchmark
 from evaluation.models import EvaluationRun
 
 
@@ -96,6 +102,8 @@ class Command(BaseCommand):
         parser.add_argument("--describer-backend", default="transformers")
         parser.add_argument("--workers", choices=runs.WORKERS, default="local",
                             help="local: in this process; celery: one task per chunk on the gpu queue")
+        parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
+                            help="answer parser for the headline metrics: authors (default) or strict")
         parser.add_argument("--resume", type=int, metavar="RUN_ID",
                             help="continue a run with its own options: only missing or failed predictions are made")
 
@@ -131,6 +139,22 @@ class Command(BaseCommand):
         if run.status != EvaluationRun.Status.SUCCEEDED:
             raise CommandError(f"Run {run.pk} {run.status}: {run.message}. "
                                f"Resume it with: manage.py evaluate --resume {run.pk}")
+        self._headlines(run, options["parser"])
+
+    def _headlines(self, run: EvaluationRun, parser: str) -> None:
+        """Score the finished run under `parser`, store that parser's readings and print the headline metrics."""
+        benchmark = benchmarks.get(run.version.benchmark.slug)
+        if type(benchmark).score is Benchmark.score:
+            self.stdout.write(f"{benchmark.slug} has no scorer; no headline metrics.")
+            return
+        scored = results.score_run(run, parser=parser)
+        if not scored.ok:
+            self.stderr.write(f"Run {run.pk} could not be scored: {scored.error}\n")
+            return
+        readings.store_readings(run, results.planned_requests(run), parser)
+        self.stdout.write(f"Headline metrics (manage.py score --run {run.pk} writes them all):")
+        for line in headlines.headline_lines(run.version.benchmark.slug, scored.metrics):
+            self.stdout.write(line)
 
     def _resume(self, options, stderr) -> EvaluationRun:
         run = EvaluationRun.objects.select_related("version__benchmark").filter(pk=options["resume"]).first()

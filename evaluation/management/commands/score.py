@@ -11,13 +11,20 @@ without a value names the authors' model: `--clip-model` alone is `openai/clip-v
 `--judge-model` alone the judge kind's default (LLM-Match: `meta-llama/Llama-3.1-8B-Instruct`,
 sampled at temperature 0.4 with 100 new tokens); the judge, its revision and parameters are recorded
 in `meta.judge`.
+
+`--parser authors|strict` picks the answer parser (`evaluation.parsers`; default `authors`, the
+benchmark authors' released rules); metrics.json records it (`meta.parser`, `predictions.parser`)
+with `predictions.parser_disagreements`, the answers the two parsers read differently. With `--run`
+the parser's reading of each prediction is stored beside the others (`Prediction.parses`), and the
+CLIP score / BERTScore computed are kept with the run (`RunModelMetric`) so that the results pages
+and exports show them. The headline metrics (per variant: value, n, unparsed) are printed at the end.
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, judges, runner, scoring
+from evaluation import benchmarks, headlines, judges, model_metrics, parsers, readings, runner, scoring
 from evaluation.benchmarks.base import parse_option_order
 from evaluation.benchmarks.blackswan import CLIP_MODEL
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
@@ -46,6 +53,8 @@ class Command(BaseCommand):
         parser.add_argument("--bertscore-model", default="", help="model for BERTScore (hub id or local folder)")
         parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer (default: bert-score's, or the last)")
         parser.add_argument("--device", default=None, help="device for the scoring models (cpu, cuda, ...)")
+        parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
+                            help="answer parser: authors (default: the benchmark authors' released rules) or strict")
 
     def handle(self, *args, **options):
         if bool(options["predictions"]) == bool(options["run"]):
@@ -57,11 +66,11 @@ class Command(BaseCommand):
         benchmark = benchmarks.get(version.benchmark.slug)
         models, used = self._models(benchmark, options)
         try:
-            metrics = scoring.score_predictions(benchmark, requests, predictions, **models)
+            metrics = scoring.score_predictions(benchmark, requests, predictions, parser=options["parser"], **models)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         meta = {"benchmark": version.benchmark.slug, "version": version.label, "checksum": version.checksum,
-                **setting, "models": used}
+                **setting, "models": used, "parser": options["parser"]}
         if getattr(models.get("judge"), "provenance", None):
             meta["judge"] = models["judge"].provenance
         with open(options["out"], "w", encoding="utf-8") as out:
@@ -71,8 +80,15 @@ class Command(BaseCommand):
         if summary["unknown_requests"]:
             self.stderr.write(f"{summary['unknown_requests']} predictions name no request of {version} "
                               f"(e.g. {', '.join(summary['unknown_request_ids'][:3])}); they were left out.")
+        if options["run"]:
+            run = EvaluationRun.objects.get(pk=options["run"])
+            readings.store_readings(run, requests, options["parser"])
+            for row in model_metrics.store(run, metrics, used, options["parser"]):
+                self.stdout.write(f"Kept {row.kind} ({row.model_id}) with run {run.pk} for its results pages.")
         self.stdout.write(f"Scored {summary['requests']} requests of {version} ({summary['answered']} answered, "
                           f"{summary['missing']} missing): {options['out']}")
+        for line in headlines.headline_lines(version.benchmark.slug, metrics):
+            self.stdout.write(line)
 
     def _from_file(self, options):
         version, request_options, variants = request_setup(options)

@@ -18,7 +18,7 @@ def keep_shuffled_order(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("evaluation", "0004_run_option_order"),
+        ("evaluation", "0005_run_option_order"),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0003_judgments'),
+        ('evaluation', '0004_prediction_parses_and_run_model_metrics'),
     ]
 
     operations = [
