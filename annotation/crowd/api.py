@@ -248,11 +248,10 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                              status=409)
 
     def _claim(self, pk) -> Claim:
+        """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
         claim = submissions.load_claim(pk) if str(pk).isdigit() else None
-        if claim is None:
+        if claim is None or claim.worker_id != self.request.user.pk:
             raise CrowdError("No such claim.", status=404)
-        if claim.worker_id != self.request.user.pk:
-            raise CrowdError("This item is not assigned to you.", status=403)
         return claim
 
 
