@@ -3,6 +3,7 @@ from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from config.roles import ANY_ROLE, user_roles
@@ -13,6 +14,7 @@ class TokenView(ObtainAuthToken):
 
     permission_classes = [AllowAny]
     allowed_roles = "public"
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's own view names its parsers; use the guarded ones
 
 
 class WhoAmIView(APIView):

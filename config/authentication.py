@@ -32,6 +32,8 @@ def _query() -> str:
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key):
+        if "\x00" in key:  # PostgreSQL refuses NUL in text; no token holds one
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         with connection.cursor() as cursor:
             cursor.execute(_query(), [key])
             found = cursor.fetchall()

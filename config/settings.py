@@ -48,6 +48,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -133,6 +134,9 @@ STORAGES = {
 MEDIA_ACCEL_REDIRECT_PREFIX = env_str("MEDIA_ACCEL_REDIRECT_PREFIX", "")
 MEDIA_MAX_UPLOAD_MB = env_int("MEDIA_MAX_UPLOAD_MB", 512)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Every JSON request body (API and pages) passes config.json_bodies: larger ones get 413, deeper ones 400.
+JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
+JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 
@@ -144,6 +148,11 @@ REST_FRAMEWORK = {
     ],
     # Every endpoint must declare its roles; an undeclared one refuses everybody.
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.HasRole"],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.json_bodies.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
