@@ -1,20 +1,40 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from config import login_throttle
 from config.roles import ANY_ROLE, user_roles
 
 
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for an API token (send it as `Authorization: Token <key>`)."""
+    """Exchange a username and password for an API token (send it as `Authorization: Token <key>`).
+
+    Failed attempts are throttled per username and per address (`config.login_throttle`): 429.
+    """
 
     permission_classes = [AllowAny]
     allowed_roles = "public"
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's own view names its parsers; use the guarded ones
+
+    def post(self, request, *args, **kwargs):
+        username, password = str(request.data.get("username") or ""), str(request.data.get("password") or "")
+        address = login_throttle.client_address(request)
+        wait = login_throttle.retry_after(username, address)
+        if wait:
+            raise Throttled(wait=wait, detail=login_throttle.REFUSAL)  # DRF adds the wait
+        try:
+            response = super().post(request, *args, **kwargs)
+        except ValidationError:
+            if username and password:
+                login_throttle.record_failure(username, address)
+            raise
+        login_throttle.record_success(username)
+        return response
 
 
 class WhoAmIView(APIView):

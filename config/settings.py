@@ -107,6 +107,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed logins (page and API token) per username and per client address in a window; 0 = no limit.
+LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", 10)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 50)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)
+# Behind a proxy the client's address comes from the header it sets (deploy/nginx.conf: X-Real-IP).
+CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -115,6 +121,13 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+
+# --- Cache (login throttling counters, scored results) ----------------------------------------
+# Unset: each process keeps its own in memory. In production point it at Redis so that every
+# web process shares one set of counters.
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+          if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Static and media -----------------------------------------------------------------------
 STATIC_URL = "/static/"

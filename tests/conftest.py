@@ -92,6 +92,14 @@ def _session_settings(session_var_dir):
 
 
 @pytest.fixture(autouse=True)
+def _empty_cache():
+    """Every test starts with an empty cache: no failed logins counted, no scores kept from another test."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def media_root(settings, tmp_path) -> Path:
     """A fresh, empty MEDIA_ROOT for every test, so 'nothing was written' can be checked exactly."""
     root = tmp_path / "media"

@@ -1,0 +1,80 @@
+"""Password guessing is throttled: the login page and the API token endpoint count failed attempts
+per username and per client address, in Django's cache, for `LOGIN_FAILURE_WINDOW_SECONDS`.
+
+Once a username has `LOGIN_FAILURES_PER_USERNAME` failures, or an address
+`LOGIN_FAILURES_PER_ADDRESS` (0 turns a limit off), further attempts are answered 429 with
+Retry-After until the window that started with the first failure ends; the right password does not
+get through meanwhile. Successful logins are never counted, and one clears its username's failures
+(not its address's: one good account must not reset a guesser's count). The client address is
+REMOTE_ADDR, or the header named by `CLIENT_ADDRESS_HEADER` behind a proxy that sets it (nginx's
+X-Real-IP in deploy/).
+
+Counters live in the default cache: set `CACHE_URL` (Redis) so that every web process shares them.
+"""
+
+import hashlib
+import math
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+
+PREFIX = "login-failures"
+
+
+def client_address(request) -> str:
+    header = settings.CLIENT_ADDRESS_HEADER
+    if header:
+        forwarded = request.META.get("HTTP_" + header.upper().replace("-", "_"), "")
+        if forwarded.strip():
+            return forwarded.strip()
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+REFUSAL = "Too many failed sign-in attempts for this account or from this address."
+
+
+def message(wait: int) -> str:
+    return f"{REFUSAL} Try again in {wait} seconds."
+
+
+def _counters(username: str, address: str) -> list[tuple[str, int]]:
+    """(cache key, limit) of each counter a login attempt belongs to."""
+    found = []
+    for kind, value, limit in (("user", username.strip().lower(), settings.LOGIN_FAILURES_PER_USERNAME),
+                               ("address", address, settings.LOGIN_FAILURES_PER_ADDRESS)):
+        if limit > 0 and value:
+            digest = hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()
+            found.append((f"{PREFIX}:{kind}:{digest}", limit))
+    return found
+
+
+def retry_after(username: str, address: str) -> int:
+    """Seconds until this username may try again from this address; 0 when it may now."""
+    counters = _counters(username, address)
+    keys = [key for key, _limit in counters]
+    stored = cache.get_many(keys + [f"{key}:until" for key in keys])
+    now = time.time()
+    wait = 0
+    for key, limit in counters:
+        if stored.get(key, 0) >= limit:
+            until = stored.get(f"{key}:until", now + settings.LOGIN_FAILURE_WINDOW_SECONDS)
+            wait = max(wait, math.ceil(until - now), 1)
+    return wait
+
+
+def record_failure(username: str, address: str) -> None:
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    for key, _limit in _counters(username, address):
+        cache.add(f"{key}:until", time.time() + window, window)
+        if cache.add(key, 1, window):
+            continue
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr: a new window starts
+            cache.set(key, 1, window)
+
+
+def record_success(username: str) -> None:
+    for key, _limit in _counters(username, ""):
+        cache.delete_many([key, f"{key}:until"])

@@ -1,0 +1,30 @@
+"""The login page, with failed attempts throttled like the API token endpoint's (`config.login_throttle`)."""
+
+from django.contrib.auth import views as auth_views
+
+from config import login_throttle
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "frontend/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request, *args, **kwargs):
+        address = login_throttle.client_address(request)
+        wait = login_throttle.retry_after(request.POST.get("username", ""), address)
+        if wait:
+            response = self.render_to_response(self.get_context_data(throttled=login_throttle.message(wait)),
+                                               status=429)
+            response["Retry-After"] = str(wait)
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form):
+        login_throttle.record_success(form.get_user().get_username())
+        return super().form_valid(form)
+
+    def form_invalid(self, form):
+        username = form.data.get("username", "")
+        if username and form.data.get("password"):
+            login_throttle.record_failure(username, login_throttle.client_address(self.request))
+        return super().form_invalid(form)
