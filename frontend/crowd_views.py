@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from annotation.crowd import assignment, curation, payments, platforms, task_page
+from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from config.permissions import roles_allowed
@@ -152,16 +153,17 @@ def study_detail(request, slug):
     })
 
 
-@roles_allowed(*CURATORS)
+@roles_allowed(*SUBMISSION_READERS)
 def study_queue(request, slug):
-    """One review queue of a study; decisions go through the REST endpoints (annotation.crowd.review)."""
+    """One review queue of a study, for whoever may read submissions (annotation.crowd.access); reviewers
+    also get the decision controls, which go through the REST endpoints (annotation.crowd.review)."""
     study = get_object_or_404(Study, slug=slug)
     try:
         context = curation.queue_context(study, request.GET.get("queue", "all"), request.GET.get("state", "pending"),
                                          request.GET.get("page"))
     except CrowdError as exc:
         return _refused(request, exc, study)
-    return render(request, "crowd/queue.html", context)
+    return render(request, "crowd/queue.html", {**context, "can_review": can_review_submissions(request.user)})
 
 
 @roles_allowed(*CURATORS)

@@ -427,7 +427,8 @@ def test_deciding_twice_is_409(reviewed_study, alice, curator_http, first, secon
 
 
 @pytest.mark.parametrize("role", [ANNOTATOR, RESEARCHER])
-def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study, alice, role):
+def test_workers_and_researchers_cannot_decide_and_workers_cannot_read(reviewed_study, alice, role):
+    """Researchers read submissions (annotation.crowd.access) but only reviewers decide; workers do neither."""
     submission = submitted(reviewed_study, alice)
     outsider = alice if role == ANNOTATOR else make_user("rita", RESEARCHER)
     client = logged_in_api(outsider)
@@ -437,11 +438,14 @@ def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study,
         client.post(f"/api/submissions/{submission.pk}/review/", {"action": "reject", "reason": "x"}, format="json"),
         client.post(f"/api/studies/{reviewed_study.slug}/review/",
                     {"submission_ids": [submission.pk], "action": "approve"}, format="json"),
+    ]
+    reads = [
         client.get(f"/api/studies/{reviewed_study.slug}/queue/"),
         client.get(f"/api/submissions/{submission.pk}/"),
         client.get(f"/api/submissions/{submission.pk}/history/"),
     ]
     assert [c.status_code for c in calls] == [403] * len(calls)
+    assert [c.status_code for c in reads] == [200 if role == RESEARCHER else 403] * len(reads)
     assert snapshot(submission.claim_id) == before
 
 

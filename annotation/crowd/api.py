@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from annotation.blackswan import staged
 from annotation.crowd import assignment, eligibility, history, reports, review, submissions
+from annotation.crowd.access import SUBMISSION_READERS, SUBMISSION_REVIEWERS
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -41,7 +42,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
 
     allowed_roles = CURATORS
     action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": (RESEARCHER, *CURATORS),
-                    "report_csv": (RESEARCHER, *CURATORS)}
+                    "report_csv": (RESEARCHER, *CURATORS), "queue": SUBMISSION_READERS}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
     lookup_field = "slug"
@@ -261,9 +262,12 @@ def _no_store(response):
 
 
 class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve)."""
+    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve).
 
-    allowed_roles = CURATORS
+    Who reads submissions and who decides on them: `annotation.crowd.access`."""
+
+    allowed_roles = SUBMISSION_READERS
+    action_roles = {"decide": SUBMISSION_REVIEWERS}
     queryset = Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")
     serializer_class = SubmissionSerializer
 
