@@ -24,7 +24,7 @@ from annotation.crowd.serializers import (
     SubmissionSerializer,
     WorkerClaimSerializer,
 )
-from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
+from config.roles import ADMIN, ANNOTATOR, CURATOR
 
 CURATORS = (CURATOR, ADMIN)
 TRANSITIONS = {
@@ -41,8 +41,9 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     """Studies. Curators create and manage them; workers only claim (`POST /studies/<slug>/claim/`)."""
 
     allowed_roles = CURATORS
-    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": (RESEARCHER, *CURATORS),
-                    "report_csv": (RESEARCHER, *CURATORS), "queue": SUBMISSION_READERS}
+    # the report and the queues show workers' answers: for whoever may read submissions
+    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": SUBMISSION_READERS,
+                    "report_csv": SUBMISSION_READERS, "queue": SUBMISSION_READERS}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
     lookup_field = "slug"
