@@ -4,7 +4,7 @@ A body is refused before it reaches a view or the database when it is larger tha
 `JSON_BODY_MAX_BYTES` (413), is not UTF-8 JSON, is nested deeper than `JSON_BODY_MAX_DEPTH` arrays
 and objects, or holds a NUL character or a lone UTF-16 surrogate in any string or key (400):
 PostgreSQL stores neither in text or JSON columns, and Python's `json` lets both through as
-`\\u0000` and `\\ud800` escapes.
+`\\u0000` and `\\ud800` escapes. NaN and Infinity, which are not JSON, are refused as DRF's parser does.
 
 API views get it as their JSON parser (`GuardedJSONParser`, the default in `REST_FRAMEWORK`); plain
 views call `request_json(request)`. Both raise errors with an HTTP `status` and a `message`.
@@ -74,7 +74,7 @@ def loads(raw: bytes, encoding: str = "utf-8") -> Any:
     except (UnicodeDecodeError, LookupError) as exc:
         raise JsonBodyError(f"The request body is not valid {encoding} text.") from exc
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError as exc:
         raise JsonBodyError(_too_deep()) from exc
     except ValueError as exc:
@@ -82,6 +82,10 @@ def loads(raw: bytes, encoding: str = "utf-8") -> Any:
     check_value(value, check_text=SUSPECT_ESCAPE.search(text) is not None,
                 check_depth=text.count("[") + text.count("{") > settings.JSON_BODY_MAX_DEPTH)
     return value
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def check_value(value: Any, *, check_text: bool = True, check_depth: bool = True) -> None:

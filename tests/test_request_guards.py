@@ -42,6 +42,7 @@ REFUSED_BODIES = [
     (json.dumps(study_body(required_attributes=nested(65))), "nested more than 64 levels deep"),
     ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
     ('{"name": "Pets",', "not valid JSON"),
+    ('{"name": "Pets", "slug": "pets", "form_schema": {"fields": [], "max": NaN}}', "NaN is not a JSON number"),
 ]
 
 
