@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -22,17 +22,11 @@ class TokenView(ObtainAuthToken):
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's own view names its parsers; use the guarded ones
 
     def post(self, request, *args, **kwargs):
-        username, password = str(request.data.get("username") or ""), str(request.data.get("password") or "")
-        address = login_throttle.client_address(request)
-        wait = login_throttle.retry_after(username, address)
+        username = str(request.data.get("username") or "")
+        wait = login_throttle.retry_after(username, login_throttle.client_address(request))
         if wait:
             raise Throttled(wait=wait, detail=login_throttle.REFUSAL)  # DRF adds the wait
-        try:
-            response = super().post(request, *args, **kwargs)
-        except ValidationError:
-            if username and password:
-                login_throttle.record_failure(username, address)
-            raise
+        response = super().post(request, *args, **kwargs)  # a wrong password is counted where Django reports it
         login_throttle.record_success(username)
         return response
 

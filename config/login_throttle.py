@@ -1,15 +1,19 @@
-"""Password guessing is throttled: the login page and the API token endpoint count failed attempts
-per username and per client address, in Django's cache, for `LOGIN_FAILURE_WINDOW_SECONDS`.
+"""Password guessing is throttled: every failed password check (the login page, the API token
+endpoint, the admin's login) is counted per username and per client address, in Django's cache,
+for `LOGIN_FAILURE_WINDOW_SECONDS`.
 
 Once a username has `LOGIN_FAILURES_PER_USERNAME` failures, or an address
-`LOGIN_FAILURES_PER_ADDRESS` (0 turns a limit off), further attempts are answered 429 with
-Retry-After until the window that started with the first failure ends; the right password does not
-get through meanwhile. Successful logins are never counted, and one clears its username's failures
-(not its address's: one good account must not reset a guesser's count). The client address is
-REMOTE_ADDR, or the header named by `CLIENT_ADDRESS_HEADER` behind a proxy that sets it (nginx's
-X-Real-IP in deploy/).
+`LOGIN_FAILURES_PER_ADDRESS` (0 turns a limit off), further attempts fail until the window that
+started with the first failure ends, even with the right password: the login page and the token
+endpoint answer 429 with Retry-After, and `RefuseWhileThrottled` (the first authentication backend)
+refuses every other password form. Successful logins are never counted, and one clears its
+username's failures (not its address's: one good account must not reset a guesser's count). The
+client address is REMOTE_ADDR, or the header named by `CLIENT_ADDRESS_HEADER` behind a proxy that
+sets it (nginx's X-Real-IP in deploy/).
 
-Counters live in the default cache: set `CACHE_URL` (Redis) so that every web process shares them.
+Failures are counted where Django reports them (the `user_login_failed` signal, connected in
+`config.apps`). Counters live in the default cache: set `CACHE_URL` (Redis) so that every web
+process shares them.
 """
 
 import hashlib
@@ -17,7 +21,9 @@ import math
 import time
 
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 
 PREFIX = "login-failures"
 
@@ -78,3 +84,20 @@ def record_failure(username: str, address: str) -> None:
 def record_success(username: str) -> None:
     for key, _limit in _counters(username, ""):
         cache.delete_many([key, f"{key}:until"])
+
+
+def count_failure(sender, credentials, request=None, **kwargs) -> None:
+    """`user_login_failed` receiver: a failed password check of any login form counts."""
+    if request is not None:
+        record_failure(str(credentials.get("username") or ""), client_address(request))
+
+
+class RefuseWhileThrottled(ModelBackend):
+    """The first authentication backend: refuses a throttled username or address before any password
+    is checked, and otherwise leaves authentication to the next backend (Django's ModelBackend). It
+    inherits `get_user`, so that sessions made with it (the test client's `force_login`) work."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is not None and username and retry_after(str(username), client_address(request)):
+            raise PermissionDenied(REFUSAL)
+        return None

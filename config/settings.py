@@ -101,6 +101,11 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_b
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth -----------------------------------------------------------------------------------
+# The first refuses throttled sign-ins (config.login_throttle); the second checks passwords.
+AUTHENTICATION_BACKENDS = [
+    "config.login_throttle.RefuseWhileThrottled",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,4 +1,5 @@
-"""The login page, with failed attempts throttled like the API token endpoint's (`config.login_throttle`)."""
+"""The login page: past the limit of failed attempts (`config.login_throttle`, which counts them) it
+answers 429 with Retry-After, like the API token endpoint."""
 
 from django.contrib.auth import views as auth_views
 
@@ -22,9 +23,3 @@ class LoginView(auth_views.LoginView):
     def form_valid(self, form):
         login_throttle.record_success(form.get_user().get_username())
         return super().form_valid(form)
-
-    def form_invalid(self, form):
-        username = form.data.get("username", "")
-        if username and form.data.get("password"):
-            login_throttle.record_failure(username, login_throttle.client_address(self.request))
-        return super().form_invalid(form)

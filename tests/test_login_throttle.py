@@ -112,3 +112,25 @@ def test_behind_a_proxy_the_configured_header_names_the_client(annotator, settin
     other = client.post("/api/auth/token/", {"username": "ann", "password": PASSWORD}, format="json",
                         REMOTE_ADDR="127.0.0.1", HTTP_X_REAL_IP="203.0.113.8")
     assert (blocked.status_code, other.status_code) == (429, 200)
+
+
+def test_the_admin_login_is_refused_while_throttled(admin_user):
+    """The admin's own login form counts failures too and, past the limit, refuses even the right password."""
+    def admin_login(password):
+        client = logged_in_client(None)
+        response = client.post(reverse("admin:login"), {"username": "adm", "password": password,
+                                                        "next": "/admin/"}, REMOTE_ADDR="10.0.0.1")
+        return response, client
+
+    for _ in range(2):
+        assert admin_login("wrong")[0].status_code == 200
+    token("adm", "wrong")  # the third failure, on the API
+    response, client = admin_login(PASSWORD)
+    assert response.status_code == 200 and "_auth_user_id" not in client.session
+    assert token("adm", PASSWORD).status_code == 429
+
+
+def test_a_good_admin_login_is_not_refused(admin_user):
+    client = logged_in_client(None)
+    response = client.post(reverse("admin:login"), {"username": "adm", "password": PASSWORD, "next": "/admin/"})
+    assert response.status_code == 302 and client.session["_auth_user_id"] == str(admin_user.pk)
