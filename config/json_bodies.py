@@ -61,10 +61,16 @@ def read_limited(stream, declared: int) -> bytes:
     limit = max_body_bytes()
     if declared > limit:
         raise too_large()
-    raw = stream.read(limit + 1)
-    if len(raw) > limit:
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = stream.read(limit + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
         raise too_large()
-    return raw
+    return b"".join(chunks)
 
 
 def loads(raw: bytes, encoding: str = "utf-8") -> Any:
