@@ -8,4 +8,9 @@ class PlatformConfig(AppConfig):
     verbose_name = "Platform configuration"
 
     def ready(self):
+        from django.contrib.auth.signals import user_login_failed
+
         from config import checks  # noqa: F401  (registers the deployment checks)
+        from config.login_throttle import count_failure
+
+        user_login_failed.connect(count_failure, dispatch_uid="config.login_throttle.count_failure")

@@ -6,11 +6,15 @@ so here one hand-written query returns the user's row once per group, and the ro
 attached to the user (`config.roles.user_roles` reads them from there).
 """
 
+from functools import wraps
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.http import HttpResponse
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
+from rest_framework.authentication import get_authorization_header
 from rest_framework.authtoken.models import Token
 
 from config.roles import roles_from
@@ -32,6 +36,8 @@ def _query() -> str:
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key):
+        if "\x00" in key:  # PostgreSQL refuses NUL in text; no token holds one
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         with connection.cursor() as cursor:
             cursor.execute(_query(), [key])
             found = cursor.fetchall()
@@ -43,3 +49,27 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         user._platform_roles = roles_from(user.is_superuser, [row[-1] for row in found if row[-1]])
         return user, key
+
+
+def accepts_api_token(view):
+    """Let a page or file view (not an API view) also take `Authorization: Token <key>`.
+
+    A request without a session but with a token header is signed in as the token's user for this
+    request only; the view's own role and object checks then run as for a session. A wrong token is
+    401, like the API's answer.
+    """
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated and get_authorization_header(request):
+            try:
+                found = TokenAuthentication().authenticate(request)
+            except exceptions.AuthenticationFailed as exc:
+                response = HttpResponse(str(exc.detail), status=401, content_type="text/plain; charset=utf-8")
+                response["WWW-Authenticate"] = "Token"
+                return response
+            if found is not None:
+                request.user = found[0]
+        return view(request, *args, **kwargs)
+
+    return wrapper

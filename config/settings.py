@@ -48,6 +48,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -100,12 +101,23 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_b
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth -----------------------------------------------------------------------------------
+# The first refuses throttled sign-ins (config.login_throttle); the second checks passwords.
+AUTHENTICATION_BACKENDS = [
+    "config.login_throttle.RefuseWhileThrottled",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed logins (page and API token) per username and per client address in a window; 0 = no limit.
+LOGIN_FAILURES_PER_USERNAME = env_int("LOGIN_FAILURES_PER_USERNAME", 10)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 50)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 15 * 60)
+# Behind a proxy the client's address comes from the header it sets (deploy/nginx.conf: X-Real-IP).
+CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -114,6 +126,13 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+
+# --- Cache (login throttling counters, scored results) ----------------------------------------
+# Unset: each process keeps its own in memory. In production point it at Redis so that every
+# web process shares one set of counters.
+CACHE_URL = env_str("CACHE_URL", "")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+          if CACHE_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Static and media -----------------------------------------------------------------------
 STATIC_URL = "/static/"
@@ -136,6 +155,9 @@ MEDIA_MAX_UPLOAD_MB = env_int("MEDIA_MAX_UPLOAD_MB", 512)
 MEDIA_ORPHAN_GRACE_SECONDS = env_int("MEDIA_ORPHAN_GRACE_SECONDS", 3600)
 MEDIA_CLEAN_INTERVAL_SECONDS = env_int("MEDIA_CLEAN_INTERVAL_SECONDS", 3600)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Every JSON request body (API and pages) passes config.json_bodies: larger ones get 413, deeper ones 400.
+JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
+JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 
@@ -145,7 +167,6 @@ MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # e.g. HTTP_X_REAL_IP (deploy/nginx.conf sets X-Real-IP).
 CROWD_ENTRY_RATE_LIMIT = env_int("CROWD_ENTRY_RATE_LIMIT", 30)
 CROWD_ENTRY_RATE_WINDOW = env_int("CROWD_ENTRY_RATE_WINDOW", 60)
-CROWD_ENTRY_CLIENT_ADDRESS_HEADER = env_str("CROWD_ENTRY_CLIENT_ADDRESS_HEADER", "")
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -155,6 +176,11 @@ REST_FRAMEWORK = {
     ],
     # Every endpoint must declare its roles; an undeclared one refuses everybody.
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.HasRole"],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.json_bodies.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -2,7 +2,7 @@
 
 Each action queues a background job (`evaluation.exports.enqueue_export`) and answers with links to
 the job's page and to the download, which works once the job has finished; nothing is built in the
-request. Only researchers and admins may export (checked here and again in `enqueue_export`).
+request. Who may export which rows is checked in `enqueue_export` (`exports.can_export`).
 
 Importing this module adds the actions to the registered admins (`attach`): on evaluation runs,
 the predictions, metrics or judgments of the selected runs, or the runs themselves; on predictions,

@@ -1,5 +1,6 @@
-"""The download of a finished export job's file: for researchers and admins; a researcher gets only
-the exports they asked for. The file is sent like protected media (streamed, or by nginx)."""
+"""The download of a finished export job's file: for whoever may export its rows (`exports.can_export`:
+researchers and admins; crowd submissions also curators), and only the exports they asked for (an
+admin gets any). The file is sent like protected media (streamed, or by nginx)."""
 
 from dataclasses import dataclass
 
@@ -9,7 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.media_serving import serve_protected
 from config.permissions import roles_allowed
-from config.roles import ADMIN, RESEARCHER, has_role
+from config.roles import ADMIN, STAFF_ROLES, has_role
 from evaluation import exports
 from generation.models import Job
 
@@ -22,11 +23,14 @@ class ExportFile:
     name: str
 
 
-@roles_allowed(RESEARCHER, ADMIN)
+@roles_allowed(*STAFF_ROLES)
 def download_export(request, pk):
     job = get_object_or_404(Job, pk=pk, kind=exports.EXPORT_JOB_KIND)
     if job.requested_by_id != request.user.pk and not has_role(request.user, ADMIN):
         raise PermissionDenied("This export belongs to someone else.")
+    what = (job.params or {}).get("what")
+    if not exports.can_export(request.user, what if what in exports.SOURCES else None):
+        raise PermissionDenied("Your role does not allow this export.")
     if not job.is_finished:
         return HttpResponse("The export is still running.", status=409, content_type="text/plain")
     path = exports.export_file(job)

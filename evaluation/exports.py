@@ -53,6 +53,7 @@ from django.db import models
 from django.db.models import F, TextField
 from django.db.models.functions import Cast, Coalesce
 
+from annotation.crowd.access import can_read_submissions
 from config.roles import ADMIN, RESEARCHER, has_role
 from generation.jobs import job_handler
 
@@ -73,9 +74,17 @@ class ExportError(Exception):
     """The export cannot be made as asked (unknown source or format, a bad selection, an existing folder)."""
 
 
-def can_export(user) -> bool:
-    """Researchers and admins export results."""
+def may_export_results(user) -> bool:
+    """Researchers and admins export evaluation results."""
     return has_role(user, RESEARCHER, ADMIN)
+
+
+def can_export(user, what: str | None = None) -> bool:
+    """Whether `user` may export source `what` (each source names who may: `Source.allowed`); without
+    `what`, whether they may export anything."""
+    if what is None:
+        return any(src.allowed(user) for src in SOURCES.values())
+    return source(what).allowed(user)
 
 
 # --- Columns and row sources ----------------------------------------------------------------------
@@ -114,6 +123,8 @@ class Source:
     run_lookup: str | None = None  # the field that holds the run id, if rows belong to runs
     study_lookup: str | None = None  # the field that holds the crowd study's slug
     compute: Callable[[models.QuerySet], Iterator[tuple]] | None = None
+    allowed: Callable = may_export_results  # allowed(user) -> bool: who may export these rows
+    refusal: str = "Only researchers and admins export results."
 
     @property
     def model(self) -> type[models.Model]:
@@ -305,7 +316,9 @@ SOURCES: dict[str, Source] = {
     "judgments": Source("judgments", "evaluation.Judgment", JUDGMENT_COLUMNS,
                         "LLM judges' verdicts on predictions", run_lookup="prediction__run_id"),
     "submissions": Source("submissions", "annotation.Submission", SUBMISSION_COLUMNS,
-                          "crowd submissions (human judgments)", study_lookup="claim__study__slug"),
+                          "crowd submissions (human judgments)", study_lookup="claim__study__slug",
+                          allowed=can_read_submissions,  # the one rule of the API, the admin and the pages
+                          refusal="Only curators, researchers and admins export crowd submissions."),
 }
 
 
@@ -632,14 +645,14 @@ def check_request(what: str, fmt: str) -> None:
 
 
 def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=None):
-    """Queue an export job for a researcher or an admin; returns the job."""
+    """Queue an export job for a user the source allows (`can_export`); returns the job."""
     from django.core.exceptions import PermissionDenied
 
     from generation import jobs
 
-    if not can_export(user):
-        raise PermissionDenied("Only researchers and admins export results.")
     check_request(what, fmt)
+    if not can_export(user, what):
+        raise PermissionDenied(source(what).refusal)
     params = {"what": what, "fmt": fmt}
     for key, value in (("runs", runs), ("studies", studies), ("ids", ids)):
         if value:

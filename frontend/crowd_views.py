@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from annotation.crowd import assignment, curation, payments, platforms, study_settings, task_page
+from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.crowd.study_forms import StudySettingsForm
@@ -105,7 +106,7 @@ def _enter(request, study: Study, visit):
 
 def _entry_study(request, slug, platform) -> Study:
     """The study an entry link leads to: 429 past the rate limit, 404 unless it recruits on `platform`."""
-    platforms.admit(request.META)
+    platforms.admit(request)
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         raise CrowdError("There is no such study.", status=404)
@@ -189,16 +190,17 @@ def study_settings_page(request, slug):
     return render(request, "crowd/study_settings.html", {"study": study, "form": form}, status=status)
 
 
-@roles_allowed(*CURATORS)
+@roles_allowed(*SUBMISSION_READERS)
 def study_queue(request, slug):
-    """One review queue of a study; decisions go through the REST endpoints (annotation.crowd.review)."""
+    """One review queue of a study, for whoever may read submissions (annotation.crowd.access); reviewers
+    also get the decision controls, which go through the REST endpoints (annotation.crowd.review)."""
     study = get_object_or_404(Study, slug=slug)
     try:
         context = curation.queue_context(study, request.GET.get("queue", "all"), request.GET.get("state", "pending"),
                                          request.GET.get("page"))
     except CrowdError as exc:
         return _refused(request, exc, study)
-    return render(request, "crowd/queue.html", context)
+    return render(request, "crowd/queue.html", {**context, "can_review": can_review_submissions(request.user)})
 
 
 @roles_allowed(*CURATORS)

@@ -4,10 +4,10 @@
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
+from annotation.crowd.access import SUBMISSION_READERS
 from annotation.crowd.models import Study
 from annotation.crowd.reports import study_report
 from config.permissions import roles_allowed
-from config.roles import ADMIN, CURATOR, RESEARCHER
 
 # (key in an agreement row, column heading) in display order
 STAT_COLUMNS = [
@@ -19,7 +19,7 @@ STAT_COLUMNS = [
 ]
 
 
-@roles_allowed(CURATOR, RESEARCHER, ADMIN)
+@roles_allowed(*SUBMISSION_READERS)
 def study_report_page(request, slug):
     study = get_object_or_404(Study, slug=slug)
     report = study_report(study)

@@ -8,8 +8,6 @@ the splits of the video while their jobs run. "Split" records a `VideoSplit` and
 split anyway (`resolve_flagged`). Curators and admins only.
 """
 
-import json
-
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -17,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from annotation.blackswan import splits, timeline
 from annotation.models import Video, VideoSplit
+from config.json_bodies import JsonBodyError, request_json
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.splitting import SplitError
@@ -25,18 +24,19 @@ IMAGE_CACHE = "private, max-age=600"
 DECISIONS = ("split_anyway", "filter_out")
 
 
-def _error(exc: SplitError) -> JsonResponse:
+def _error(exc: SplitError | JsonBodyError) -> JsonResponse:
+    if isinstance(exc, JsonBodyError):
+        return JsonResponse({"error": exc.message}, status=exc.status)
     status = 409 if isinstance(exc, timeline.NotSplittable) else 400
     return JsonResponse({"error": str(exc)}, status=status)
 
 
 def _request_data(request) -> dict:
-    """A POST's fields, sent as JSON or as a form."""
+    """A POST's fields, sent as JSON (through the JSON body guard) or as a form."""
     if request.content_type == "application/json":
-        try:
-            data = json.loads(request.body or b"{}")
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise SplitError("The request body is not valid JSON.") from exc
+        data = request_json(request)
+        if data is None:
+            return {}
         if not isinstance(data, dict):
             raise SplitError("The request body must be a JSON object.")
         return data
@@ -135,7 +135,7 @@ def split_create(request, pk):
             return JsonResponse(result, status=400)
         split = splits.split_library_video(video, result["event_start"], result["event_end"], request.user,
                                            snap=result["snap"])
-    except SplitError as exc:
+    except (SplitError, JsonBodyError) as exc:
         return _error(exc)
     return JsonResponse({"split": _with_links(timeline.split_row(split)), "plan": result}, status=201)
 
@@ -153,7 +153,7 @@ def split_resolve(request, pk):
     split = get_object_or_404(VideoSplit.objects.select_related("video"), pk=pk)
     try:
         data = _request_data(request)
-    except SplitError as exc:
+    except (SplitError, JsonBodyError) as exc:
         return _error(exc)
     decision = str(data.get("decision") or "")
     if decision not in DECISIONS:

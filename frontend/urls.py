@@ -1,12 +1,11 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import blackswan_views, report_views, results_views, run_views, split_views, views
+from frontend import blackswan_views, login_views, report_views, results_views, run_views, split_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="frontend/login.html",
-                                                 redirect_authenticated_user=True), name="login"),
+    path("login/", login_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("tasks/", views.my_tasks, name="my-tasks"),
     path("queues/", views.queues, name="queues"),

@@ -92,8 +92,9 @@ def _session_settings(session_var_dir):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
-    """An empty cache for every test: rate limits (crowd entry links) count from zero."""
+def _empty_cache():
+    """Every test starts with an empty cache: no failed logins counted, no scores kept from another test,
+    entry-link rate limits count from zero."""
     from django.core.cache import cache
 
     cache.clear()

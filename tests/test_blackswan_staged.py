@@ -314,9 +314,10 @@ def test_drafts_are_checked_for_shape(worker_api, claim):
 def test_someone_elses_claim_and_the_generic_endpoints_are_refused(worker_api, claim, study):
     other_api = logged_in_api(make_user("otto", ANNOTATOR))
     before = snapshot(claim)
-    assert other_api.get(reverse("api-claim-stage", kwargs={"pk": claim.pk})).status_code == 403
-    assert submit(other_api, claim, FORECASTER).status_code == 403
-    assert save(other_api, claim, FORECASTER, {"scenarios": SCENARIOS}).status_code == 403
+    # another worker's claim does not exist for them
+    assert other_api.get(reverse("api-claim-stage", kwargs={"pk": claim.pk})).status_code == 404
+    assert submit(other_api, claim, FORECASTER).status_code == 404
+    assert save(other_api, claim, FORECASTER, {"scenarios": SCENARIOS}).status_code == 404
     # the form studies' draft and submit endpoints do not take staged answers
     for verb in ("draft", "submit"):
         response = worker_api.post(reverse(f"api-claim-{verb}", kwargs={"pk": claim.pk}),
@@ -333,7 +334,7 @@ def test_returning_the_item_frees_it_for_another_worker(worker_api, claim, study
     assert submit(worker_api, claim, DETECTIVE).status_code == 409
     other = claim_for(logged_in_api(make_user("otto", ANNOTATOR)), study)
     assert other.item_id == claim.item_id
-    assert worker_api.get(reverse("api-claim-stage", kwargs={"pk": other.pk})).status_code == 403
+    assert worker_api.get(reverse("api-claim-stage", kwargs={"pk": other.pk})).status_code == 404
 
 
 # --- What the server hands out per step -------------------------------------------------------------

@@ -111,11 +111,33 @@ def test_a_draft_on_someone_elses_claim_is_refused(alice_api, bob_api):
     claim = claim_via_api(alice_api, study)
     before = snapshot(claim["id"])
     response = bob_api.put(f"/api/claims/{claim['id']}/draft/", {"data": {"label": "dog"}}, format="json")
-    assert response.status_code == 403 and response.json()["error"] == "This item is not assigned to you."
+    assert response.status_code == 404 and response.json()["error"] == "No such claim."
     assert snapshot(claim["id"]) == before and not Draft.objects.exists()
     # other workers' claims do not even exist for them
     assert bob_api.get(f"/api/claims/{claim['id']}/").status_code == 404
     assert [c["id"] for c in bob_api.get("/api/claims/").json()["results"]] == []
+
+
+CLAIM_ACTIONS = [  # (method, path after /api/claims/<id>/): every action of a worker's claim
+    ("put", "draft/"), ("post", "draft/"), ("post", "submit/"), ("post", "release/"), ("get", "stage/"),
+    ("put", "steps/forecaster/draft/"), ("post", "steps/forecaster/draft/"), ("post", "steps/forecaster/submit/"),
+]
+
+
+@pytest.mark.parametrize(("method", "ending"), CLAIM_ACTIONS)
+def test_every_action_on_someone_elses_claim_is_404_like_the_claim_itself(alice_api, bob_api, method, ending):
+    """Another worker's claim does not exist for a worker: each action answers exactly as GET on it."""
+    study = make_study()
+    claim = claim_via_api(alice_api, study)
+    before = snapshot(claim["id"])
+    shown = bob_api.get(f"/api/claims/{claim['id']}/")
+    response = getattr(bob_api, method)(f"/api/claims/{claim['id']}/{ending}", {"data": GOOD}, format="json")
+    assert shown.status_code == response.status_code == 404
+    assert response.json() == {"error": "No such claim."}
+    assert snapshot(claim["id"]) == before
+    # the same action on a claim id nobody has answers the same
+    missing = getattr(bob_api, method)(f"/api/claims/{claim['id'] + 1000}/{ending}", {"data": GOOD}, format="json")
+    assert (missing.status_code, missing.json()) == (404, {"error": "No such claim."})
 
 
 @pytest.mark.parametrize("ending", ["submit", "release"])
@@ -209,12 +231,12 @@ def test_submitting_without_a_claim_is_404(alice_api, bob_api):
     assert not Submission.objects.exists()
 
 
-def test_submitting_to_someone_elses_claim_is_403_and_writes_nothing(alice_api, bob_api):
+def test_submitting_to_someone_elses_claim_is_404_and_writes_nothing(alice_api, bob_api):
     study = make_study()
     claim = claim_via_api(alice_api, study)
     before = snapshot(claim["id"])
     response = bob_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
-    assert response.status_code == 403 and response.json() == {"error": "This item is not assigned to you."}
+    assert response.status_code == 404 and response.json() == {"error": "No such claim."}
     assert snapshot(claim["id"]) == before
     assert alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json").status_code == 201
 
@@ -406,7 +428,8 @@ def test_deciding_twice_is_409(reviewed_study, alice, curator_http, first, secon
 
 
 @pytest.mark.parametrize("role", [ANNOTATOR, RESEARCHER])
-def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study, alice, role):
+def test_workers_and_researchers_cannot_decide_and_workers_cannot_read(reviewed_study, alice, role):
+    """Researchers read submissions (annotation.crowd.access) but only reviewers decide; workers do neither."""
     submission = submitted(reviewed_study, alice)
     outsider = alice if role == ANNOTATOR else make_user("rita", RESEARCHER)
     client = logged_in_api(outsider)
@@ -416,11 +439,14 @@ def test_workers_and_researchers_cannot_use_the_review_endpoints(reviewed_study,
         client.post(f"/api/submissions/{submission.pk}/review/", {"action": "reject", "reason": "x"}, format="json"),
         client.post(f"/api/studies/{reviewed_study.slug}/review/",
                     {"submission_ids": [submission.pk], "action": "approve"}, format="json"),
+    ]
+    reads = [
         client.get(f"/api/studies/{reviewed_study.slug}/queue/"),
         client.get(f"/api/submissions/{submission.pk}/"),
         client.get(f"/api/submissions/{submission.pk}/history/"),
     ]
     assert [c.status_code for c in calls] == [403] * len(calls)
+    assert [c.status_code for c in reads] == [200 if role == RESEARCHER else 403] * len(reads)
     assert snapshot(submission.claim_id) == before
 
 

@@ -212,7 +212,8 @@ def test_a_returned_claim_frees_its_place(workers):
 def test_release_endpoint(workers):
     study = make_study(items=1)
     claim = assignment.claim_next(study, workers[0])
-    assert logged_in_api(workers[1]).post(f"/api/claims/{claim.pk}/release/").status_code == 403
+    # another worker's claim does not exist for them
+    assert logged_in_api(workers[1]).post(f"/api/claims/{claim.pk}/release/").status_code == 404
     response = logged_in_api(workers[0]).post(f"/api/claims/{claim.pk}/release/")
     assert response.status_code == 200 and response.json() == {"id": claim.pk, "status": "returned"}
     again = logged_in_api(workers[0]).post(f"/api/claims/{claim.pk}/release/")

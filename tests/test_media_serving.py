@@ -2,9 +2,12 @@
 
 import pytest
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
+from annotation.crowd import assignment
 from annotation.media_serving import RangeNotSatisfiable, parse_range
-from tests.conftest import ingest_path, logged_in_client
+from config.roles import CURATOR
+from tests.conftest import create_study, ingest_path, logged_in_client, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +193,48 @@ def test_a_registered_grant_lets_an_annotator_stream(annotator, annotator_client
     response = annotator_client.get(video_url, headers={"range": "bytes=0-99"})
     assert response.status_code == 206
     assert body(response) == file_bytes[:100]
+
+
+# --- API tokens instead of a session ---------------------------------------------------------------
+
+def token_client(user):
+    client = logged_in_client(None)
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {Token.objects.create(user=user).key}"
+    return client
+
+
+@pytest.mark.parametrize("name", ["media-video-file", "media-image-file"])
+def test_staff_stream_with_an_api_token(researcher, stored_video, image, file_bytes, name):
+    asset = stored_video if name == "media-video-file" else image
+    response = token_client(researcher).get(reverse(name, args=[asset.pk]), headers={"range": "bytes=0-99"})
+    assert response.status_code == 206
+    if asset is stored_video:
+        assert body(response) == file_bytes[:100]
+    assert_private(response)
+
+
+def test_a_token_gets_the_same_per_object_answers_as_a_session(annotator, annotator_client, stored_video, video_url,
+                                                               file_bytes):
+    """An annotator streams the video of their active claim and nothing else, with a token as with a session."""
+    by_token = token_client(annotator)
+    assert by_token.get(video_url).status_code == annotator_client.get(video_url).status_code == 403
+    study = create_study("clips", form={"fields": [{"name": "ok", "type": "single_choice", "options": ["y", "n"]}]},
+                         items=0, extra_rows=[{"external_id": "clip", "payload": {}, "video": stored_video}])
+    claim = assignment.claim_next(study, annotator)
+    assert claim is not None and claim.item.video_id == stored_video.pk
+    token_answer = by_token.get(video_url, headers={"range": "bytes=0-99"})
+    assert token_answer.status_code == annotator_client.get(video_url, headers={"range": "bytes=0-99"}).status_code
+    assert token_answer.status_code == 206 and body(token_answer) == file_bytes[:100]
+    assignment.release(claim, annotator)
+    assert by_token.get(video_url).status_code == annotator_client.get(video_url).status_code == 403
+    # a missing file answers as for a session too
+    missing = reverse("media-video-file", args=[stored_video.pk + 1000])
+    assert token_client(make_user("cora", CURATOR)).get(missing).status_code == 404
+
+
+def test_a_wrong_token_is_401_and_no_token_is_sent_to_login(video_url):
+    client = logged_in_client(None)
+    client.defaults["HTTP_AUTHORIZATION"] = "Token not-a-real-key"
+    response = client.get(video_url)
+    assert response.status_code == 401 and response.content == b"Invalid token."
+    assert logged_in_client(None).get(video_url).status_code == 302

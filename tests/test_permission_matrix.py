@@ -106,12 +106,14 @@ MATRIX: dict[str, Case] = {
                                        kwargs={"pk": MISSING}),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
-    # an export job that does not exist: researchers and admins get 404, other roles 403
-    "export-download": Case(GET=page(RESEARCHERS, ok=404), kwargs={"pk": MISSING}),
+    # an export job that does not exist: whoever may export something (curators export crowd submissions)
+    # gets 404, other roles 403
+    "export-download": Case(GET=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     # --- Crowd pages (a study that does not exist: allowed -> 404, refused -> 403) ----------
     "crowd-studies": Case(GET=page(CURATORS)),
     "crowd-study-detail": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
-    "crowd-study-queue": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    # whoever may read submissions (annotation.crowd.access) reads the review queues
+    "crowd-study-queue": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                  kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
@@ -166,7 +168,7 @@ MATRIX: dict[str, Case] = {
     "api-study-pause": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "api-study-close": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "api-study-items": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
-    "api-study-queue": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "api-study-queue": Case(GET=api(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "api-study-review": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404),
                              kwargs={"slug": "no-such-study"}),
     "api-claim-list": Case(GET=api((ANNOTATOR, CURATOR))),
@@ -190,9 +192,10 @@ MATRIX: dict[str, Case] = {
     # the answers are checked before the test is looked up: no answers -> 400
     "api-qualification-test-attempt": Case(GET=api((ANNOTATOR, CURATOR), ok=405),
                                            POST=api((ANNOTATOR, CURATOR), ok=400), kwargs={"pk": MISSING}),
-    "api-submission-detail": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
-    "api-submission-decide": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
-    "api-submission-history": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-submission-detail": Case(GET=api(STAFF, ok=404), kwargs={"pk": MISSING}),
+    # readers may GET the route (405: POST only); only reviewers may decide
+    "api-submission-decide": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-submission-history": Case(GET=api(STAFF, ok=404), kwargs={"pk": MISSING}),
     # --- API: auth and documentation -------------------------------------------------------
     "api-token": Case(GET=everyone(405), POST=everyone(400)),  # public; no credentials -> 400
     "api-me": Case(GET=api(EVERY_ROLE)),

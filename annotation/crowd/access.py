@@ -1,14 +1,34 @@
-"""Workers see the media of the items they are working on now, and nothing else.
+"""Who may see what of the crowd engine's work.
 
-Items of staged studies (BlackSwanSuite's staged reveal) are the exception: their `video` is the
-parent of the split, which no worker streams; what they may stream is the clip their current step
-shows (`annotation.blackswan.staged.may_stream`).
+Submissions (workers' answers): one rule, `can_read_submissions`, for the API, the admin, the
+pages and the exports. Curators review them, researchers analyse them (study reports, exports of
+human judgments), admins do everything; workers see only their own claims. Curators are not
+assigned to single studies (every curator runs every study), so the rule is the same for every
+study. Deciding on submissions (approve, reject, edit) is for reviewers only: curators and admins.
+
+Media: workers see the media of the items they are working on now, and nothing else. Items of
+staged studies (BlackSwanSuite's staged reveal) are the exception: their `video` is the parent of
+the split, which no worker streams; what they may stream is the clip their current step shows
+(`annotation.blackswan.staged.may_stream`).
 """
 
 from annotation.access import media_grant
 from annotation.blackswan import staged
 from annotation.crowd.models import Claim
 from annotation.models import Image, Video
+from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
+
+SUBMISSION_READERS = (CURATOR, RESEARCHER, ADMIN)
+SUBMISSION_REVIEWERS = (CURATOR, ADMIN)
+
+
+def can_read_submissions(user) -> bool:
+    """Whether `user` may read workers' submissions (of any study; see the module's docstring)."""
+    return has_role(user, *SUBMISSION_READERS)
+
+
+def can_review_submissions(user) -> bool:
+    return has_role(user, *SUBMISSION_REVIEWERS)
 
 
 @media_grant

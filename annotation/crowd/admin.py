@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from annotation.crowd import study_settings
+from annotation.crowd.access import can_read_submissions
 from annotation.crowd.models import (
     Claim,
     HistoryEntry,
@@ -48,8 +49,19 @@ class ClaimAdmin(admin.ModelAdmin):
     readonly_fields = ["study", "item", "worker", "status", "claimed_at", "finished_at", "presentation"]
 
 
+class SubmissionReadRule:
+    """Workers' answers are seen by whom `can_read_submissions` allows, as in the API, the pages and
+    the exports, whatever Django model permissions a user holds; changing them also needs the rule."""
+
+    def has_view_permission(self, request, obj=None):
+        return can_read_submissions(request.user)
+
+    def has_change_permission(self, request, obj=None):
+        return can_read_submissions(request.user) and super().has_change_permission(request, obj)
+
+
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(SubmissionReadRule, admin.ModelAdmin):
     list_display = ["id", "claim", "review_state", "review_queue", "check_passed", "active_seconds", "submitted_at"]
     list_filter = ["review_state", "review_queue", "check_passed", "claim__study"]
     search_fields = ["claim__worker__username", "claim__item__external_id"]
@@ -99,7 +111,7 @@ class StudyExclusionAdmin(admin.ModelAdmin):
 
 
 @admin.register(StagedStep)
-class StagedStepAdmin(admin.ModelAdmin):
+class StagedStepAdmin(SubmissionReadRule, admin.ModelAdmin):
     """Steps of BlackSwanSuite staged claims, read-only: submitted steps are frozen by the database."""
 
     list_display = ["claim", "step", "draft_revision", "submitted_at", "active_seconds", "wall_seconds"]

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from annotation.blackswan import staged
 from annotation.crowd import assignment, eligibility, history, reports, review, study_settings, submissions
+from annotation.crowd.access import SUBMISSION_READERS, SUBMISSION_REVIEWERS
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
@@ -23,7 +24,7 @@ from annotation.crowd.serializers import (
     SubmissionSerializer,
     WorkerClaimSerializer,
 )
-from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
+from config.roles import ADMIN, ANNOTATOR, CURATOR
 
 CURATORS = (CURATOR, ADMIN)
 TRANSITIONS = {
@@ -40,8 +41,9 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     """Studies. Curators create and manage them; workers only claim (`POST /studies/<slug>/claim/`)."""
 
     allowed_roles = CURATORS
-    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": (RESEARCHER, *CURATORS),
-                    "report_csv": (RESEARCHER, *CURATORS)}
+    # the report and the queues show workers' answers: for whoever may read submissions
+    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": SUBMISSION_READERS,
+                    "report_csv": SUBMISSION_READERS, "queue": SUBMISSION_READERS}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
     lookup_field = "slug"
@@ -251,11 +253,10 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                              status=409)
 
     def _claim(self, pk) -> Claim:
+        """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
         claim = submissions.load_claim(pk) if str(pk).isdigit() else None
-        if claim is None:
+        if claim is None or claim.worker_id != self.request.user.pk:
             raise CrowdError("No such claim.", status=404)
-        if claim.worker_id != self.request.user.pk:
-            raise CrowdError("This item is not assigned to you.", status=403)
         return claim
 
 
@@ -265,9 +266,12 @@ def _no_store(response):
 
 
 class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve)."""
+    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve).
 
-    allowed_roles = CURATORS
+    Who reads submissions and who decides on them: `annotation.crowd.access`."""
+
+    allowed_roles = SUBMISSION_READERS
+    action_roles = {"decide": SUBMISSION_REVIEWERS}
     queryset = Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")
     serializer_class = SubmissionSerializer
 

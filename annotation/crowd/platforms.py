@@ -29,6 +29,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, WorkerProfile
+from config.client_address import client_address
 from config.roles import ANNOTATOR, user_roles
 
 PROLIFIC = WorkerProfile.Platform.PROLIFIC
@@ -114,15 +115,13 @@ def parse_mturk(params) -> Visit:
     return Visit(platform=MTURK, worker_id=values.pop("workerId"), ids=values)
 
 
-def admit(meta) -> None:
-    """429 when the client address (`CROWD_ENTRY_CLIENT_ADDRESS_HEADER` of the request's META, else
-    REMOTE_ADDR) has opened more than `CROWD_ENTRY_RATE_LIMIT` entry links in the current window."""
+def admit(request) -> None:
+    """429 when the client's address (`config.client_address`) has opened more than
+    `CROWD_ENTRY_RATE_LIMIT` entry links in the current window."""
     limit, window = settings.CROWD_ENTRY_RATE_LIMIT, max(1, settings.CROWD_ENTRY_RATE_WINDOW)
     if limit <= 0:
         return
-    header = settings.CROWD_ENTRY_CLIENT_ADDRESS_HEADER or "REMOTE_ADDR"
-    # behind a proxy that appends to a list, the last entry is the one the proxy saw
-    address = (meta.get(header) or meta.get("REMOTE_ADDR") or "unknown").split(",")[-1].strip()[:64]
+    address = client_address(request)
     key = f"crowd-entry:{address}:{int(time.time() // window)}"
     cache.add(key, 0, timeout=window)
     try:

@@ -1,0 +1,48 @@
+"""Requests whose address, query string or form fields hold a NUL character are answered 400.
+
+PostgreSQL refuses NUL in text (the driver raises before the query runs), so a NUL that reached a
+filter or a lookup would end as a server error. Pages' forms are checked whether urlencoded or
+multipart; the API's multipart uploads are left to DRF, whose serializers' text fields refuse NUL
+(and whose upload views must not have their files parsed early). JSON bodies get the same check,
+and more, in `config.json_bodies`.
+"""
+
+from django.http import HttpResponse, JsonResponse
+
+API_PREFIX = "/api/"
+FORM_TYPE = "application/x-www-form-urlencoded"
+MULTIPART_TYPE = "multipart/form-data"
+
+
+def nul_in_request(request) -> str:
+    """Where the request carries a NUL character ("" when it carries none)."""
+    if "\x00" in request.path:
+        return "the address"
+    if _has_nul(request.GET):
+        return "the query string"
+    if request.method == "POST" and _is_checked_form(request) and _has_nul(request.POST):
+        return "the form"
+    return ""
+
+
+def _is_checked_form(request) -> bool:
+    return request.content_type == FORM_TYPE or (
+        request.content_type == MULTIPART_TYPE and not request.path.startswith(API_PREFIX))
+
+
+def _has_nul(data) -> bool:
+    return any("\x00" in key or any("\x00" in value for value in values) for key, values in data.lists())
+
+
+class RefuseNulCharactersMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        where = nul_in_request(request)
+        if not where:
+            return self.get_response(request)
+        message = f"A NUL character (%00) in {where} is not allowed."
+        if request.path.startswith(API_PREFIX):
+            return JsonResponse({"error": message}, status=400)
+        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
