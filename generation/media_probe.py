@@ -112,7 +112,7 @@ def _check_end(container, stream) -> int:
     A shortfall of up to three quarters of a frame is allowed (rounding in the container's index).
     """
     declared = _declared_end(container, stream)
-    if declared is None:
+    if declared is None or not stream.time_base:
         return 0
     end, slack = declared
     rate = stream.average_rate or stream.guessed_rate
