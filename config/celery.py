@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish
+from celery.signals import beat_init, before_task_publish, celeryd_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -29,3 +29,11 @@ def _broker_folders_before_first_message(**_kwargs) -> None:
     if not _folders_ready:
         ensure_broker_folders()
         _folders_ready = True
+
+
+@celeryd_init.connect
+@beat_init.connect
+def _broker_folders_at_start(**_kwargs) -> None:
+    """A plain `celery -A config worker` (or `beat`) on a fresh var folder makes the folders it
+    listens on before it declares its queues; `rundemo` is not needed for that."""
+    ensure_broker_folders()

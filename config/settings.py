@@ -231,9 +231,21 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A running evaluation chunk writes a heartbeat every EVAL_CHUNK_HEARTBEAT_SECONDS (from a thread, so
+# a slow model batch does not silence it); beat re-queues a chunk silent for longer than
+# EVAL_CHUNK_SILENT_AFTER_SECONDS, and fails it (and its run) once it was started EVAL_CHUNK_MAX_ATTEMPTS times.
+EVAL_CHUNK_HEARTBEAT_SECONDS = env_int("EVAL_CHUNK_HEARTBEAT_SECONDS", 30)
+EVAL_CHUNK_SILENT_AFTER_SECONDS = env_int("EVAL_CHUNK_SILENT_AFTER_SECONDS", 300)
+EVAL_CHUNK_MAX_ATTEMPTS = env_int("EVAL_CHUNK_MAX_ATTEMPTS", 3)
+EVAL_CHUNK_REQUEUE_EVERY_SECONDS = env_int("EVAL_CHUNK_REQUEUE_EVERY_SECONDS", 60)
+if EVAL_CHUNK_SILENT_AFTER_SECONDS < 2 * EVAL_CHUNK_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("EVAL_CHUNK_SILENT_AFTER_SECONDS must be at least twice EVAL_CHUNK_HEARTBEAT_SECONDS.")
 CELERY_BEAT_SCHEDULE = {
     # Claims whose lease ran out go back to the pool (the next claim request also does this).
     "expire-claim-leases": {"task": "annotation.crowd.expire_leases", "schedule": 60.0},
+    # Evaluation chunks whose worker went silent go back to the gpu queue (on every broker).
+    "requeue-silent-chunks": {"task": "evaluation.requeue_silent_chunks",
+                              "schedule": float(EVAL_CHUNK_REQUEUE_EVERY_SECONDS)},
 }
 # Files left by a process killed between storing a file and committing its row are removed.
 CELERY_BEAT_SCHEDULE["clean-media"] = {"task": "annotation.clean_media",

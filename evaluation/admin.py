@@ -17,7 +17,7 @@ from evaluation.models import (
 
 class RunChunkInline(admin.TabularInline):
     model = RunChunk
-    fields = ["index", "status", "attempts", "started_at", "finished_at", "error"]
+    fields = ["index", "status", "attempts", "worker", "started_at", "heartbeat_at", "finished_at", "error"]
     readonly_fields = fields
     extra = 0
     can_delete = False

@@ -89,7 +89,9 @@ class RunChunk(models.Model):
     """A slice of a run's requests, executed as one unit (one Celery task with `--workers celery`).
 
     Chunks are only a way to split the work: predictions are the truth, so a chunk that runs twice
-    (redelivered after a worker died, or resumed) only fills in what is missing.
+    (redelivered after a worker died, or resumed) only fills in what is missing. A running chunk
+    writes `heartbeat_at` every `EVAL_CHUNK_HEARTBEAT_SECONDS`; beat re-queues one that went silent
+    (`evaluation.runs.requeue_silent_chunks`). `attempts` counts the times a worker started it.
     """
 
     class Status(models.TextChoices):
@@ -109,6 +111,8 @@ class RunChunk(models.Model):
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last sign of life of its worker")
+    worker = models.CharField(max_length=255, blank=True, help_text="host:pid of the worker that last started it")
 
     class Meta:
         ordering = ["run_id", "index"]

@@ -11,10 +11,13 @@ the chunks not yet run; resuming starts over from what is missing.
 Work is split into `RunChunk`s of `chunk_size` requests. `workers="local"` runs them one after the
 other in this process, inside the run's `Job` (kind `evaluation_run`, queue `gpu`).
 `workers="celery"` sends one Celery task per chunk to the `gpu` queue (`evaluation.tasks`), acked
-late and re-queued if the worker dies. With Redis the broker's `visibility_timeout`
-(`CELERY_VISIBILITY_TIMEOUT`) must be longer than the slowest chunk, or a chunk still running is
-handed to a second worker (harmless: chunks are idempotent, but the work is done twice); lower
-`chunk_size` for slow models rather than raising the timeout without end. Each chunk checks the
+late and re-queued if the worker dies. A running chunk writes a heartbeat (`evaluation.heartbeats`);
+beat re-queues a chunk whose worker went silent (`requeue_silent_chunks`), on every broker: the
+file-system broker never redelivers a message whose worker died, and Redis would only after its
+`visibility_timeout` (`CELERY_VISIBILITY_TIMEOUT`). That timeout must still be longer than the
+slowest chunk, or a chunk still running is handed to a second worker (harmless: chunks are
+idempotent, but the work is done twice); lower `chunk_size` for slow models rather than raising
+the timeout without end. Each chunk checks the
 run's status before every batch, so cancelling stops running chunks at their next batch and
 pending chunks before they start. Progress (predictions done, throughput, ETA) is kept on the run
 and on its job.
@@ -26,12 +29,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from evaluation import runner
+from evaluation import heartbeats, runner
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk, RunTransition
@@ -387,8 +392,10 @@ def finish_if_done(run_id: int) -> EvaluationRun:
 
 def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None = None) -> runner.ExecutionStats | None:
     """Execute one chunk if it is still open and its run is running; safe to call twice."""
+    now = timezone.now()
     claimed = RunChunk.objects.filter(pk=chunk_id, status__in=RunChunk.OPEN).update(
-        status=RunChunk.Status.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error="")
+        status=RunChunk.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, heartbeat_at=now,
+        worker=heartbeats.worker_name(), error="")
     if not claimed:
         return None
     chunk = RunChunk.objects.select_related("run__version__benchmark").get(pk=chunk_id)
@@ -406,7 +413,8 @@ def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None =
                                    f"the benchmark module changed: resume the run to plan it again")
         executor = runner.Executor(run, pool=pool, should_stop=lambda: _should_stop(run.pk),
                                    after_batch=lambda stats: refresh_progress(run.pk))
-        stats = executor.execute([planned[rid] for rid in chunk.request_ids])
+        with heartbeats.Heartbeat(chunk_id, chunk.attempts):
+            stats = executor.execute([planned[rid] for rid in chunk.request_ids])
     except Exception as exc:  # noqa: BLE001 - the chunk and the run say why; resuming retries
         logger.exception("Run %s chunk %s failed", run.pk, chunk.index)
         message = f"{type(exc).__name__}: {exc}"
@@ -419,6 +427,36 @@ def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None =
         status=RunChunk.Status.CANCELLED if stats.stopped else RunChunk.Status.DONE, finished_at=timezone.now())
     finish_if_done(run.pk)
     return stats
+
+
+def requeue_silent_chunks(send: Callable[[list[int]], None], *, now=None) -> dict:
+    """Beat's look for Celery chunks whose worker went silent (no heartbeat for
+    `EVAL_CHUNK_SILENT_AFTER_SECONDS`): each goes back to pending and is sent again with `send`, or,
+    once it was started `EVAL_CHUNK_MAX_ATTEMPTS` times, fails together with its run. Returns the
+    ids of the chunks re-queued and failed."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.EVAL_CHUNK_SILENT_AFTER_SECONDS)
+    requeued, failed = [], []
+    for chunk in heartbeats.silent_chunks(now).select_related("run"):
+        last = chunk.heartbeat_at or chunk.started_at
+        silence = f"its worker {chunk.worker or '(unknown)'} went silent (last heartbeat {last:%Y-%m-%d %H:%M:%S} UTC)"
+        gave_up = chunk.attempts >= settings.EVAL_CHUNK_MAX_ATTEMPTS
+        # Only if it is still the same silent attempt: a worker that beat meanwhile keeps its chunk.
+        still_silent = RunChunk.objects.filter(heartbeats.silent_since(cutoff), pk=chunk.pk,
+                                               status=RunChunk.Status.RUNNING, attempts=chunk.attempts)
+        if gave_up:
+            message = f"{silence}; it was started {chunk.attempts} times, the most allowed (EVAL_CHUNK_MAX_ATTEMPTS)"
+            if still_silent.update(status=RunChunk.Status.FAILED, error=message, finished_at=now):
+                logger.warning("Run %s chunk %s failed: %s", chunk.run_id, chunk.index, message)
+                transition(chunk.run_id, Status.FAILED, reason=f"Chunk {chunk.index} failed: {message}")
+                finish_if_done(chunk.run_id)
+                failed.append(chunk.pk)
+        elif still_silent.update(status=RunChunk.Status.PENDING, error=f"Re-queued: {silence}"):
+            logger.warning("Run %s chunk %s re-queued: %s", chunk.run_id, chunk.index, silence)
+            requeued.append(chunk.pk)
+    if requeued:
+        send(requeued)
+    return {"requeued": requeued, "failed": failed}
 
 
 def execute_locally(job: jobs.JobContext, run_id: int) -> dict:

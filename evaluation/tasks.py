@@ -1,8 +1,10 @@
 """Background work of evaluation runs: the `evaluation_run` job kind (a whole run in one process)
 and the `evaluation.run_chunk` Celery task (one chunk of a run, on the `gpu` queue).
 
-Chunk tasks are acknowledged late and rejected (re-queued) when their worker is lost, so a chunk
-whose worker died runs again on another worker; chunks are idempotent (see `evaluation.runner`).
+Chunk tasks are acknowledged late and rejected (re-queued) when their worker is lost; beat's
+`evaluation.requeue_silent_chunks` re-sends chunks whose worker stopped beating (on every broker,
+also where the message itself is lost), so a chunk whose worker died runs again on another worker;
+chunks are idempotent (see `evaluation.runner`).
 A worker keeps its last loaded models between chunks (`WORKER_BACKENDS`).
 """
 
@@ -22,6 +24,11 @@ def evaluation_run(job, *, run_id: int) -> dict:
 @shared_task(name="evaluation.run_chunk", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_chunk(chunk_id: int) -> None:
     runs.run_chunk(chunk_id, pool=WORKER_BACKENDS)
+
+
+@shared_task(name="evaluation.requeue_silent_chunks", ignore_result=True)
+def requeue_silent_chunks() -> dict:
+    return runs.requeue_silent_chunks(send=dispatch_chunks)
 
 
 def dispatch_chunks(chunk_ids: list[int]) -> None:

@@ -52,21 +52,92 @@ def _open(source):
         raise MediaError(f"The file is not a readable video ({exc.__class__.__name__}).") from exc
 
 
-def check_video(source) -> None:
-    """Cheap check at upload time: a video stream exists and its first frame decodes."""
+def check_video(source) -> int:
+    """Check at upload time: a video stream exists, its first frame decodes, and so do its last ones.
+
+    The end is checked by seeking to about `TAIL_SECONDS` before the declared end and decoding from
+    there (from the key frame before it), so a long video costs about as much as a short one. A file
+    whose media data was cut off (a faststart MP4 keeps a complete index at the front) fails here.
+    Returns the number of frames decoded at the end.
+    """
     container = _open(source)
     try:
         stream = next(iter(container.streams.video), None)
         if stream is None:
             raise MediaError("The file has no video stream.")
         try:
-            for _frame in container.decode(stream):
-                return
+            first = next(container.decode(stream), None)
         except av.error.FFmpegError as exc:
             raise MediaError(f"The video's frames cannot be decoded ({exc}).") from exc
-        raise MediaError("The video contains no frames (zero length).")
+        if first is None:
+            raise MediaError("The video contains no frames (zero length).")
+        return _check_end(container, stream)
     finally:
         container.close()
+
+
+TAIL_SECONDS = 1.0
+"""How far before the declared end the end check starts decoding (it starts at the key frame before)."""
+
+CONTAINER_END_SLACK = 0.5
+"""Extra seconds allowed when only the container declares a duration: it also covers an audio track,
+which may run a little longer than the picture."""
+
+
+def _seconds(timestamp: str) -> float | None:
+    """'00:01:05.280000000' (a Matroska track's DURATION tag) in seconds; None if it is not one."""
+    try:
+        hours, minutes, seconds = timestamp.split(":")
+        return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    except (AttributeError, ValueError):
+        return None
+
+
+def _declared_end(container, stream) -> tuple[float, float] | None:
+    """Where the file says the picture ends (seconds) and the slack allowed, or None if it does not say."""
+    if stream.duration and stream.time_base:
+        return float(((stream.start_time or 0) + stream.duration) * stream.time_base), 0.0
+    tagged = _seconds(stream.metadata.get("DURATION", ""))
+    start = container.start_time / av.time_base if container.start_time else 0.0
+    if tagged:
+        return start + tagged, 0.0
+    if container.duration:
+        return start + container.duration / av.time_base, CONTAINER_END_SLACK
+    return None
+
+
+def _check_end(container, stream) -> int:
+    """Decode the last frames and compare where they end with the declared end; MediaError if short.
+
+    A shortfall of up to three quarters of a frame is allowed (rounding in the container's index).
+    """
+    declared = _declared_end(container, stream)
+    if declared is None or not stream.time_base:
+        return 0
+    end, slack = declared
+    rate = stream.average_rate or stream.guessed_rate
+    step = 1 / float(rate) if rate else 0.04
+    cut_short = "The video is cut short: its frames {} of the {:.2f} s it declares (the file is probably truncated)."
+    try:
+        container.seek(max(0, int((end - TAIL_SECONDS) / stream.time_base)), stream=stream)
+    except av.error.FFmpegError as exc:
+        raise MediaError(cut_short.format("cannot be reached near the end", end)) from exc
+    decoded, last_end = 0, None
+    try:
+        for frame in container.decode(stream):
+            if frame.pts is None:
+                continue
+            decoded += 1
+            length = frame.duration * stream.time_base if frame.duration else step
+            last_end = max(last_end or 0.0, float(frame.pts * stream.time_base + length))
+    except av.error.FFmpegError as exc:
+        where = f"stop decoding after {last_end:.2f} s" if last_end is not None else "stop decoding"
+        raise MediaError(cut_short.format(where, end)) from exc
+    if last_end is None:
+        raise MediaError(cut_short.format("cannot be decoded near the end", end))
+    if end - last_end > 0.75 * step + slack:
+        raise MediaError(cut_short.format(f"end at {last_end:.2f} s", end))
+    return decoded
 
 
 def probe_video(path: str) -> VideoFacts:

@@ -335,6 +335,36 @@ class BadFiles:
         """The first bytes of a real MP4: a genuine header, but the index (moov) is cut off."""
         return self.write(name, self.sample_video.read_bytes()[:keep])
 
+    def cut_in_media_data(self, name: str = "cut-media-data.mp4", keep: float = 0.5) -> Path:
+        """The sample MP4 (its index, moov, sits after the media data) cut in the middle of its media data."""
+        data = self.sample_video.read_bytes()
+        return self.write(name, data[:int(len(data) * keep)])
+
+    def faststart_video(self, name: str = "faststart.mp4") -> Path:
+        """The sample's video stream remuxed with `movflags +faststart`: the index (moov) comes first."""
+        path = self.folder / name
+        with av.open(str(self.sample_video)) as source, \
+                av.open(str(path), mode="w", options={"movflags": "+faststart"}) as target:
+            stream = target.add_stream_from_template(source.streams.video[0])
+            for packet in source.demux(source.streams.video[0]):
+                if packet.dts is None:
+                    continue
+                packet.stream = stream
+                target.mux(packet)
+        return path
+
+    def faststart_cut(self, name: str = "faststart-cut.mp4", keep: float = 0.9) -> Path:
+        """A faststart MP4 whose media data is cut: a complete header, but the last frames are missing."""
+        data = self.faststart_video(f"whole-{name}").read_bytes()
+        return self.write(name, data[:int(len(data) * keep)])
+
+    def faststart_without_last_frame(self, name: str = "faststart-short.mp4") -> Path:
+        """A faststart MP4 cut just before its last frame's data (the last bytes of the file)."""
+        whole = self.faststart_video(f"whole-{name}")
+        with av.open(str(whole)) as container:
+            last = [packet.size for packet in container.demux(video=0) if packet.size][-1]
+        return self.write(name, whole.read_bytes()[:-last])
+
     def garbage_png(self, name: str = "garbage.png") -> Path:
         """A PNG signature followed by random bytes."""
         return self.write(name, b"\x89PNG\r\n\x1a\n" + os.urandom(2048))

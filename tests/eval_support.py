@@ -7,7 +7,8 @@ depending on the real benchmark modules, which are written separately.
 
 Run as a module (`python -m tests.eval_support evaluate ...`) it is a separate worker process:
 Django is set up from the environment (DATABASE_URL, MEDIA_ROOT), the toy benchmark stands in for
-every benchmark slug, and the arguments go to `call_command`.
+every benchmark slug, and the arguments go to `call_command` (or, after `celery`, to the Celery
+command line of the project's app: `python -m tests.eval_support celery worker -Q gpu`).
 """
 
 from __future__ import annotations
@@ -176,7 +177,12 @@ def main(argv: list[str]) -> None:
     import evaluation.benchmarks
 
     evaluation.benchmarks.get = lambda slug: TOY
-    call_command(*argv)
+    if argv[:1] == ["celery"]:
+        from config.celery import app
+
+        app.start(argv[1:])
+    else:
+        call_command(*argv)
 
 
 if __name__ == "__main__":

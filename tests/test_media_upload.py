@@ -114,6 +114,11 @@ BAD_UPLOADS = [
     ("unsupported extension", VIDEOS, lambda bad: bad.text(), 415, "Unsupported file type '.txt'"),
     ("text named .mp4", VIDEOS, lambda bad: bad.text_named_video(), 415, "does not contain a video"),
     ("truncated mp4", VIDEOS, lambda bad: bad.truncated_video(), 400, "not a readable video"),
+    ("mp4 cut in its media data", VIDEOS, lambda bad: bad.cut_in_media_data(), 400, "not a readable video"),
+    ("faststart mp4 cut in its media data", VIDEOS, lambda bad: bad.faststart_cut(), 400,
+     "The video is cut short: its frames stop decoding after"),
+    ("faststart mp4 without its last frame", VIDEOS, lambda bad: bad.faststart_without_last_frame(), 400,
+     "The video is cut short: its frames end at 5.24 s of the 5.28 s it declares"),
     ("PNG with garbage body", IMAGES, lambda bad: bad.garbage_png(), 400, "not a readable image"),
     ("zero-frame mp4", VIDEOS, lambda bad: bad.zero_frame_video(), 400, "no video stream"),
     ("image sent to the video endpoint", VIDEOS, lambda bad: bad.sample_image, 415, "is not a video file"),
@@ -134,6 +139,16 @@ def test_bad_upload_is_refused_and_leaves_nothing(curator_api, bad_files, media_
     assert isinstance(error, str) and words in error
     assert_nothing_stored(media_root)
     assert Job.objects.count() == 0
+
+
+def test_whole_faststart_video_is_accepted(curator_api, bad_files, django_capture_on_commit_callbacks):
+    """The end check does not refuse a complete file whose index comes first."""
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(curator_api, VIDEOS, bad_files.faststart_video())
+    assert response.status_code == 201, response.json()
+    video = Video.objects.get(pk=response.json()["id"])
+    assert video.status == MediaAsset.Status.READY
+    assert video.frame_count == 132
 
 
 def test_upload_over_the_size_limit_is_refused(curator_api, bigbuckbunny, media_root, settings):
@@ -317,19 +332,23 @@ def test_import_media_command(tmp_path, bigbuckbunny, bikes, astronaut, media_ro
     assert files_under(media_root) == stored
 
 
-def test_import_media_reports_rejected_files(tmp_path, bad_files, media_root):
+@pytest.mark.parametrize("background", [False, True], ids=["probed here", "queued for a worker"])
+def test_import_media_reports_rejected_files(tmp_path, bad_files, media_root, background):
     folder = tmp_path / "incoming"
     folder.mkdir()
     shutil.copy(bad_files.truncated_video(), folder / "broken.mp4")
+    shutil.copy(bad_files.faststart_cut(), folder / "cut.mp4")
     out = io.StringIO()
-    call_command("import_media", str(folder), "--no-recursive", stdout=out)
-    assert "0 added, 0 already present, 1 rejected, 0 not media." in out.getvalue()
+    call_command("import_media", str(folder), "--no-recursive", *(["--background"] if background else []), stdout=out)
+    assert "0 added, 0 already present, 2 rejected, 0 not media." in out.getvalue()
     assert "broken.mp4" in out.getvalue()
+    assert "cut.mp4: 'cut.mp4': The video is cut short" in out.getvalue()
     assert_nothing_stored(media_root)
+    assert Job.objects.count() == 0
 
     from django.core.management.base import CommandError
 
-    with pytest.raises(CommandError, match="1 file\\(s\\) rejected"):
+    with pytest.raises(CommandError, match="2 file\\(s\\) rejected"):
         call_command("import_media", str(folder), "--strict", stdout=io.StringIO())
     with pytest.raises(CommandError, match="is not a folder"):
         call_command("import_media", str(folder / "missing"), stdout=io.StringIO())
