@@ -75,7 +75,7 @@ def test_researcher_starts_a_run_and_watches_it_finish_with_its_predictions(
     form.locator("#run-frames").fill("uniform:2@64")
     form.get_by_label("Batch size").fill("1")
     form.get_by_label("Max new tokens").fill("4")
-    form.get_by_label("Seed").fill("3")
+    form.get_by_label("Seed", exact=True).fill("3")
     form.locator('textarea[name="backend_options"]').fill("native_video=false\ndevice=cpu")
     form.get_by_role("button", name="Start the run").click()
 
