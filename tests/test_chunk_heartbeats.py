@@ -157,7 +157,8 @@ def test_a_running_chunk_beats_while_a_slow_batch_runs(picture, tiny_models_dir,
 # --- A real worker killed on the file-system broker ---------------------------------------------
 
 def filesystem_sender(var_dir: Path) -> Celery:
-    """A Celery app that sends to the file-system broker of `var_dir` (what `make demo` uses)."""
+    """A Celery app that sends to the file-system broker of `var_dir` (what `make demo` uses); the caller
+    unsets CELERY_BROKER_URL, which Celery would prefer to the broker given here."""
     broker = var_dir / "broker"
     sender = Celery("sender", broker="filesystem://", set_as_current=False)
     sender.conf.broker_transport_options = {"data_folder_in": str(broker / "queue"),
@@ -193,6 +194,7 @@ def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astro
     env.update(DATABASE_URL=database_url(django_settings.DATABASES["default"]), MEDIA_ROOT=str(media_root),
                PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1",
                EVAL_CHUNK_HEARTBEAT_SECONDS="1", EVAL_CHUNK_SILENT_AFTER_SECONDS="2")
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)  # CI's Redis: the worker listens on the file system
     sender = filesystem_sender(var_dir)
 
     def send(chunk_ids):
