@@ -2,6 +2,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from config.state import StateMachine
+
 
 class MediaAsset(models.Model):
     """What videos and images share: the stored file, its checksum and who brought it."""
@@ -244,7 +246,6 @@ class ItemMedia(models.Model):
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,
-    HistoryEntry,
     Qualification,
     QualificationAttempt,
     QualificationTest,
@@ -276,8 +277,8 @@ class VideoSplit(models.Model):
         REJECTED = "rejected", "Filtered out by a curator"
         OVERRIDDEN = "overridden", "Split anyway by a curator"
 
-    # Every allowed state change; `annotation.blackswan.splits.transition` enforces it.
-    TRANSITIONS = {
+    # Every allowed state change; `config.state.transition` enforces it.
+    STATES = StateMachine("status", {
         Status.QUEUED: {Status.RUNNING, Status.FAILED},
         Status.RUNNING: {Status.DONE, Status.FLAGGED, Status.FAILED},
         Status.FLAGGED: {Status.REJECTED, Status.OVERRIDDEN},
@@ -285,7 +286,7 @@ class VideoSplit(models.Model):
         Status.FAILED: set(),
         Status.REJECTED: set(),
         Status.OVERRIDDEN: set(),
-    }
+    })
 
     video = models.ForeignKey(Video, on_delete=models.PROTECT, related_name="splits")
     event_start = models.FloatField(help_text="seconds, as given (start of the unexpected event)")

@@ -2,6 +2,7 @@
 and the response cache; runs can be cancelled or resumed on the Celery workers from the list."""
 
 from django.contrib import admin, messages
+from django.utils.html import format_html, format_html_join
 
 from evaluation import runs
 from evaluation.models import (
@@ -11,7 +12,6 @@ from evaluation.models import (
     ResponseCache,
     RunChunk,
     RunModelMetric,
-    RunTransition,
 )
 
 
@@ -27,17 +27,6 @@ class RunChunkInline(admin.TabularInline):
         return False
 
 
-class RunTransitionInline(admin.TabularInline):
-    model = RunTransition
-    fields = ["at", "from_status", "to_status", "reason", "by"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(EvaluationRun)
 class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ["id", "model_id", "version", "backend", "input_strategy", "prompting", "status",
@@ -47,9 +36,17 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     search_fields = ["model_id", "version__label"]
     readonly_fields = ["status", "message", "job", "created_by", "created_at", "started_at", "finished_at",
                        "resolved_revision", "total_requests", "total_predictions", "completed_predictions",
-                       "cached_predictions", "failed_predictions", "throughput", "eta_seconds"]
-    inlines = [RunTransitionInline, RunChunkInline]
+                       "cached_predictions", "failed_predictions", "throughput", "eta_seconds", "status_history"]
+    inlines = [RunChunkInline]
     actions = ["cancel_runs", "resume_on_workers"]
+
+    @admin.display(description="status history")
+    def status_history(self, run):
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", (
+            (f"{t.created_at:%Y-%m-%d %H:%M:%S}", t.from_state, t.to_state, t.reason, t.actor or "—")
+            for t in run.transitions))
+        return format_html("<table><tr><th>When</th><th>From</th><th>To</th><th>Why</th><th>By</th></tr>{}</table>",
+                           rows)
 
     @admin.action(description="Cancel the selected runs")
     def cancel_runs(self, request, queryset):

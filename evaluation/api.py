@@ -35,8 +35,6 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         queryset = run_control.visible_runs()
-        if self.action == "retrieve":
-            queryset = queryset.prefetch_related("transitions__by")
         params = self.request.query_params
         filters = {"status": params.get("status"), "version__benchmark__slug": params.get("benchmark"),
                    "model_id__icontains": params.get("model")}

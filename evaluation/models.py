@@ -1,7 +1,10 @@
-"""Evaluation runs, their chunks and status history, predictions and the response cache."""
+"""Evaluation runs, their chunks, predictions and the response cache."""
 
 from django.conf import settings
 from django.db import models
+
+from config.models import StateChange
+from config.state import StateMachine
 
 
 class EvaluationRun(models.Model):
@@ -17,6 +20,15 @@ class EvaluationRun(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
+
+    # running -> running: resume; a finished run can be resumed (only what is missing runs)
+    STATES = StateMachine("status", {
+        Status.PENDING: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
+        Status.RUNNING: {Status.RUNNING, Status.SUCCEEDED, Status.FAILED, Status.CANCELLED},
+        Status.SUCCEEDED: {Status.RUNNING},
+        Status.FAILED: {Status.RUNNING},
+        Status.CANCELLED: {Status.RUNNING},
+    })
 
     version = models.ForeignKey("annotation.BenchmarkVersion", on_delete=models.PROTECT, related_name="runs")
     model_id = models.CharField(max_length=255, help_text="hub id or local path")
@@ -67,22 +79,10 @@ class EvaluationRun(models.Model):
     def is_finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
 
-
-class RunTransition(models.Model):
-    """Insert-only history of a run's status changes (who, when, from, to, why)."""
-
-    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="transitions")
-    from_status = models.CharField(max_length=16)
-    to_status = models.CharField(max_length=16)
-    reason = models.CharField(max_length=500, blank=True)
-    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["run_id", "at", "id"]
-
-    def __str__(self):
-        return f"run {self.run_id}: {self.from_status} -> {self.to_status}"
+    @property
+    def transitions(self):
+        """The run's status history (`config.StateChange` rows), oldest first."""
+        return StateChange.objects.of(self).select_related("actor")
 
 
 class RunChunk(models.Model):

@@ -3,8 +3,8 @@ resume (in this process, or as chunks on Celery workers), progress, cancellation
 
 Status: pending -> running -> succeeded | failed | cancelled; a finished (or interrupted) run can
 be started again (resume), which goes back to running and only fills in what is missing. Every
-change is written to `RunTransition` (insert-only). A run succeeds when every (request, sample)
-has a prediction without an error; failed predictions make it `failed`, and resuming retries them.
+change is written to the state history (`config.state`, insert-only). A run succeeds when every
+(request, sample) has a prediction without an error; failed predictions make it `failed`, and resuming retries them.
 A chunk that raises (the model cannot load, the database fails) fails the run at once and cancels
 the chunks not yet run; resuming starts over from what is missing.
 
@@ -36,10 +36,11 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from config import state
 from evaluation import heartbeats, runner
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
-from evaluation.models import EvaluationRun, RunChunk, RunTransition
+from evaluation.models import EvaluationRun, RunChunk
 from generation import jobs
 from generation.backends import registry
 from generation.backends.base import BackendError
@@ -56,13 +57,6 @@ GENERATION_KEYS = ("max_new_tokens", "temperature", "top_p")
 
 Status = EvaluationRun.Status
 FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
-TRANSITIONS = {
-    Status.PENDING: {Status.RUNNING, Status.FAILED, Status.CANCELLED},
-    Status.RUNNING: {Status.RUNNING, Status.SUCCEEDED, Status.FAILED, Status.CANCELLED},  # running -> running: resume
-    Status.SUCCEEDED: {Status.RUNNING},
-    Status.FAILED: {Status.RUNNING},
-    Status.CANCELLED: {Status.RUNNING},
-}
 
 
 class RunConfigError(ValueError):
@@ -264,23 +258,18 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
 # --- Status ---------------------------------------------------------------------------------------
 
 def transition(run: EvaluationRun | int, to: str, *, reason: str = "", by=None) -> bool:
-    """Move a run to `to` if its current status allows it; record it. Ending as failed or cancelled
-    also cancels its open chunks. Returns whether the status changed."""
+    """Move a run to `to` if its current status allows it (`EvaluationRun.STATES`); record it.
+    Ending as failed or cancelled also cancels its open chunks. Returns whether the status changed."""
     run_id = run.pk if isinstance(run, EvaluationRun) else int(run)
-    allowed = [source for source, targets in TRANSITIONS.items() if to in targets]
     now = timezone.now()
+    fields = {"message": reason[:500]}
+    if to == Status.RUNNING:
+        fields.update(started_at=now, finished_at=None)
+    elif to in FINISHED:
+        fields["finished_at"] = now
     with transaction.atomic():
-        current = EvaluationRun.objects.select_for_update().filter(pk=run_id).values_list("status", flat=True).first()
-        if current is None or current not in allowed:
+        if state.try_transition(EvaluationRun(pk=run_id), to, by, reason[:500], **fields) is None:
             return False
-        fields = {"status": to, "message": reason[:500]}
-        if to == Status.RUNNING:
-            fields.update(started_at=now, finished_at=None)
-        elif to in FINISHED:
-            fields["finished_at"] = now
-        EvaluationRun.objects.filter(pk=run_id).update(**fields)
-        RunTransition.objects.create(run_id=run_id, from_status=current, to_status=to, reason=reason[:500],
-                                     by=by if by is not None and by.pk else None)
         if to in (Status.FAILED, Status.CANCELLED):
             RunChunk.objects.filter(run_id=run_id, status__in=RunChunk.OPEN).update(
                 status=RunChunk.Status.CANCELLED, finished_at=now)
@@ -358,10 +347,10 @@ def _sync_job(run: EvaluationRun) -> None:
         return
     status = {Status.SUCCEEDED: Job.Status.SUCCEEDED, Status.FAILED: Job.Status.FAILED,
               Status.CANCELLED: Job.Status.CANCELLED}[run.status]
-    fields = {"status": status, "message": run.message[:500], "finished_at": timezone.now()}
+    fields = {"message": run.message[:500], "finished_at": timezone.now()}
     if status == Job.Status.SUCCEEDED:
         fields.update(progress=100, result=summary(run))
-    Job.objects.filter(pk=run.job_id).exclude(status__in=Job.FINISHED).update(**fields)
+    state.try_transition(Job(pk=run.job_id), status, reason=run.message, **fields)
 
 
 def finish_if_done(run_id: int) -> EvaluationRun:
@@ -515,8 +504,9 @@ def start_run(run: EvaluationRun, *, workers: str | None = None, user=None,
     previous = run.status
     with transaction.atomic():
         if run.job_id:  # a job left running by a killed process, or queued chunks of a celery run
-            Job.objects.filter(pk=run.job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
-                status=Job.Status.FAILED, finished_at=timezone.now(), message="Interrupted; the run was resumed")
+            message = "Interrupted; the run was resumed"
+            state.try_transition(Job(pk=run.job_id), Job.Status.FAILED, user, message, message=message,
+                                 finished_at=timezone.now())
         job = jobs.create(JOB_KIND, params={"run_id": run.pk}, user=user)
         RunChunk.objects.filter(run=run).delete()  # old chunk tasks still queued find nothing and stop
         chunks = RunChunk.objects.bulk_create([RunChunk(run=run, index=index, request_ids=ids)

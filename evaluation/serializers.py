@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotation.models import BenchmarkVersion
 from evaluation import runs
-from evaluation.models import EvaluationRun, Prediction, RunTransition
+from evaluation.models import EvaluationRun, Prediction
 from generation.frames import FramePolicy
 
 
@@ -51,13 +51,14 @@ class RunProgressSerializer(serializers.ModelSerializer):
         return eta_text(run)
 
 
-class RunTransitionSerializer(serializers.ModelSerializer):
-    by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+class RunTransitionSerializer(serializers.Serializer):
+    """One status change of a run, from the state history."""
 
-    class Meta:
-        model = RunTransition
-        fields = ["from_status", "to_status", "reason", "by", "at"]
-        read_only_fields = fields
+    from_status = serializers.CharField(source="from_state", read_only=True)
+    to_status = serializers.CharField(source="to_state", read_only=True)
+    reason = serializers.CharField(read_only=True)
+    by = serializers.SlugRelatedField(source="actor", slug_field="username", read_only=True)
+    at = serializers.DateTimeField(source="created_at", read_only=True)
 
 
 class RunSerializer(RunProgressSerializer):

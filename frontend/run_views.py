@@ -204,7 +204,7 @@ def _detail(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
              "frames": _frames_used(p.inputs)} for p in predictions]
     can_control = may_control(request.user, run)
     return render(request, "frontend/run_detail.html", {
-        "run": run, **_run_row(run), "error": error, "transitions": run.transitions.select_related("by"),
+        "run": run, **_run_row(run), "error": error, "transitions": run.transitions,
         "predictions": predictions, "prediction_rows": rows,
         "backend_options": _pretty(run.backend_options), "generation_params": _pretty(run.generation_params),
         "can_cancel": can_control and run.status in (EvaluationRun.Status.PENDING, EvaluationRun.Status.RUNNING),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from config import state
 from generation.models import Job
 
 logger = logging.getLogger(__name__)
@@ -98,11 +99,9 @@ def _send(job: Job) -> None:
 
 def run_job(job_id: int) -> Job | None:
     """Run one job to its end; safe to call twice (a finished or running job is left alone)."""
-    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING, started_at=timezone.now(), message="Started"
-    )
     job = Job.objects.filter(pk=job_id).first()
-    if job is None or not claimed:
+    if job is None or state.try_transition(job, Job.Status.RUNNING, started_at=timezone.now(),
+                                           message="Started") is None:
         return job
     context = JobContext(job)
     try:
@@ -119,17 +118,15 @@ def run_job(job_id: int) -> Job | None:
     return job
 
 
-def cancel(job: Job) -> bool:
-    return bool(
-        Job.objects.filter(pk=job.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
-            status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled"
-        )
-    )
+def cancel(job: Job, by=None) -> bool:
+    """Cancel a queued or running job (`Job.STATES`); False if it had already finished."""
+    return state.try_transition(Job(pk=job.pk), Job.Status.CANCELLED, by, "Cancelled",
+                                finished_at=timezone.now(), message="Cancelled") is not None
 
 
 def _finish(job: Job, status: str, message: str, result: dict, progress: int | None = None) -> None:
-    fields = {"status": status, "message": message[:500], "result": result, "finished_at": timezone.now()}
+    fields = {"message": message[:500], "result": result, "finished_at": timezone.now()}
     if progress is not None:
         fields["progress"] = progress
-    # A job cancelled while running keeps its cancelled state.
-    Job.objects.filter(pk=job.pk).exclude(status=Job.Status.CANCELLED).update(**fields)
+    # A job cancelled while running keeps its cancelled state (`Job.STATES` has no way out of it).
+    state.try_transition(Job(pk=job.pk), status, reason=message[:500], **fields)

@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.db import models
 
+from config.state import StateMachine
+
 
 class Job(models.Model):
     """One background job: what it is, who asked, and how far it got."""
@@ -13,6 +15,15 @@ class Job(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+    # a job cancelled while running keeps its cancelled state; a run's job may finish without
+    # running itself (its chunks ran on the workers)
+    STATES = StateMachine("status", {
+        Status.QUEUED: {Status.RUNNING, Status.SUCCEEDED, Status.FAILED, Status.CANCELLED},
+        Status.RUNNING: {Status.SUCCEEDED, Status.FAILED, Status.CANCELLED},
+        Status.SUCCEEDED: set(),
+        Status.FAILED: set(),
+        Status.CANCELLED: set(),
+    })
 
     kind = models.CharField(max_length=64, db_index=True)
     queue = models.CharField(max_length=32, default="default")

@@ -14,8 +14,9 @@ from annotation.blackswan import quality_study
 from annotation.blackswan.quality_study import create_quality_study, quality_report, recorded_sample
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import HistoryEntry, Study, StudyItem, Submission
+from annotation.crowd.models import Study, StudyItem, Submission
 from annotation.models import Benchmark, BenchmarkVersion
+from config.models import StateChange
 from config.roles import ANNOTATOR
 from tests.conftest import logged_in_client, make_user
 
@@ -67,7 +68,7 @@ def test_the_sample_is_drawn_with_a_recorded_seed_from_the_complete_videos(versi
         "source": "blackswan:q1", "version_id": version.pk, "version_checksum": version.checksum, "seed": 7,
         "sample_size": 4, "population": 6, "excluded": 1, "raters_per_video": 2, "sampled": SEED_7_SAMPLE,
         "method": "random.Random(seed).sample over the population ordered by video id"}
-    entry = HistoryEntry.objects.get(entity="study", entity_id=study.pk)
+    entry = StateChange.objects.of(Study, study.pk).get()
     assert (entry.to_state, entry.actor) == ("open", curator)
     assert json.loads(entry.reason)["blackswan_quality_study"]["seed"] == 7
 

@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from annotation.blackswan import splits
-from annotation.crowd.models import HistoryEntry
 from annotation.models import MediaAsset, Video, VideoSplit
+from config.models import StateChange
 from generation import jobs, splitting
 from generation.media_probe import MediaError
 from generation.models import Job
@@ -43,7 +43,7 @@ def run_split(django_capture_on_commit_callbacks, video, start, end, user, **opt
 
 def states(split) -> list[tuple[str, str]]:
     return [(entry.from_state, entry.to_state)
-            for entry in HistoryEntry.objects.filter(entity="video_split", entity_id=split.pk)]
+            for entry in StateChange.objects.of(VideoSplit, split.pk)]
 
 
 def test_the_job_makes_five_library_clips_with_provenance(bunny, curator, django_capture_on_commit_callbacks):
@@ -135,7 +135,7 @@ def test_a_multi_scene_video_is_flagged_not_split(bunny_bikes, curator, django_c
     assert (anyway.main_start_frame, anyway.main_end_frame) == (30, 75)  # the end snapped to the cut
     assert anyway.post_video.frame_count == 29
     assert states(split)[-1] == ("flagged", "overridden")
-    assert HistoryEntry.objects.filter(entity="video_split", entity_id=split.pk, to_state="overridden",
+    assert StateChange.objects.of(VideoSplit, split.pk).filter(to_state="overridden",
                                        actor=curator, reason="the cut is after the event").exists()
     with pytest.raises(SplitError, match="cannot become"):
         splits.resolve_flagged(split, split_anyway=False, user=curator)

@@ -18,9 +18,10 @@ from annotation.blackswan import staged
 from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
 from annotation.crowd import review
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
+from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
 from annotation.importers.base import Problems
 from annotation.models import MediaAsset, Video, VideoSplit
+from config.models import StateChange
 from config.roles import ANNOTATOR
 from evaluation.benchmarks import blackswan as blackswan_eval
 from tests.conftest import ingest_path, logged_in_api, logged_in_client, make_user
@@ -132,7 +133,7 @@ def snapshot(claim) -> tuple:
     return (claim.step, claim.status, claim.lease_expires_at,
             sorted(StagedStep.objects.filter(claim=claim).values_list(
                 "step", "draft", "draft_revision", "answers", "active_seconds", "submitted_at")),
-            HistoryEntry.objects.count(), Submission.objects.count(), Draft.objects.count())
+            StateChange.objects.count(), Submission.objects.count(), Draft.objects.count())
 
 
 # --- The study kind -------------------------------------------------------------------------------
@@ -225,10 +226,10 @@ def test_the_three_steps_in_order_with_drafts_history_and_times(worker_api, clai
     assert StudyItem.objects.get(pk=claim.item_id).completed_count == 1
     assert not Draft.objects.filter(claim=claim).exists()  # the generic draft is not used by staged claims
 
-    changes = [(e.from_state, e.to_state) for e in HistoryEntry.objects.filter(entity="claim", entity_id=claim.pk)]
+    changes = [(e.from_state, e.to_state) for e in StateChange.objects.of(Claim, claim.pk)]
     assert changes == [("", "active"), ("", FORECASTER), (FORECASTER, DETECTIVE), (DETECTIVE, REPORTER),
                        (REPORTER, DONE), ("active", "submitted")]
-    assert all(e.actor_id == worker.pk for e in HistoryEntry.objects.filter(entity="claim", entity_id=claim.pk))
+    assert all(e.actor_id == worker.pk for e in StateChange.objects.of(Claim, claim.pk))
     assert [t["step"] for t in staged.step_times(claim)] == list(staged.STEPS)
 
 
@@ -568,7 +569,7 @@ def test_concurrent_submits_of_one_step_make_one_submission(tmp_path, curator):
     assert Counter(outcomes) == {(409, ""): 7, ("ok", DETECTIVE): 1}
     row = StagedStep.objects.get(claim=claim, step=FORECASTER)
     assert row.active_seconds == 1 and row.answers["scenarios"][0].startswith("Scenario written by request")
-    assert HistoryEntry.objects.filter(entity="claim", entity_id=claim.pk, from_state=FORECASTER).count() == 1
+    assert StateChange.objects.of(Claim, claim.pk).filter(from_state=FORECASTER).count() == 1
     assert StagedStep.objects.filter(claim=claim, step=DETECTIVE).count() == 1
 
 

@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from annotation.crowd import assignment, submissions
 from annotation.crowd.errors import ClaimNotActive
-from annotation.crowd.models import Claim, Draft, HistoryEntry, Study, StudyItem, Submission
+from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
+from config.models import StateChange
 from config.roles import ANNOTATOR, CURATOR, RESEARCHER
 from tests.conftest import create_study, logged_in_api, make_user
 
@@ -70,7 +71,7 @@ def claim_via_api(client, study) -> dict:
 def snapshot(claim_id: int) -> tuple:
     """What a refused request must leave as it was."""
     claim = Claim.objects.get(pk=claim_id)
-    return (claim.status, claim.finished_at, Submission.objects.count(), HistoryEntry.objects.count(),
+    return (claim.status, claim.finished_at, Submission.objects.count(), StateChange.objects.count(),
             list(StudyItem.objects.order_by("pk").values_list("open_slots", "completed_count")),
             list(Draft.objects.order_by("pk").values_list("data", "revision")))
 
@@ -160,7 +161,7 @@ def test_submitting_twice_returns_the_first_submission(alice_api):
     claim = claim_via_api(alice_api, study)
     first = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": GOOD}, format="json")
     assert first.status_code == 201 and first.json()["created"] is True
-    history_after_first = HistoryEntry.objects.count()
+    history_after_first = StateChange.objects.count()
     second = alice_api.post(f"/api/claims/{claim['id']}/submit/", {"data": {**GOOD, "label": "dog"}}, format="json")
     assert second.status_code == 200
     assert second.json() == {"submission": first.json()["submission"], "created": False, "feedback": {}}
@@ -168,7 +169,7 @@ def test_submitting_twice_returns_the_first_submission(alice_api):
     assert submission.data == CLEAN  # the repeat changed nothing
     assert submission.claim.status == Claim.Status.SUBMITTED
     assert StudyItem.objects.get(external_id=claim["item"]["external_id"]).completed_count == 1
-    assert HistoryEntry.objects.count() == history_after_first
+    assert StateChange.objects.count() == history_after_first
 
 
 def test_submitting_twice_through_the_service_says_created_false():
@@ -218,7 +219,7 @@ def test_an_unknown_claim_is_404(alice_api, verb, method):
     make_study()
     response = getattr(alice_api, method)(f"/api/claims/987654/{verb}/", {"data": GOOD}, format="json")
     assert response.status_code == 404 and response.json() == {"error": "No such claim."}
-    assert not Submission.objects.exists() and not HistoryEntry.objects.exists()
+    assert not Submission.objects.exists() and not StateChange.objects.exists()
 
 
 def test_submitting_without_a_claim_is_404(alice_api, bob_api):

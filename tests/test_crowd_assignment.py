@@ -17,7 +17,6 @@ from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, S
 from annotation.crowd.models import (
     Claim,
     Draft,
-    HistoryEntry,
     Qualification,
     Study,
     StudyExclusion,
@@ -26,6 +25,8 @@ from annotation.crowd.models import (
     WorkerProfile,
     WorkerQualification,
 )
+from config import state
+from config.models import StateChange
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import create_study, logged_in_api, make_user
 
@@ -147,7 +148,7 @@ def test_an_expired_lease_frees_the_place_and_the_item_goes_to_someone_else(work
     item.refresh_from_db()
     assert claim.status == Claim.Status.EXPIRED and claim.finished_at is not None
     assert item.open_slots == 1
-    assert HistoryEntry.objects.filter(entity="claim", entity_id=claim.pk, from_state="active",
+    assert StateChange.objects.of(Claim, claim.pk).filter(from_state="active",
                                        to_state="expired", reason="lease expired").exists()
     assert assignment.expire_leases() == 0  # nothing twice
     taken = assignment.claim_next(study, workers[1])
@@ -231,7 +232,7 @@ def test_a_study_that_is_not_open_hands_out_nothing(workers, state):
     response = logged_in_api(workers[0]).post(f"/api/studies/{study.slug}/claim/")
     assert response.status_code == 409
     assert response.json()["error"] == f"The study '{study.name}' is {state}."
-    assert not Claim.objects.exists() and not HistoryEntry.objects.exists()
+    assert not Claim.objects.exists() and not StateChange.objects.exists()
     assert set(study.items.values_list("open_slots", flat=True)) == {1}
 
 
@@ -289,7 +290,7 @@ def test_an_ineligible_worker_gets_403_with_the_reason_and_nothing_is_written(wo
     response = logged_in_api(worker).post(f"/api/studies/{study.slug}/claim/")
     assert response.status_code == 403
     assert response.json() == {"error": message}
-    assert not Claim.objects.exists() and not HistoryEntry.objects.exists()
+    assert not Claim.objects.exists() and not StateChange.objects.exists()
     assert set(study.items.values_list("open_slots", flat=True)) == {1}
     assert (WorkerProfile.objects.count(), WorkerQualification.objects.count(),
             StudyExclusion.objects.count()) == before
@@ -321,9 +322,9 @@ def test_a_qualified_worker_may_claim(workers):
 
 # --- History ----------------------------------------------------------------------------------
 
-def _transitions(entity: str, entity_id: int) -> list[tuple]:
+def _transitions(model, entity_id: int) -> list[tuple]:
     return [(h.from_state, h.to_state, h.actor.username if h.actor else None)
-            for h in HistoryEntry.objects.filter(entity=entity, entity_id=entity_id).order_by("created_at", "id")]
+            for h in StateChange.objects.of(model, entity_id).order_by("created_at", "id")]
 
 
 def test_every_transition_leaves_a_history_entry(workers):
@@ -341,62 +342,62 @@ def test_every_transition_leaves_a_history_entry(workers):
     excluded_claim = assignment.claim_next(study, workers[1])
     quality.exclude(study, workers[1], "spam", actor=curator)
 
-    assert _transitions("claim", approved_claim.pk) == [
+    assert _transitions(Claim, approved_claim.pk) == [
         ("", "active", "worker0"), ("active", "submitted", "worker0"), ("submitted", "approved", "curator")]
-    assert _transitions("submission", approved.pk) == [("", "pending", "worker0"), ("pending", "approved", "curator")]
-    assert _transitions("claim", rejected_claim.pk) == [
+    assert _transitions(Submission, approved.pk) == [("", "pending", "worker0"), ("pending", "approved", "curator")]
+    assert _transitions(Claim, rejected_claim.pk) == [
         ("", "active", "worker0"), ("active", "submitted", "worker0"), ("submitted", "rejected", "curator")]
-    assert _transitions("submission", rejected.pk) == [("", "pending", "worker0"), ("pending", "rejected", "curator")]
-    assert HistoryEntry.objects.get(entity="submission", entity_id=rejected.pk, to_state="rejected").reason == (
+    assert _transitions(Submission, rejected.pk) == [("", "pending", "worker0"), ("pending", "rejected", "curator")]
+    assert StateChange.objects.of(Submission, rejected.pk).get(to_state="rejected").reason == (
         "the label is wrong")
-    assert _transitions("claim", returned.pk) == [("", "active", "worker0"), ("active", "returned", "worker0")]
-    assert _transitions("claim", expired.pk) == [("", "active", "worker0"), ("active", "expired", None)]
-    assert _transitions("claim", excluded_claim.pk) == [("", "active", "worker1"), ("active", "returned", "curator")]
-    assert _transitions("worker", workers[1].pk) == [("in_pool", "excluded", "curator")]
-    assert HistoryEntry.objects.filter(study=study).count() == HistoryEntry.objects.count() == 17
+    assert _transitions(Claim, returned.pk) == [("", "active", "worker0"), ("active", "returned", "worker0")]
+    assert _transitions(Claim, expired.pk) == [("", "active", "worker0"), ("active", "expired", None)]
+    assert _transitions(Claim, excluded_claim.pk) == [("", "active", "worker1"), ("active", "returned", "curator")]
+    assert _transitions(type(workers[1]), workers[1].pk) == [("in_pool", "excluded", "curator")]
+    assert StateChange.objects.within(study).count() == StateChange.objects.count() == 17
 
 
 def test_history_entries_cannot_be_changed_or_deleted(workers):
     study = make_study(items=1)
     assignment.claim_next(study, workers[0])
-    entry = HistoryEntry.objects.get()
+    entry = StateChange.objects.get()
     entry.reason = "rewritten"
     with pytest.raises(PermissionError):
         entry.save()
     with pytest.raises(PermissionError):
         entry.delete()
     with pytest.raises(PermissionError):
-        HistoryEntry.objects.filter(pk=entry.pk).update(reason="rewritten")
+        StateChange.objects.filter(pk=entry.pk).update(reason="rewritten")
     with pytest.raises(PermissionError):
-        HistoryEntry.objects.all().delete()
+        StateChange.objects.all().delete()
     with pytest.raises(PermissionError):
-        HistoryEntry.objects.filter(pk=entry.pk).delete()
+        StateChange.objects.filter(pk=entry.pk).delete()
     with pytest.raises(PermissionError), transaction.atomic():  # bulk_update opens no savepoint of its own
-        HistoryEntry.objects.bulk_update([entry], ["reason"])
+        StateChange.objects.bulk_update([entry], ["reason"])
     with pytest.raises(PermissionError):
-        HistoryEntry.objects.update_or_create(pk=entry.pk, defaults={"reason": "rewritten"})
+        StateChange.objects.update_or_create(pk=entry.pk, defaults={"reason": "rewritten"})
     # nor do they go away with the study they belong to
     with pytest.raises(ProtectedError):
         study.delete()
-    fresh = HistoryEntry.objects.get()
+    fresh = StateChange.objects.get()
     assert (fresh.reason, fresh.to_state) == ("", "active")
     # adding is what history is for
-    HistoryEntry.objects.create(entity="claim", entity_id=1, to_state="active")
-    assert HistoryEntry.objects.count() == 2
+    state.record(Claim, 1, "", "active")
+    assert StateChange.objects.count() == 2
 
 
 def test_the_database_itself_refuses_to_rewrite_history(workers):
     """Raw SQL bypasses the model layer; a trigger stops it (updates everywhere, deletes on PostgreSQL)."""
     study = make_study(items=1)
     assignment.claim_next(study, workers[0])
-    entry = HistoryEntry.objects.get()
-    table = HistoryEntry._meta.db_table
+    entry = StateChange.objects.get()
+    table = StateChange._meta.db_table
     with pytest.raises(DatabaseError, match="insert-only"), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"UPDATE {table} SET reason = 'rewritten' WHERE id = %s", [entry.pk])
     if connection.vendor == "postgresql":
         with pytest.raises(DatabaseError, match="insert-only"), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM {table} WHERE id = %s", [entry.pk])
-    assert HistoryEntry.objects.get().reason == ""
+    assert StateChange.objects.get().reason == ""
 
 
 def test_a_draft_is_not_a_transition_and_writes_no_history(workers):
@@ -404,7 +405,7 @@ def test_a_draft_is_not_a_transition_and_writes_no_history(workers):
     claim = assignment.claim_next(study, workers[0])
     submissions.save_draft(claim, workers[0], {"label": "dog"})
     assert Draft.objects.filter(claim=claim).exists()
-    assert HistoryEntry.objects.count() == 1
+    assert StateChange.objects.count() == 1
 
 
 def test_rows_read_back_by_hand_written_sql_equal_the_orms(db):

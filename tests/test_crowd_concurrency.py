@@ -25,7 +25,8 @@ from django.db.models import Count, Q
 
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import Claim, HistoryEntry, Study, StudyItem, Submission
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from config.models import StateChange
 from tests.conftest import create_study
 
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
@@ -186,9 +187,9 @@ def _stress() -> float:
     assert statuses == Counter({Claim.Status.SUBMITTED: ITEMS * K, Claim.Status.RETURNED: done["returned"]})
     assert sum(statuses.values()) >= 500
     # every claim started and ended in the history
-    assert HistoryEntry.objects.filter(entity="claim", to_state="active").count() == sum(statuses.values())
-    assert HistoryEntry.objects.filter(entity="claim", to_state="submitted").count() == ITEMS * K
-    assert HistoryEntry.objects.filter(entity="claim", to_state="returned").count() == done["returned"]
+    assert StateChange.objects.about(Claim).filter(to_state="active").count() == sum(statuses.values())
+    assert StateChange.objects.about(Claim).filter(to_state="submitted").count() == ITEMS * K
+    assert StateChange.objects.about(Claim).filter(to_state="returned").count() == done["returned"]
     return elapsed
 
 
@@ -253,7 +254,7 @@ def test_a_double_submit_makes_one_submission(transactional_db, file_database):
     assert sorted(created for _, created in results) == [False] * 7 + [True]
     assert Submission.objects.count() == 1
     assert StudyItem.objects.get(claims__pk=claim_id).completed_count == 1
-    assert HistoryEntry.objects.filter(entity="claim", entity_id=claim_id, to_state="submitted").count() == 1
+    assert StateChange.objects.of(Claim, claim_id).filter(to_state="submitted").count() == 1
 
 
 def test_expiry_racing_submissions_never_loses_or_doubles_a_place(transactional_db, file_database):
@@ -308,4 +309,4 @@ def test_curators_deciding_the_same_submission_at_once_decide_it_once(transactio
     decided = Claim.objects.get().status
     # a rejection frees the place exactly once; an approval keeps it
     assert (item.open_slots, item.completed_count) == ((1, 0) if decided == Claim.Status.REJECTED else (0, 1))
-    assert HistoryEntry.objects.filter(entity="submission", from_state="pending").count() == 1
+    assert StateChange.objects.about(Submission).filter(from_state="pending").count() == 1

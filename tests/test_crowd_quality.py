@@ -14,7 +14,6 @@ from annotation.crowd import assignment, quality, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
     Claim,
-    HistoryEntry,
     Qualification,
     QualificationAttempt,
     QualificationTest,
@@ -24,6 +23,7 @@ from annotation.crowd.models import (
     Submission,
     WorkerQualification,
 )
+from config.models import StateChange
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import create_study, logged_in_api, make_user
 
@@ -125,7 +125,7 @@ def test_failing_grants_nothing_and_a_retry_waits_for_the_delay(worker, qualific
     retry = client.post(url, {"answers": {"q1": "dog", "q2": "blue"}}, format="json")
     assert retry.status_code == 201 and retry.json()["passed"] is True
     assert client.post(f"/api/studies/{study.slug}/claim/").status_code == 201
-    assert list(HistoryEntry.objects.filter(entity="qualification").values_list("to_state", flat=True)) == [
+    assert list(StateChange.objects.about(QualificationAttempt).values_list("to_state", flat=True)) == [
         "failed", "passed"]
 
 
@@ -191,7 +191,7 @@ def test_a_worker_the_experts_reject_is_excluded_and_a_good_one_goes_on(curator_
     # the good worker keeps working
     assert not StudyExclusion.objects.filter(worker=good).exists()
     assert logged_in_api(good).post(f"/api/studies/{study.slug}/claim/").status_code == 201
-    assert HistoryEntry.objects.filter(entity="worker", entity_id=bad.pk, to_state="excluded").count() == 1
+    assert StateChange.objects.of(type(bad), bad.pk).filter(to_state="excluded").count() == 1
 
 
 def test_no_exclusion_before_enough_reviews_or_above_the_threshold(worker, curator_user):

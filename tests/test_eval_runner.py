@@ -14,7 +14,7 @@ from PIL import Image, ImageChops
 import evaluation.benchmarks
 from evaluation import prompting, runs
 from evaluation.inputs import CANVAS_GAP, CANVAS_LABEL_HEIGHT, draw_canvas, image_fingerprint
-from evaluation.models import EvaluationRun, Prediction, ResponseCache, RunChunk, RunTransition
+from evaluation.models import EvaluationRun, Prediction, ResponseCache, RunChunk
 from generation.backends.base import ImagePart, TextPart, VideoPart
 from generation.frames import read_all_frames_reference, segment_range
 from generation.models import Job
@@ -328,7 +328,7 @@ def test_failed_requests_are_recorded_and_retried_on_resume(triplet, video, tiny
     rows = list(Prediction.objects.filter(run=run).values_list("request_id", "sample_index", "error"))
     assert rows == [("clip-1:open", 0, ""), ("t-1:open", 0, "")]
     assert Prediction.objects.get(pk=ok.pk).raw_output == ok.raw_output  # kept as it was
-    history = list(RunTransition.objects.filter(run=run).values_list("from_status", "to_status"))
+    history = list(run.transitions.values_list("from_state", "to_state"))
     assert history == [("pending", "running"), ("running", "failed"), ("failed", "running"),
                        ("running", "succeeded")]
 
@@ -497,5 +497,5 @@ def test_the_admin_shows_a_run_with_its_chunks_and_history_and_cancels_it(triple
     assert response.status_code == 200 and "1 run(s) cancelled." in response.content.decode()
     run.refresh_from_db()
     assert run.status == EvaluationRun.Status.CANCELLED
-    assert list(run.transitions.values_list("from_status", "to_status", "reason")) == [
+    assert list(run.transitions.values_list("from_state", "to_state", "reason")) == [
         ("pending", "cancelled", "Cancelled in the admin")]

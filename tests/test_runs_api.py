@@ -155,7 +155,7 @@ def test_cancel_is_for_the_owner_or_an_admin_and_only_once(version, researcher, 
     response = researcher_api.post(url)
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
     run.refresh_from_db()
-    assert run.status == Status.CANCELLED and run.transitions.get().by == researcher
+    assert run.status == Status.CANCELLED and run.transitions.get().actor == researcher
 
     again = researcher_api.post(url)
     assert again.status_code == 409
@@ -194,7 +194,7 @@ def test_resume_on_the_api_runs_what_is_missing(version, qwen, researcher, resea
     assert Prediction.objects.filter(run=run, pk=kept.pk).exists()  # only the missing one was made again
     remade = Prediction.objects.get(run=run, request_id=lost.request_id)
     assert remade.from_cache and remade.raw_output == lost.raw_output  # greedy answers come from the cache
-    assert [t.reason.split(",")[0] for t in run.transitions.filter(to_status=Status.RUNNING)] == [
+    assert [t.reason.split(",")[0] for t in run.transitions.filter(to_state=Status.RUNNING)] == [
         "Started", "Resumed (was failed)"]
 
 

@@ -7,8 +7,9 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotation.models import Benchmark, BenchmarkVersion
+from config.models import StateChange
 from evaluation import runs
-from evaluation.models import EvaluationRun, Prediction, RunTransition
+from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import logged_in_client, make_user
 from tests.eval_support import frozen_version
 
@@ -111,7 +112,7 @@ def test_a_run_started_from_the_form_ends_with_its_predictions_on_its_page(
     assert run.backend_options == {"native_video": False, "device": "cpu"}
     assert (run.seed, run.batch_size, run.input_strategy, run.prompting) == (3, 1, "default", "standard")
     assert run.completed_predictions == run.total_predictions == 2
-    assert list(run.transitions.values_list("from_status", "to_status", "by")) == [
+    assert list(run.transitions.values_list("from_state", "to_state", "actor")) == [
         (Status.PENDING, Status.RUNNING, researcher.pk), (Status.RUNNING, Status.SUCCEEDED, None)]
 
     page = researcher_client.get(response["Location"])
@@ -153,7 +154,7 @@ def test_bad_options_come_back_on_the_form_and_create_nothing(version, qwen, res
     assert message in " ".join(str(e) for errors in response.context["form"].errors.values() for e in errors)
     assert escape(message) in response.content.decode()
     assert EvaluationRun.objects.count() == 0
-    assert RunTransition.objects.count() == 0
+    assert StateChange.objects.about(EvaluationRun).count() == 0
     html = response.content.decode()
     assert 'id="start-run" open' in html  # the form stays open with what was typed
     assert f'value="{escape(form_data(version, qwen, **change)["model_id"])}"' in html
@@ -249,7 +250,7 @@ def test_the_owner_cancels_a_run_once(version, researcher, researcher_client):
     run.refresh_from_db()
     assert run.status == Status.CANCELLED and run.finished_at is not None
     (transition,) = run.transitions.all()
-    assert (transition.from_status, transition.to_status, transition.by) == (Status.PENDING, Status.CANCELLED,
+    assert (transition.from_state, transition.to_state, transition.actor) == (Status.PENDING, Status.CANCELLED,
                                                                              researcher)
     page = researcher_client.get(detail).content.decode()
     assert "Cancel the run" not in page and "Resume" in page
@@ -270,7 +271,7 @@ def test_a_colleague_cannot_cancel_but_an_admin_can(version, researcher, admin_u
 
     assert logged_in_client(admin_user).post(reverse("run-cancel", args=[run.pk])).status_code == 302
     run.refresh_from_db()
-    assert run.status == Status.CANCELLED and run.transitions.get().by == admin_user
+    assert run.status == Status.CANCELLED and run.transitions.get().actor == admin_user
 
 
 def test_get_does_not_cancel(version, researcher, researcher_client):
@@ -293,7 +294,7 @@ def test_resuming_a_cancelled_run_makes_its_predictions(version, qwen, researche
     run.refresh_from_db()
     assert run.status == Status.SUCCEEDED, run.message
     assert Prediction.objects.filter(run=run, error="").count() == 2
-    assert [t.to_status for t in run.transitions.all()] == [Status.CANCELLED, Status.RUNNING, Status.SUCCEEDED]
+    assert [t.to_state for t in run.transitions.all()] == [Status.CANCELLED, Status.RUNNING, Status.SUCCEEDED]
     assert run.transitions.get(to_status=Status.RUNNING).reason.startswith("Resumed (was cancelled)")
 
     again = researcher_client.post(reverse("run-resume", args=[run.pk]))

@@ -43,7 +43,7 @@ from django.utils.text import slugify
 from annotation.blackswan import variants
 from annotation.crowd import agreement, assignment, history
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import HistoryEntry, Study, StudyItem, Submission
+from annotation.crowd.models import Study, StudyItem, Submission
 from annotation.models import BenchmarkItem, BenchmarkVersion, Video
 from config.roles import ADMIN, CURATOR, has_role
 
@@ -230,14 +230,14 @@ def create_quality_study(records_or_version, sample_size: int, seed: int, curato
         items = assignment.add_items(study, [
             {"external_id": c.external_id, "payload": c.payload, "video": c.video,
              "benchmark_item": c.benchmark_item} for c in chosen])
-        history.record("study", study.pk, "", state, actor=curator, study=study,
+        history.record(Study, study.pk, "", state, actor=curator, study=study,
                        reason=json.dumps({HISTORY_KEY: sample}, sort_keys=True))
     return QualityStudy(study=study, items=items, sample=sample, excluded=excluded)
 
 
 def recorded_sample(study: Study) -> dict | None:
     """The sample as recorded when the study was created (None for a study made otherwise)."""
-    for entry in HistoryEntry.objects.filter(entity="study", entity_id=study.pk, from_state="").order_by("id"):
+    for entry in history.for_object(Study, study.pk).filter(from_state="").order_by("id"):
         try:
             found = json.loads(entry.reason)
         except ValueError:

@@ -14,8 +14,8 @@ cuts and plans the frame boundaries (`generation.splitting`), then:
   are already in the library (the same full clip cut again, say) is reused, not stored twice.
 
 Splitting again with other boundaries makes a new `VideoSplit`; earlier ones are kept as
-history. Every state change is checked against `VideoSplit.TRANSITIONS` and appended to the
-insert-only history (entity "video_split").
+history. Every state change is checked against `VideoSplit.STATES` and appended to the
+insert-only state history (`config.StateChange`).
 """
 
 import os
@@ -26,32 +26,28 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.crowd import history
 from annotation.media import Incoming, MediaRejected, ingest
 from annotation.models import MediaAsset, Video, VideoSplit
+from config import state
 from generation import jobs, splitting
 from generation.jobs import job_handler
 from generation.media_probe import MediaError, poster_jpeg, probe_video
 from generation.splitting import CLIPS, PART_LABELS, SplitError
 
 JOB_KIND = "blackswan_split"
-HISTORY_ENTITY = "video_split"
 FINISHED = {VideoSplit.Status.DONE, VideoSplit.Status.FLAGGED, VideoSplit.Status.FAILED,
             VideoSplit.Status.REJECTED, VideoSplit.Status.OVERRIDDEN}
 
 
 def transition(split: VideoSplit, to_state: str, *, actor=None, reason: str = "", **fields) -> VideoSplit:
-    """Move a split to another state (if `VideoSplit.TRANSITIONS` allows it) and record the change."""
-    with transaction.atomic():
-        current = VideoSplit.objects.select_for_update().get(pk=split.pk)
-        if to_state not in VideoSplit.TRANSITIONS[current.status]:
-            raise SplitError(f"Split #{split.pk} is {current.get_status_display().lower()}; "
-                             f"it cannot become {VideoSplit.Status(to_state).label.lower()}.")
-        fields["status"] = to_state
-        if to_state in FINISHED:
-            fields.setdefault("finished_at", timezone.now())
-        VideoSplit.objects.filter(pk=split.pk).update(**fields)
-        history.record(HISTORY_ENTITY, split.pk, current.status, to_state, actor=actor, reason=reason[:2000])
+    """Move a split to another state (if `VideoSplit.STATES` allows it) and record the change."""
+    if to_state in FINISHED:
+        fields.setdefault("finished_at", timezone.now())
+    try:
+        state.transition(split, to_state, actor, reason[:2000], **fields)
+    except state.TransitionRefused as refused:
+        raise SplitError(f"Split #{split.pk} is {VideoSplit.Status(refused.current).label.lower()}; "
+                         f"it cannot become {VideoSplit.Status(to_state).label.lower()}.") from None
     split.refresh_from_db()
     return split
 
@@ -88,7 +84,7 @@ def split_library_video(video: Video, event_start: float, event_end: float, user
         job = jobs.enqueue(JOB_KIND, params={"split_id": split.pk}, user=user)
         VideoSplit.objects.filter(pk=split.pk).update(job=job)
         split.job = job
-        history.record(HISTORY_ENTITY, split.pk, "", VideoSplit.Status.QUEUED, actor=user,
+        state.record(VideoSplit, split.pk, "", VideoSplit.Status.QUEUED, by=user,
                        reason=f"event {event_start:g}–{event_end:g} s")
     return split
 
@@ -120,7 +116,7 @@ def split_video_job(job, *, split_id: int):
     except Exception as exc:
         message = "Cancelled" if isinstance(exc, jobs.JobCancelled) else (str(exc) or exc.__class__.__name__)
         split.refresh_from_db(fields=["status"])
-        if VideoSplit.Status.FAILED in VideoSplit.TRANSITIONS[split.status]:
+        if VideoSplit.STATES.allows(split.status, VideoSplit.Status.FAILED):
             transition(split, VideoSplit.Status.FAILED, reason=message, message=message)
         raise
 

@@ -139,7 +139,7 @@ def create_staged_study(splits, name: str, curator, *, slug: str = "", annotator
             instructions=instructions, lease_seconds=lease_seconds, estimated_minutes=estimated_minutes,
             gold_share=0.0, state=Study.State.OPEN if open_now else Study.State.DRAFT, created_by=curator, **fields)
         assignment.add_items(study, rows)
-        history.record("study", study.pk, "", study.state, actor=curator, study=study,
+        history.record(Study, study.pk, "", study.state, actor=curator, study=study,
                        reason=f"BlackSwanSuite staged study over {len(rows)} videos")
     return study
 
@@ -191,7 +191,7 @@ def start(claim: Claim) -> str:
         if opened:
             StagedStep.objects.get_or_create(claim_id=claim.pk, step=FORECASTER,
                                              defaults={"started_at": claim.claimed_at})
-            history.record("claim", claim.pk, "", FORECASTER, actor=claim.worker, study=claim.study,
+            history.record(Claim, claim.pk, "", FORECASTER, actor=claim.worker, study=claim.study,
                            reason="step 1 of 3 (Forecaster) opened")
     claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
     return current_step(claim)
@@ -285,7 +285,7 @@ def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float 
                 active_seconds=F("active_seconds") + _active_seconds(active_seconds))
             if not frozen:
                 raise _Raced()
-            history.record("claim", claim.pk, step, following, actor=worker, study=claim.study,
+            history.record(Claim, claim.pk, step, following, actor=worker, study=claim.study,
                            reason=f"step {step_number(step)} of 3 ({STEP_LABELS[step]}) submitted")
             if following == DONE:
                 submission, feedback = _finish(claim, worker, now)
@@ -312,8 +312,8 @@ def _finish(claim: Claim, worker, now) -> tuple[Submission, dict]:
     """End the claim after its last step: one Submission with every step's answers, as any study's."""
     steps = {row.step: row for row in StagedStep.objects.filter(claim_id=claim.pk)}
     data = {step: steps[step].answers for step in STEPS}
-    ended = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(
-        status=Claim.Status.SUBMITTED, finished_at=now)
+    source = Claim.STATES.source(Claim.Status.SUBMITTED)
+    ended = Claim.objects.filter(pk=claim.pk, status=source).update(status=Claim.Status.SUBMITTED, finished_at=now)
     if not ended:
         raise _Raced()
     verdict = quality.assess(claim.study, claim.item, worker, data)
@@ -322,8 +322,8 @@ def _finish(claim: Claim, worker, now) -> tuple[Submission, dict]:
         check_passed=verdict.check_passed, active_seconds=sum(row.active_seconds for row in steps.values()),
         wall_seconds=max(0.0, (now - claim.claimed_at).total_seconds()))
     StudyItem.objects.filter(pk=claim.item_id).update(completed_count=F("completed_count") + 1)
-    history.record("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED, actor=worker, study=claim.study)
-    history.record("submission", submission.pk, "", submission.review_state, actor=worker, study=claim.study)
+    history.record(Claim, claim.pk, source, Claim.Status.SUBMITTED, actor=worker, study=claim.study)
+    history.record(Submission, submission.pk, "", submission.review_state, actor=worker, study=claim.study)
     return submission, quality.feedback(claim.study, claim.item, worker, verdict)
 
 

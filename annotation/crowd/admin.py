@@ -1,10 +1,10 @@
 from django.contrib import admin
 
-from annotation.crowd import study_settings
+from annotation.crowd import assignment, review, study_settings, study_state
 from annotation.crowd.access import can_read_submissions
+from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
     Claim,
-    HistoryEntry,
     Qualification,
     QualificationAttempt,
     QualificationTest,
@@ -16,16 +16,23 @@ from annotation.crowd.models import (
     WorkerProfile,
 )
 from annotation.crowd.study_forms import StudyAdminForm, StudyItemForm
+from config.admin_states import TransitionActions
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(TransitionActions, admin.ModelAdmin):
+    """A study's settings; its state moves only by the open / pause / close actions."""
+
     list_display = ["name", "slug", "step_kind", "state", "annotators_per_item", "pay_per_item", "created_at"]
     list_filter = ["state", "step_kind"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     filter_horizontal = ["include_workers", "exclude_workers"]
     form = StudyAdminForm  # the settings' rules (annotation.crowd.study_settings) as form errors
+    refusal_errors = (CrowdError,)
+
+    def apply_transition(self, request, obj, to):
+        study_state.change(obj, study_state.verb_for(to), request.user, self.transition_reason)
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
@@ -34,19 +41,34 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(StudyItem)
 class StudyItemAdmin(admin.ModelAdmin):
+    """Items; their counters are the claim loop's to keep (a new item gets its study's k places)."""
+
     list_display = ["external_id", "study", "role", "open_slots", "completed_count"]
     list_filter = ["study", "role"]
     search_fields = ["external_id"]
     raw_id_fields = ["benchmark_item", "video", "image"]
+    readonly_fields = ["open_slots", "completed_count"]
     form = StudyItemForm  # media frozen once work started; a video once in a staged study
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.open_slots = assignment.initial_slots(obj.study, obj.role)
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(TransitionActions, admin.ModelAdmin):
+    """Claims, read-only; an active one can be given back to the pool (its place goes to someone else)."""
+
     list_display = ["id", "study", "item", "worker", "status", "claimed_at", "lease_expires_at", "finished_at"]
     list_filter = ["status", "study"]
     search_fields = ["worker__username", "item__external_id", "platform_assignment_id"]
     readonly_fields = ["study", "item", "worker", "status", "claimed_at", "finished_at", "presentation"]
+    transition_targets = (Claim.Status.RETURNED,)
+    refusal_errors = (CrowdError,)
+
+    def apply_transition(self, request, obj, to):
+        assignment.give_back(obj, request.user, reason=self.transition_reason)
 
 
 class SubmissionReadRule:
@@ -61,30 +83,26 @@ class SubmissionReadRule:
 
 
 @admin.register(Submission)
-class SubmissionAdmin(SubmissionReadRule, admin.ModelAdmin):
+class SubmissionAdmin(SubmissionReadRule, TransitionActions, admin.ModelAdmin):
+    """Answers; a curator approves or rejects them by the actions (the review service), never by
+    editing the review state."""
+
     list_display = ["id", "claim", "review_state", "review_queue", "check_passed", "active_seconds", "submitted_at"]
     list_filter = ["review_state", "review_queue", "check_passed", "claim__study"]
     search_fields = ["claim__worker__username", "claim__item__external_id"]
-    readonly_fields = ["claim", "data", "active_seconds", "wall_seconds", "submitted_at"]
+    readonly_fields = ["claim", "data", "active_seconds", "wall_seconds", "submitted_at", "reviewed_by",
+                       "reviewed_at", "review_reason"]
+    refusal_errors = (CrowdError,)
+    transition_reason = "rejected in the admin"
+
+    def apply_transition(self, request, obj, to):
+        if to == Submission.Review.APPROVED:
+            review.approve(obj, request.user)
+        else:
+            review.reject(obj, request.user, reason=self.transition_reason)
 
     def has_delete_permission(self, request, obj=None):
         return False  # rejected work stays visible
-
-
-@admin.register(HistoryEntry)
-class HistoryEntryAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "entity", "entity_id", "from_state", "to_state", "actor", "reason"]
-    list_filter = ["entity", "to_state", "study"]
-    search_fields = ["reason", "actor__username"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(WorkerProfile)

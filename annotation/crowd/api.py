@@ -11,7 +11,16 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.blackswan import staged
-from annotation.crowd import assignment, eligibility, history, reports, review, study_settings, submissions
+from annotation.crowd import (
+    assignment,
+    eligibility,
+    history,
+    reports,
+    review,
+    study_settings,
+    study_state,
+    submissions,
+)
 from annotation.crowd.access import SUBMISSION_READERS, SUBMISSION_REVIEWERS
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
@@ -27,12 +36,6 @@ from annotation.crowd.serializers import (
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
 CURATORS = (CURATOR, ADMIN)
-TRANSITIONS = {
-    "open": {Study.State.DRAFT, Study.State.PAUSED},
-    "pause": {Study.State.OPEN},
-    "close": {Study.State.DRAFT, Study.State.OPEN, Study.State.PAUSED},
-}
-TARGET = {"open": Study.State.OPEN, "pause": Study.State.PAUSED, "close": Study.State.CLOSED}
 STEP_PARAMETER = OpenApiParameter("step", str, OpenApiParameter.PATH, enum=list(staged.STEPS),
                                   description="a step of a staged (BlackSwanSuite) claim, in order")
 
@@ -57,16 +60,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         study_settings.resize_items(serializer.save())
 
     def _set_state(self, request, verb):
-        with transaction.atomic():
-            study = Study.objects.select_for_update().get(pk=self.get_object().pk)
-            if study.state not in TRANSITIONS[verb]:
-                return Response({"error": f"A {study.state} study cannot {verb}."}, status=409)
-            if verb == "open" and not study.items.exists():
-                return Response({"error": "Add items before opening the study."}, status=409)
-            old = study.state
-            study.state = TARGET[verb]
-            study.save(update_fields=["state"])
-            history.record("study", study.pk, old, study.state, actor=request.user, study=study)
+        study = study_state.change(self.get_object(), verb, request.user)
         return Response(StudySerializer(study).data)
 
     @extend_schema(request=None, responses=StudySerializer)
@@ -300,9 +294,9 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"])
     def history(self, request, pk=None):
         submission = self.get_object()
-        rows = list(history.for_object("submission", submission.pk)) + list(
-            history.for_object("claim", submission.claim_id))
+        rows = list(history.for_object(Submission, submission.pk)) + list(
+            history.for_object(Claim, submission.claim_id))
         rows.sort(key=lambda r: (r.created_at, r.pk))
-        return Response([{"entity": r.entity, "from": r.from_state, "to": r.to_state,
+        return Response([{"entity": r.content_type.model, "from": r.from_state, "to": r.to_state,
                           "by": r.actor.username if r.actor else None, "at": r.created_at, "reason": r.reason}
                          for r in rows])

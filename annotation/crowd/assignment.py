@@ -25,13 +25,18 @@ CHECK_ROLES = (StudyItem.Role.GOLD, StudyItem.Role.ATTENTION)
 BUSY_WAIT_SECONDS = 0.005  # all candidates locked by other requests: let them finish
 
 
+def initial_slots(study: Study, role: str) -> int:
+    """The places a new item opens with: k for a regular item, no limit for gold and attention checks."""
+    return study.annotators_per_item if role == StudyItem.Role.REGULAR else UNLIMITED_SLOTS
+
+
 def add_items(study: Study, rows: list[dict]) -> list[StudyItem]:
     """Create study items from dicts with external_id, payload and optional role/answer_key/media."""
     items = []
     with transaction.atomic():
         for row in rows:
             role = row.get("role", StudyItem.Role.REGULAR)
-            slots = study.annotators_per_item if role == StudyItem.Role.REGULAR else UNLIMITED_SLOTS
+            slots = initial_slots(study, role)
             items.append(StudyItem.objects.create(
                 study=study, external_id=str(row["external_id"]), payload=row.get("payload", {}), role=role,
                 answer_key=row.get("answer_key", {}), open_slots=slots,
@@ -156,7 +161,7 @@ def _record_claim(study, worker, item: StudyItem, now, platform_assignment_id) -
     values = [study.pk, item.pk, worker.pk, claim.status, rows.adapt_time(claim.lease_expires_at),
               platform_assignment_id, rows.adapt_json(claim.presentation), "", rows.adapt_time(now)]
     claim.pk = rows.insert(Claim, names, values)
-    history.record_many([("claim", claim.pk, "", Claim.Status.ACTIVE)], actor=worker, study=study, now=now)
+    history.record_many([(Claim, claim.pk, "", claim.status)], actor=worker, study=study, now=now)
     claim.newly_claimed = True  # the API answers 201 for it without looking the old claim up again
     Claim.draft.related.set_cached_value(claim, None)  # a claim made just now has no draft yet
     return claim
@@ -173,16 +178,20 @@ def release(claim: Claim, worker, reason: str = "returned by the worker") -> Cla
     return _end(claim, Claim.Status.RETURNED, actor=worker, reason=reason)
 
 
+def give_back(claim: Claim, curator, reason: str = "returned by a curator") -> Claim:
+    """A curator takes an active claim back from its worker; its place goes to someone else."""
+    return _end(claim, Claim.Status.RETURNED, actor=curator, reason=reason)
+
+
 def _end(claim: Claim, status: str, *, actor=None, reason: str = "") -> Claim:
     with transaction.atomic():
-        ended = Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(
-            status=status, finished_at=timezone.now()
-        )
+        source = Claim.STATES.source(status)
+        ended = Claim.objects.filter(pk=claim.pk, status=source).update(status=status, finished_at=timezone.now())
         if not ended:
             claim.refresh_from_db()
             raise ClaimNotActive(f"This item is already {claim.get_status_display().lower()}.")
         _free_slot(claim)
-        history.record("claim", claim.pk, Claim.Status.ACTIVE, status, actor=actor, study=claim.study, reason=reason)
+        history.record(Claim, claim.pk, source, status, actor=actor, study=claim.study, reason=reason)
     claim.refresh_from_db()
     return claim
 

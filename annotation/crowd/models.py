@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config.state import StateMachine
+
 
 class Qualification(models.Model):
     name = models.SlugField(max_length=64, unique=True)
@@ -65,6 +67,14 @@ class Study(models.Model):
         OPEN = "open", "Open"
         PAUSED = "paused", "Paused"
         CLOSED = "closed", "Closed"
+
+    # opening also needs items (`annotation.crowd.study_state.change`)
+    STATES = StateMachine("state", {
+        State.DRAFT: {State.OPEN, State.CLOSED},
+        State.OPEN: {State.PAUSED, State.CLOSED},
+        State.PAUSED: {State.OPEN, State.CLOSED},
+        State.CLOSED: set(),
+    })
 
     class Recruitment(models.TextChoices):
         NONE = "none", "No crowd platform (workers with an account)"
@@ -191,6 +201,15 @@ class Claim(models.Model):
         EXPIRED = "expired", "Timed out"
 
     HOLDS_SLOT = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED)
+    # The claim loop applies these with conditional UPDATEs whose WHERE comes from `STATES.sources`.
+    STATES = StateMachine("status", {
+        Status.ACTIVE: {Status.SUBMITTED, Status.RETURNED, Status.EXPIRED},
+        Status.SUBMITTED: {Status.APPROVED, Status.REJECTED},
+        Status.APPROVED: set(),
+        Status.REJECTED: set(),
+        Status.RETURNED: set(),
+        Status.EXPIRED: set(),
+    })
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="claims")
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="claims")
@@ -231,6 +250,14 @@ class Submission(models.Model):
         APPROVED = "approved", "Approved"
         REJECTED = "rejected", "Rejected"
 
+    # a submission is sampled for review (or not) when it is made; a curator's decision is final
+    STATES = StateMachine("review_state", {
+        Review.NOT_SAMPLED: {Review.APPROVED, Review.REJECTED},
+        Review.PENDING: {Review.APPROVED, Review.REJECTED},
+        Review.APPROVED: set(),
+        Review.REJECTED: set(),
+    })
+
     claim = models.OneToOneField(Claim, on_delete=models.PROTECT, related_name="submission")
     data = models.JSONField()
     reviewed_data = models.JSONField(null=True, blank=True, help_text="a reviewer's corrected version; data is kept")
@@ -264,45 +291,6 @@ class StudyExclusion(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "worker"], name="unique_study_exclusion")]
-
-
-class InsertOnlyQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise PermissionError("History is insert-only.")
-
-    def delete(self):
-        raise PermissionError("History is insert-only.")
-
-
-class HistoryEntry(models.Model):
-    """Insert-only record of every state change of a claim, a submission or an item."""
-
-    entity = models.CharField(max_length=32, db_index=True)
-    entity_id = models.BigIntegerField(db_index=True)
-    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="history")
-    from_state = models.CharField(max_length=32, blank=True)
-    to_state = models.CharField(max_length=32)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                              related_name="+")
-    reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    objects = InsertOnlyQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        verbose_name_plural = "history"
-
-    def __str__(self):
-        return f"{self.entity} {self.entity_id}: {self.from_state or '∅'} → {self.to_state}"
-
-    def save(self, *args, **kwargs):
-        if self.pk is not None:
-            raise PermissionError("History is insert-only.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise PermissionError("History is insert-only.")
 
 
 class QualificationTest(models.Model):

@@ -137,7 +137,7 @@ def create_review_study(proposals, *, user, name: str, slug: str | None = None, 
         for item, proposal in zip(items, ready, strict=True):
             item.proposal = proposal
         StudyItem.objects.bulk_update(items, ["proposal"])
-        history.record("study", study.pk, "", state, actor=user, study=study,
+        history.record(Study, study.pk, "", state, actor=user, study=study,
                        reason=f"review of {len(ready)} {task.name} proposal(s); {len(excluded)} left out")
     return ReviewStudy(study=study, items=items, excluded=excluded)
 

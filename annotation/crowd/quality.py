@@ -115,7 +115,7 @@ def exclude(study: Study, worker, reason: str, actor=None) -> bool:
     try:
         with transaction.atomic():
             StudyExclusion.objects.create(study=study, worker=worker, reason=reason)
-            history.record("worker", worker.pk, "in_pool", "excluded", actor=actor, study=study, reason=reason)
+            history.record(type(worker), worker.pk, "in_pool", "excluded", actor=actor, study=study, reason=reason)
     except IntegrityError:
         return False
     for claim in Claim.objects.filter(study=study, worker=worker, status=Claim.Status.ACTIVE):
@@ -171,6 +171,6 @@ def take_qualification_test(test: QualificationTest, worker, answers: dict, *, n
                 profile=eligibility.profile_for(worker), qualification=test.qualification,
                 defaults={"source": f"test:{test.pk}"},
             )
-        history.record("qualification", attempt.pk, "", "passed" if passed else "failed", actor=worker,
+        history.record(QualificationAttempt, attempt.pk, "", "passed" if passed else "failed", actor=worker,
                        reason=f"{test.name}: {score:.0%}")
     return attempt

@@ -4,9 +4,10 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from annotation.crowd import history, kinds, quality
+from annotation.crowd import kinds, quality
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from config import state
 
 QUEUES = {
     "expert_sample": Q(review_queue="expert_sample"),
@@ -45,24 +46,19 @@ def _decide(submission: Submission, reviewer, approve: bool, reason: str = "", e
     study = claim.study
     new_status = Claim.Status.APPROVED if approve else Claim.Status.REJECTED
     with transaction.atomic():
-        moved = Claim.objects.filter(pk=claim.pk, status=Claim.Status.SUBMITTED).update(status=new_status)
-        if not moved:
-            raise CrowdError("This submission was decided meanwhile.", status=409)
-        old_review = submission.review_state
-        if edited is not None:
-            submission.reviewed_data = kinds.of(study).validate(study.form_schema, claim.item.payload, edited)
-        submission.review_state = Submission.Review.APPROVED if approve else Submission.Review.REJECTED
-        submission.reviewed_by = reviewer
-        submission.reviewed_at = timezone.now()
-        submission.review_reason = reason
-        submission.save()
+        try:
+            state.transition(claim, new_status, reviewer,
+                             reason or ("edited and approved" if edited is not None else ""), scope=study)
+        except state.TransitionRefused:
+            raise CrowdError("This submission was decided meanwhile.", status=409) from None
+        reviewed_data = (kinds.of(study).validate(study.form_schema, claim.item.payload, edited)
+                         if edited is not None else submission.reviewed_data)
+        state.transition(submission, Submission.Review.APPROVED if approve else Submission.Review.REJECTED,
+                         reviewer, reason, scope=study, reviewed_data=reviewed_data, reviewed_by=reviewer,
+                         reviewed_at=timezone.now(), review_reason=reason)
         if not approve and study.count_accepted_only:
             StudyItem.objects.filter(pk=claim.item_id).update(
                 open_slots=F("open_slots") + 1, completed_count=F("completed_count") - 1)
-        history.record("claim", claim.pk, Claim.Status.SUBMITTED, new_status, actor=reviewer, study=study,
-                       reason=reason or ("edited and approved" if edited is not None else ""))
-        history.record("submission", submission.pk, old_review, submission.review_state, actor=reviewer,
-                       study=study, reason=reason)
     if submission.review_queue == "expert_sample":
         quality.apply_expert_threshold(study, claim.worker, actor=reviewer)
     return submission

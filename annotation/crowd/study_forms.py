@@ -44,7 +44,7 @@ class StudyAdminForm(StudySettingsForm):
 
     class Meta(StudySettingsForm.Meta):
         fields = [f.name for f in (*Study._meta.concrete_fields, *Study._meta.many_to_many)
-                  if f.editable and not f.primary_key]
+                  if f.editable and not f.primary_key and f.name != Study.STATES.field]  # state: by actions
 
 
 class StudyItemForm(forms.ModelForm):
@@ -53,8 +53,8 @@ class StudyItemForm(forms.ModelForm):
 
     class Meta:
         model = StudyItem
-        fields = ["study", "external_id", "payload", "role", "answer_key", "open_slots", "completed_count",
-                  "benchmark_item", "video", "image", "proposal"]
+        fields = ["study", "external_id", "payload", "role", "answer_key", "benchmark_item", "video", "image",
+                  "proposal"]  # open_slots and completed_count are the claim loop's to keep
 
     def clean(self):
         cleaned = super().clean()

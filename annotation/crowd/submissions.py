@@ -121,8 +121,9 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
                 rows.execute_count(
                     f"UPDATE {rows.table(StudyItem)} SET completed_count = completed_count + 1 WHERE id = %s",
                     [claim.item_id])
-                history.record_many([("claim", claim.pk, Claim.Status.ACTIVE, Claim.Status.SUBMITTED),
-                                     ("submission", submission.pk, "", submission.review_state)],
+                history.record_many([(Claim, claim.pk, Claim.STATES.source(Claim.Status.SUBMITTED),
+                                      Claim.Status.SUBMITTED),
+                                     (Submission, submission.pk, "", submission.review_state)],
                                     actor=worker, study=claim.study, now=now)
     except IntegrityError:
         # a concurrent identical submit won the race
@@ -142,11 +143,13 @@ def _repeat(claim: Claim, doing: str, *, now=None) -> tuple[Submission, bool, di
 
 
 def _finish_claim(claim: Claim, now) -> bool:
-    """End an active claim whose lease still runs, in one statement."""
+    """End an active claim whose lease still runs, in one statement (the move checked against
+    `Claim.STATES`: only a claim in the state that may become submitted is changed)."""
     return bool(rows.execute_count(
         f"UPDATE {rows.table(Claim)} SET status = %s, finished_at = %s"
         f" WHERE id = %s AND status = %s AND lease_expires_at > %s",
-        [Claim.Status.SUBMITTED, rows.adapt_time(now), claim.pk, Claim.Status.ACTIVE, rows.adapt_time(now)]))
+        [Claim.Status.SUBMITTED, rows.adapt_time(now), claim.pk, Claim.STATES.source(Claim.Status.SUBMITTED),
+         rows.adapt_time(now)]))
 
 
 def _insert_submission(submission: Submission, active_seconds: float) -> tuple[int, float]:

@@ -106,7 +106,7 @@ def _create_study(user, *, name: str, slug: str | None, form: dict, meta: dict, 
             name=name, slug=_unique_slug(name, slug), step_kind="form", form_schema={**form, META: meta},
             state=state, annotators_per_item=k, instructions=instructions, created_by=user, **study_fields)
         items = assignment.add_items(study, rows)
-        history.record("study", study.pk, "", state, actor=user, study=study,
+        history.record(Study, study.pk, "", state, actor=user, study=study,
                        reason=f"{meta['kind']}: {len(items)} item(s)")
     return items
 

@@ -1,0 +1,6 @@
+from django.contrib import admin
+
+from config.admin_states import StateChangeAdmin
+from config.models import StateChange
+
+admin.site.register(StateChange, StateChangeAdmin)
