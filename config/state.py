@@ -129,12 +129,16 @@ def try_transition(obj, to: str, by=None, reason: str = "", *, scope=None, **fie
         return None
 
 
-def protect_history(sender, instance, **kwargs):
-    """`pre_delete` guard: an object whose changes are recorded (or in whose scope changes were
-    recorded, like a study's claims) is not deleted, so that no history points at nothing."""
-    if StateChange.objects.of(instance).exists() or StateChange.objects.within(instance).exists():
-        raise ProtectedError(f"{sender._meta.verbose_name.capitalize()} #{instance.pk} has recorded history and "
-                             f"cannot be deleted.", {instance})
+class KeepsHistory:
+    """Model mixin: an object in whose scope changes were recorded (a study, whose claims and
+    submissions changed) or whose own changes were is not deleted, so that no history points at
+    nothing. `ProtectedError` before anything is deleted."""
+
+    def delete(self, *args, **kwargs):
+        if StateChange.objects.of(self).exists() or StateChange.objects.within(self).exists():
+            raise ProtectedError(f"{self._meta.verbose_name.capitalize()} #{self.pk} has recorded history and "
+                                 f"cannot be deleted.", {self})
+        return super().delete(*args, **kwargs)
 
 
 def history(obj):

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from config.state import StateMachine
+from config.state import KeepsHistory, StateMachine
 
 
 class Qualification(models.Model):
@@ -55,7 +55,7 @@ class WorkerQualification(models.Model):
 MAX_ANNOTATORS_PER_ITEM = 100
 
 
-class Study(models.Model):
+class Study(KeepsHistory, models.Model):
     """A campaign of one kind of human step over a set of items.
 
     The rules its settings obey (ranges, known step kinds, recruitment, what freezes once work has
