@@ -295,7 +295,7 @@ def test_resuming_a_cancelled_run_makes_its_predictions(version, qwen, researche
     assert run.status == Status.SUCCEEDED, run.message
     assert Prediction.objects.filter(run=run, error="").count() == 2
     assert [t.to_state for t in run.transitions.all()] == [Status.CANCELLED, Status.RUNNING, Status.SUCCEEDED]
-    assert run.transitions.get(to_status=Status.RUNNING).reason.startswith("Resumed (was cancelled)")
+    assert run.transitions.get(to_state=Status.RUNNING).reason.startswith("Resumed (was cancelled)")
 
     again = researcher_client.post(reverse("run-resume", args=[run.pk]))
     assert again.status_code == 409
