@@ -57,7 +57,7 @@ class RunTransitionSerializer(serializers.Serializer):
     from_status = serializers.CharField(source="from_state", read_only=True)
     to_status = serializers.CharField(source="to_state", read_only=True)
     reason = serializers.CharField(read_only=True)
-    by = serializers.SlugRelatedField(source="actor", slug_field="username", read_only=True)
+    by = serializers.CharField(source="actor.username", read_only=True, allow_null=True, default=None)
     at = serializers.DateTimeField(source="created_at", read_only=True)
 
 
