@@ -31,4 +31,4 @@ def validate_name(value) -> None:
     """Django validator: `value` names a registered judge kind."""
     if value not in KINDS:
         raise ValidationError(f"Unknown judge kind {value!r}; known: {', '.join(KINDS) or 'none'}.",
-                              code="invalid_choice")
+                              code="unknown_judge_kind")
