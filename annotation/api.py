@@ -25,6 +25,14 @@ def _django_errors(exc: DjangoValidationError) -> ValidationError:
     return ValidationError({"error": "; ".join(exc.messages), "errors": exc.messages})
 
 
+def _serializer_errors(errors: dict) -> ValidationError:
+    """The serializer's errors; a refused payload's messages also as `error` and `errors`, as the service gives them."""
+    payload = [str(message) for message in errors.get("payload", [])]
+    if not payload:
+        return ValidationError(errors)
+    return ValidationError({**errors, "error": "; ".join(payload), "errors": payload})
+
+
 class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """The media library. Upload with multipart `file` (and optional `title`)."""
 
@@ -115,8 +123,9 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
             return self.get_paginated_response(BenchmarkItemSerializer(page, many=True).data)
         if not has_role(request.user, CURATOR, ADMIN):
             return Response({"error": "Only curators add items."}, status=403)
-        serializer = BenchmarkItemSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = BenchmarkItemSerializer(data=request.data, context={"benchmark": version.benchmark.slug})
+        if not serializer.is_valid():
+            raise _serializer_errors(serializer.errors)
         data = serializer.validated_data
         if version.items.filter(external_id=data["external_id"]).exists():
             return Response({"error": f"Item {data['external_id']!r} already exists in {version}."}, status=409)

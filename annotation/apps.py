@@ -7,10 +7,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation, media and benchmark versions"
 
     def ready(self):
-        from annotation import media_jobs  # noqa: F401  (registers the media job kinds)
+        from annotation import media_jobs, openapi  # noqa: F401  (media job kinds; OpenAPI schema of benchmark fields)
+        from annotation.benchmarks import registry
         from annotation.blackswan import splits, versions  # noqa: F401  (BlackSwan jobs and proposal kinds)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
+        registry.discover()  # every package under annotation/benchmarks/ registers its benchmark
         # after every app's migrations, so that the role groups get the permissions of apps migrated later
         post_migrate.connect(on_post_migrate, dispatch_uid="annotation-bootstrap")

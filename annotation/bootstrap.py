@@ -1,24 +1,17 @@
-"""Rows every installation needs: the five benchmarks and one group per role."""
+"""Rows every installation needs: one per registered benchmark and one group per role."""
 
 from django.contrib.auth.models import Group, Permission
 
+from annotation.benchmarks import registry
+from annotation.models import Benchmark
 from config.roles import GROUP_PERMISSIONS
-
-BENCHMARK_DESCRIPTIONS = {
-    "blackswan": "Staged video reveal: Forecaster, Detective, Reporter (abductive and defeasible reasoning).",
-    "cvqa": "Counterfactual VQA on real and synthetic images.",
-    "nleye": "Image triplets for abductive NLI, with explanation voting.",
-    "cvrr": "Open-ended video QA across 11 dimensions, with an LLM judge and DSCP prompting.",
-    "maia": "Italian video statement verification and open-ended QA, aggregate accuracy.",
-}
 
 
 def ensure_benchmarks() -> None:
-    from annotation.models import Benchmark
-
-    for slug, name in Benchmark.Slug.choices:
+    """A `Benchmark` row for every registered benchmark (existing rows are left as they are)."""
+    for definition in registry.all():
         Benchmark.objects.get_or_create(
-            slug=slug, defaults={"name": name, "description": BENCHMARK_DESCRIPTIONS.get(slug, "")}
+            slug=definition.slug, defaults={"name": definition.name, "description": definition.description}
         )
 
 

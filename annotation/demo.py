@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from annotation.benchmarks import registry
 from annotation.blackswan.splits import current_split, split_library_video
 from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
@@ -97,48 +98,27 @@ def ensure_demo_study(curator) -> Study:
 
 
 DEMO_VERSION_LABEL = "demo"
-# Open questions about the demo videos, in the CVRR-ES layout (dimension, question, answer). They
-# are written for the demo: a researcher can start a run on them from the browser in seconds.
-DEMO_QUESTIONS = {
-    "bigbuckbunny.mp4": [
-        ("interpretation_of_visual_context", "What kind of place does the video show?",
-         "A green meadow with trees under a clear sky."),
-        ("non_existent_actions_with_existent_scene_depictions", "Why does the rabbit start swimming in the lake?",
-         "The rabbit does not swim; there is no lake in the video."),
-    ],
-    "bikes.mp4": [
-        ("multiple_actions_in_a_single_video", "What are the people in the video doing?",
-         "They are riding bicycles along a road."),
-    ],
-    "vtest.avi": [
-        ("continuity_and_object_instance_count", "Do more people walk through the scene at the end than at the start?",
-         "People keep walking in and out of the scene; several pedestrians are visible throughout."),
-    ],
-}
 DEMO_MODELS = ("qwen2-vl", "causal-lm")
 
 
-def ensure_demo_version(curator) -> BenchmarkVersion | None:
-    """A small frozen CVRR-ES version over the demo videos (None when the videos are missing)."""
-    version = BenchmarkVersion.objects.filter(benchmark__slug="cvrr", label=DEMO_VERSION_LABEL).first()
-    if version is not None:
-        return version
+def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
+    """A small frozen version of every registered benchmark that has demo items over the sample videos."""
     videos = {video.original_name: video for video in Video.objects.filter(status=Video.Status.READY)}
-    rows = [(name, question) for name, questions in DEMO_QUESTIONS.items() if name in videos
-            for question in questions]
-    if not rows:
-        return None
-    with transaction.atomic():
-        version = BenchmarkVersion.objects.create(
-            benchmark=Benchmark.objects.get(slug="cvrr"), label=DEMO_VERSION_LABEL, created_by=curator,
-            description="Demo questions about the bundled sample videos.")
-        for index, (name, (dimension, question, answer)) in enumerate(rows):
-            video_id = name.rsplit(".", 1)[0]
-            add_item(version, f"{dimension}/{video_id}/{index}",
-                     {"kind": "qa", "dimension": dimension, "video_id": video_id, "question": question,
-                      "answer": answer}, media={"video": videos[name]})
-        version = freeze(version)
-    return version
+    found = []
+    for definition in registry.all():
+        version = BenchmarkVersion.objects.filter(benchmark__slug=definition.slug, label=DEMO_VERSION_LABEL).first()
+        items = [] if version is not None else definition.demo_items(videos)
+        if version is None and items:
+            with transaction.atomic():
+                version = BenchmarkVersion.objects.create(
+                    benchmark=Benchmark.objects.get(slug=definition.slug), label=DEMO_VERSION_LABEL,
+                    created_by=curator, description="Demo questions about the bundled sample videos.")
+                for external_id, payload, media in items:
+                    add_item(version, external_id, payload, media=media)
+                version = freeze(version)
+        if version is not None:
+            found.append(version)
+    return found
 
 
 DEMO_STAGED_SLUG = "demo-blackswan"
@@ -182,8 +162,8 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     curator = get_user_model().objects.get(username="curator")
     report = import_files(sample_media_paths(), user=curator, probe_now=True, say=say)
     study = ensure_demo_study(curator)
-    version = ensure_demo_version(curator)
+    demo_versions = ensure_demo_versions(curator)
     staged = ensure_demo_staged_study(curator, say)
     tiny = ensure_demo_models(say) if models else {}
-    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "version": version,
+    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "versions": demo_versions,
             "models": tiny}

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from annotation.benchmarks import registry
+from annotation.payloads import validate_payload
 from config.state import StateMachine
 
 
@@ -63,14 +65,9 @@ class Image(MediaAsset):
 
 
 class Benchmark(models.Model):
-    class Slug(models.TextChoices):
-        BLACKSWAN = "blackswan", "BlackSwanSuite"
-        CVQA = "cvqa", "C-VQA"
-        NLEYE = "nleye", "NL-EYE"
-        CVRR = "cvrr", "CVRR-ES"
-        MAIA = "maia", "MAIA"
+    """A benchmark's row; its slug names one of the registered benchmarks (`annotation.benchmarks.registry`)."""
 
-    slug = models.CharField(max_length=16, choices=Slug.choices, unique=True)
+    slug = models.CharField(max_length=16, unique=True, help_text="A registered benchmark's slug")
     name = models.CharField(max_length=64)
     description = models.TextField(blank=True)
 
@@ -79,6 +76,10 @@ class Benchmark(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        if self.slug not in registry.slugs():
+            raise ValidationError({"slug": str(registry.UnknownBenchmark(self.slug))})
 
 
 class FrozenError(ValidationError):
@@ -180,8 +181,6 @@ class BenchmarkItem(models.Model):
             raise FrozenError(f"Version {self.version} is frozen: its items cannot change.")
 
     def clean(self):
-        from annotation.payloads import validate_payload
-
         validate_payload(self.version.benchmark.slug, self.payload)
 
     def save(self, *args, **kwargs):

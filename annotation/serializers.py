@@ -1,7 +1,9 @@
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from rest_framework import serializers
 
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, Image, ItemMedia, Video
+from annotation.payloads import validate_payload
 
 
 class _AssetSerializer(serializers.ModelSerializer):
@@ -45,14 +47,31 @@ class UploadSerializer(serializers.Serializer):
     title = serializers.CharField(required=False, allow_blank=True, max_length=255)
 
 
+class BenchmarkSlugField(serializers.CharField):
+    """A registered benchmark's slug; the OpenAPI schema lists the registered ones (`annotation.openapi`)."""
+
+
+class BenchmarkRelatedField(serializers.SlugRelatedField):
+    """A benchmark named by its slug; the OpenAPI schema lists the registered ones (`annotation.openapi`)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(slug_field="slug", **kwargs)
+
+
+class PayloadField(serializers.JSONField):
+    """An item's payload, a JSON object in its benchmark's schema (published per benchmark by `annotation.openapi`)."""
+
+
 class BenchmarkSerializer(serializers.ModelSerializer):
+    slug = BenchmarkSlugField(read_only=True)
+
     class Meta:
         model = Benchmark
         fields = ["id", "slug", "name", "description"]
 
 
 class BenchmarkVersionSerializer(serializers.ModelSerializer):
-    benchmark = serializers.SlugRelatedField(slug_field="slug", queryset=Benchmark.objects.all())
+    benchmark = BenchmarkRelatedField(queryset=Benchmark.objects.all())
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
@@ -84,6 +103,10 @@ class MediaRefSerializer(serializers.Serializer):
 
 
 class BenchmarkItemSerializer(serializers.ModelSerializer):
+    """An item of a version. Given the version's benchmark slug as `benchmark` in the context, the payload is
+    checked against that benchmark's schema."""
+
+    payload = PayloadField()
     media = ItemMediaSerializer(many=True, read_only=True)
     media_refs = MediaRefSerializer(many=True, write_only=True, required=False)
 
@@ -91,3 +114,12 @@ class BenchmarkItemSerializer(serializers.ModelSerializer):
         model = BenchmarkItem
         fields = ["id", "external_id", "payload", "media", "media_refs", "created_at"]
         read_only_fields = ["id", "media", "created_at"]
+
+    def validate_payload(self, payload):
+        benchmark = self.context.get("benchmark")
+        if benchmark is not None:
+            try:
+                validate_payload(benchmark, payload)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.messages) from exc
+        return payload

@@ -200,7 +200,7 @@ SPECTACULAR_SETTINGS = {
     "ENABLE_DJANGO_DEPLOY_CHECK": False,
     # Choice sets shared by several fields, or with a name used twice, get one stable name each.
     "ENUM_NAME_OVERRIDES": {
-        "BenchmarkSlugEnum": "annotation.models.Benchmark.Slug",
+        "BenchmarkSlugEnum": "annotation.benchmarks.registry.choices",  # the registered benchmarks
         "MediaSourceEnum": "annotation.models.MediaAsset.Source",
         "MediaStatusEnum": "annotation.models.MediaAsset.Status",
         "VersionSourceEnum": "annotation.models.BenchmarkVersion.Source",

@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
 from evaluation import runs
+from evaluation.admin_filters import BenchmarkFilter
 from evaluation.models import (
     EvaluationRun,
     Judgment,
@@ -32,7 +33,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ["id", "model_id", "version", "backend", "input_strategy", "prompting", "status",
                     "completed_predictions", "total_predictions", "failed_predictions", "cached_predictions",
                     "created_at"]
-    list_filter = ["status", "backend", "input_strategy", "prompting", "workers", "version__benchmark"]
+    list_filter = ["status", "backend", "input_strategy", "prompting", "workers", BenchmarkFilter]
     search_fields = ["model_id", "version__label"]
     readonly_fields = ["status", "message", "job", "created_by", "created_at", "started_at", "finished_at",
                        "resolved_revision", "total_requests", "total_predictions", "completed_predictions",

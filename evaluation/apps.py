@@ -7,8 +7,10 @@ class EvaluationConfig(AppConfig):
 
     def ready(self):
         from annotation import versions
-        from evaluation import exports, tasks  # noqa: F401  (register the export and evaluation_run job kinds)
+        from evaluation import benchmarks, exports, tasks  # noqa: F401  (register the export and evaluation_run job kinds)
         from evaluation.freeze_checks import requests_check
 
+        # every module of evaluation/benchmarks/ registers its benchmark
+        benchmarks.discover()
         # a version whose items cannot be turned into evaluation requests is never frozen
         versions.register_freeze_check(requests_check)

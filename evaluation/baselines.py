@@ -3,6 +3,9 @@ Prediction per request and sample, so that results and leaderboards show them be
 Raw outputs are written in the form the answer parsers read (a letter, "yes"/"no", "1"/"2", a
 score), and parsed like any model's.
 
+Which benchmark a baseline fits is the benchmark's own declaration (`Benchmark.baselines`); `random`
+fits every benchmark.
+
 - `random` (any benchmark; model id `random:seed=<seed>`): a uniform draw per request from the
   answers its type allows: a shown option letter, yes/no, 1/2 (NL-EYE triplets), a score 1–10
   (NL-EYE pairs). Each request draws from its own generator seeded with `derived_seed(seed, request
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from evaluation import runner, runs, scoring
+from evaluation import benchmarks, runner, runs, scoring
 from evaluation.benchmarks.base import derived_seed, media_links
 from evaluation.models import EvaluationRun, Prediction
 from generation.backends import registry
@@ -123,8 +126,11 @@ def upper_left_luma(path) -> int:
 # --- The baselines ----------------------------------------------------------------------------------
 
 class Baseline:
+    """A paper baseline. `everywhere` ones (random) fit every benchmark; the others fit the benchmarks that
+    name them in their `Benchmark.baselines`."""
+
     name = ""
-    benchmarks: tuple[str, ...] = ()  # empty: any
+    everywhere = False
     input_strategy = ""  # the strategy the baseline runs under ("" = the run's choice)
     variants: tuple[str, ...] = ()  # the variants it answers (empty: any)
 
@@ -148,6 +154,7 @@ class Baseline:
 
 class RandomBaseline(Baseline):
     name = "random"
+    everywhere = True
 
     def model_id(self) -> str:
         return f"random:seed={self.seed}"
@@ -167,7 +174,6 @@ class RandomBaseline(Baseline):
 
 class DumbPixelBaseline(Baseline):
     name = "dumb_pixel"
-    benchmarks = ("nleye",)
     input_strategy = "separate"
 
     def answer(self, run, planned):
@@ -199,7 +205,6 @@ class DumbPixelBaseline(Baseline):
 
 class NliBaseline(Baseline):
     name = "nli"
-    benchmarks = ("nleye",)
     input_strategy = "text_only"
 
     def check(self) -> None:
@@ -238,7 +243,6 @@ class NliBaseline(Baseline):
 
 class UnimodalBaseline(Baseline):
     name = "unimodal"
-    benchmarks = ("maia",)
     variants = ("vsv",)
 
     def check(self) -> None:
@@ -294,8 +298,10 @@ def run_baseline(version, baseline: str, *, seed: int = 0, models=(), revision: 
     if not version.frozen:
         raise BaselineError(f"Version {version} is not frozen: freeze it before evaluating on it.")
     slug = version.benchmark.slug
-    if maker.benchmarks and slug not in maker.benchmarks:
-        raise BaselineError(f"The {baseline} baseline is defined for {', '.join(maker.benchmarks)}, not {slug}.")
+    fits = benchmarks.supporting("baselines", baseline)
+    if not maker.everywhere and slug not in fits:
+        raise BaselineError(f"The {baseline} baseline is defined for {', '.join(fits) or 'no benchmark'}, "
+                            f"not {slug}.")
     maker.check()
     benchmark = runner.benchmark_for(version)
     variants = list(variants or maker.variants)

@@ -5,6 +5,7 @@ from django.db import models
 
 from config.models import StateChange
 from config.state import StateMachine
+from evaluation import judge_registry
 
 
 class EvaluationRun(models.Model):
@@ -205,14 +206,9 @@ class Judgment(models.Model):
     separately (`reference_key` "ref:0", "ref:1", …); the other judges see every reference at once
     (`reference_key` ""). A verdict the judge wrote but that cannot be read is kept with its raw text
     and `parse_status` "unparsed" (counted, never guessed); a call that failed is "failed" with the
-    error and is tried again on the next pass.
+    error and is tried again on the next pass. `kind` names a registered judge kind
+    (`evaluation.judge_registry`; no choices, so a new kind needs no migration).
     """
-
-    class Kind(models.TextChoices):
-        LLM_MATCH = "llm_match", "LLM-Match (BlackSwan)"
-        CVRR = "cvrr", "CVRR-ES judge"
-        MAIA = "maia", "MAIA open-answer judge"
-        NLEYE_EXPLANATION = "nleye_explanation", "NL-EYE explanation judge"
 
     class ParseStatus(models.TextChoices):
         OK = "ok", "Parsed"
@@ -220,7 +216,8 @@ class Judgment(models.Model):
         FAILED = "failed", "Call failed"
 
     prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="judgments")
-    kind = models.CharField(max_length=32, choices=Kind.choices, db_index=True)
+    kind = models.CharField(max_length=32, db_index=True, validators=[judge_registry.validate_name],
+                            help_text="the judge kind (evaluation.judge_registry)")
     judge_model = models.CharField(max_length=255, help_text="hub id, local path or API model name")
     judge_revision = models.CharField(max_length=128, blank=True, help_text="the revision the judge resolved to")
     judge_backend = models.CharField(max_length=32)

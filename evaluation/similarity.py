@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import threading
 
+CLIP_MODEL = "openai/clip-vit-large-patch14"  # the CLIP score's model, as in BlackSwan's metric/clip_score.py
 NOT_COMPUTED_NO_JAVA = "METEOR needs Java (the `java` command) to run the Meteor 1.5 jar"
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import BenchmarkVersion
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import parsers, plots, results
+from evaluation import benchmarks, parsers, plots, results
 from evaluation.models import EvaluationRun, Prediction
 
 REQUESTS_PER_PAGE = 40
@@ -25,12 +25,19 @@ def _pretty(value) -> str:
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_index(request):
+    """The frozen versions with their runs, optionally of one registered benchmark (`?benchmark=<slug>`)."""
+    chosen = request.GET.get("benchmark", "")
+    if chosen and chosen not in benchmarks.slugs():
+        raise BadRequest(f"Unknown benchmark {chosen!r}; known: {', '.join(benchmarks.slugs())}.")
     runs = EvaluationRun.objects.order_by("-created_at")
     versions = (BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")
                 .annotate(succeeded=Count("runs", filter=Q(runs__status=EvaluationRun.Status.SUCCEEDED)))
                 .prefetch_related(Prefetch("runs", queryset=runs))
                 .order_by("benchmark__slug", "-created_at"))
-    return render(request, "frontend/results.html", {"versions": versions})
+    if chosen:
+        versions = versions.filter(benchmark__slug=chosen)
+    return render(request, "frontend/results.html", {"versions": versions, "benchmarks": benchmarks.registered(),
+                                                     "chosen": chosen})
 
 
 @roles_allowed(RESEARCHER, ADMIN)

@@ -14,6 +14,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.benchmarks.blackswan import importer
 from annotation.blackswan import staged
 from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
 from annotation.crowd import review
@@ -465,8 +466,6 @@ def test_the_release_record_has_the_release_shape(worker_api, claim, split, cura
     assert blackswan_eval.is_hard(record) is False
     assert blackswan_eval.split(record, 4.0) == {"pre": (0.0, 1.2), "main": (1.2, 2.4), "post": (2.4, 4.0)}
     # and the importer takes it as a VAR_Data.json record
-    from annotation.importers import blackswan as importer
-
     release = tmp_path / "release"
     (release / "videos").mkdir(parents=True)
     (release / "VAR_Data.json").write_text(json.dumps([record]))

@@ -26,8 +26,11 @@ from evaluation.models import EvaluationRun, Prediction, RunChunk
 from generation.models import Job
 from tests.conftest import ingest_path
 from tests.eval_support import count_model_calls, database_url, make_version, use_toy_benchmark
+from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parent.parent
+
+WORKER_SECONDS = 120.0  # a worker starts and loads tiny models before its first answer
 
 
 @pytest.fixture(autouse=True)
@@ -174,17 +177,6 @@ def start_worker_process(env: dict, log: Path) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
-def poll(fetch, until, timeout=120.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    value = fetch()
-    while not until(value):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting; last value: {value}")
-        time.sleep(interval)
-        value = fetch()
-    return value
-
-
 @pytest.mark.django_db(transaction=True)
 def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astronaut, tiny_models_dir, media_root,
                                                                            tmp_path, monkeypatch, settings):
@@ -206,7 +198,8 @@ def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astro
     first = start_worker_process(env, first_log)
     second = None
     try:
-        poll(lambda: first_log.read_text(errors="replace"), lambda text: " ready." in text or first.poll() is not None)
+        poll(lambda: first_log.read_text(errors="replace"), lambda text: " ready." in text or first.poll() is not None,
+             timeout=WORKER_SECONDS)
         assert (var_dir / "broker" / "queue").is_dir() and (var_dir / "broker" / "control").is_dir()
         image = ingest_path(astronaut)
         version = make_version("killed", [(f"item-{i:02d}", {"premise": image}, ["open", "sampled"])
@@ -215,14 +208,15 @@ def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astro
                               input_strategy="text_only", batch_size=1, chunk_size=1000,
                               generation_params={"max_new_tokens": 5})
         run = runs.start_run(run, workers="celery")  # one chunk, sent once the transaction commits
-        poll(lambda: Prediction.objects.filter(run=run).count(), lambda n: n >= 6 or first.poll() is not None)
+        poll(lambda: Prediction.objects.filter(run=run).count(), lambda n: n >= 6 or first.poll() is not None,
+             timeout=WORKER_SECONDS)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(30)
         made = Prediction.objects.filter(run=run).count()
         assert made < run.total_predictions, "the worker was killed in the middle of its chunk"
 
         second = start_worker_process(env, second_log)
-        poll(lambda: second_log.read_text(errors="replace"), lambda text: " ready." in text)
+        poll(lambda: second_log.read_text(errors="replace"), lambda text: " ready." in text, timeout=WORKER_SECONDS)
         chunk = run.chunks.get()
         assert (chunk.status, chunk.attempts) == ("running", 1)
         # The broker lost the message with its worker: nothing happens until beat re-queues the chunk.
@@ -231,7 +225,7 @@ def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astro
         result = poll(lambda: runs.requeue_silent_chunks(send=send), lambda r: r["requeued"], timeout=30)
         assert result == {"requeued": [chunk.pk], "failed": []}
 
-        run = poll(lambda: EvaluationRun.objects.get(pk=run.pk), lambda r: r.is_finished)
+        run = poll(lambda: EvaluationRun.objects.get(pk=run.pk), lambda r: r.is_finished, timeout=WORKER_SECONDS)
     finally:
         for process in (first, second):
             if process is not None and process.poll() is None:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,25 +24,17 @@ from evaluation.models import EvaluationRun, Prediction
 from generation.models import Job
 from tests.conftest import ingest_path
 from tests.eval_support import count_model_calls, database_url, make_version, use_toy_benchmark
+from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parent.parent
 ITEMS = 40
+
+WORKER_SECONDS = 120.0  # a worker starts and loads tiny models before its first answer
 
 
 @pytest.fixture(autouse=True)
 def toy(monkeypatch):
     return use_toy_benchmark(monkeypatch)
-
-
-def poll(fetch, until, timeout=120.0, interval=0.02):
-    deadline = time.monotonic() + timeout
-    value = fetch()
-    while not until(value):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting; last value: {value}")
-        time.sleep(interval)
-        value = fetch()
-    return value
 
 
 def worker_env(media_root: Path, var_dir: Path) -> dict:
@@ -68,7 +59,8 @@ def test_a_run_killed_with_sigkill_resumes_with_exactly_one_prediction_per_sampl
     worker = subprocess.Popen(command, cwd=ROOT, env=worker_env(media_root, tmp_path / "var"),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        made = poll(lambda: Prediction.objects.count(), lambda n: n >= 6 or worker.poll() is not None)
+        made = poll(lambda: Prediction.objects.count(), lambda n: n >= 6 or worker.poll() is not None,
+                    timeout=WORKER_SECONDS)
         os.kill(worker.pid, signal.SIGKILL)
         output = worker.communicate(timeout=30)[0].decode(errors="replace")
     finally:

@@ -82,7 +82,7 @@ def test_a_failed_run_ends_with_an_error_that_says_how_to_resume(version, tiny_m
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--benchmark", "nope", "--version", "cmd"],
-     "Unknown benchmark 'nope'; known: blackswan, cvqa, cvrr, maia, nleye."),
+     "Error: argument --benchmark: invalid choice: 'nope' (choose from 'blackswan', 'cvqa', 'cvrr', 'maia', 'nleye')"),
     (["--benchmark", "cvrr", "--version", "v9"], "cvrr has no version 'v9'; its versions: cmd, draft."),
     (["--benchmark", "cvrr", "--version", "draft"], "Version cvrr:draft is not frozen"),
     (["--input", "telepathy"], "Unknown input strategy 'telepathy' for this benchmark; choose one of default, video, "

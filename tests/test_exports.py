@@ -208,10 +208,10 @@ def test_judgments_carry_their_prediction_and_run(results, tmp_path):
     run_a, run_b = results["run_a"], results["run_b"]
     judged = Prediction.objects.filter(run=run_a).order_by("pk").first()
     judgment = Judgment.objects.create(
-        prediction=judged, kind=Judgment.Kind.CVRR, judge_model="org/judge", judge_backend="openai",
+        prediction=judged, kind="cvrr", judge_model="org/judge", judge_backend="openai",
         prompt=[{"role": "user", "content": "Is it right?"}], raw_verdict="yes, 4", verdict={"pred": "yes", "score": 4},
         parse_status=Judgment.ParseStatus.OK, latency_s=0.5)
-    Judgment.objects.create(prediction=Prediction.objects.filter(run=run_b).first(), kind=Judgment.Kind.CVRR,
+    Judgment.objects.create(prediction=Prediction.objects.filter(run=run_b).first(), kind="cvrr",
                             judge_model="org/judge", judge_backend="openai", prompt=[], parse_status="failed",
                             error="timeout")
     export = exports.select("judgments", runs=[run_a.pk])

@@ -3,7 +3,6 @@ job row tells what happened (success, failure with traceback, cancellation)."""
 
 import os
 import threading
-import time
 from contextlib import contextmanager
 
 import pytest
@@ -18,6 +17,7 @@ from generation import jobs
 from generation.jobs import job_handler
 from generation.models import Job
 from tests.conftest import logged_in_api, make_user
+from tests.waiting import poll
 
 # --- Job kinds used only by these tests -----------------------------------------------------
 
@@ -85,18 +85,6 @@ def celery_worker():
             os.environ.pop("CELERY_SKIP_CHECKS", None)
         else:
             os.environ["CELERY_SKIP_CHECKS"] = skip_checks
-
-
-def poll(fetch, until, timeout=30.0, interval=0.02):
-    """Call fetch() until until(value) holds; return the last value."""
-    deadline = time.monotonic() + timeout
-    value = fetch()
-    while not until(value):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting; last value: {value}")
-        time.sleep(interval)
-        value = fetch()
-    return value
 
 
 @pytest.mark.django_db(transaction=True)

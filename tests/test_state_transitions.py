@@ -209,7 +209,7 @@ def test_the_admin_actions_go_through_the_service_and_write_history(client, root
 
 # --- The history that existed before --------------------------------------------------------------
 
-BEFORE = [("annotation", "0009_study_recruitment_and_setting_limits"), ("evaluation", "0007_chunk_heartbeat")]
+BEFORE = [("annotation", "0010_benchmark_slug_from_registry"), ("evaluation", "0008_judgment_kind_from_registry")]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -7,8 +7,9 @@ from django.db.models.deletion import ProtectedError
 from django.test import RequestFactory
 
 from annotation import versions
+from annotation.benchmarks import registry
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia
-from annotation.payloads import RULES, validate_payload
+from annotation.payloads import validate_payload
 from evaluation.freeze_checks import requests_check
 from tests.conftest import cvqa_payload, ingest_path, logged_in_client
 
@@ -155,7 +156,7 @@ def test_every_rule_accepts_a_complete_payload():
         ("cvrr", "qa"): {"dimension": "d", "video_id": "v", "question": "q", "answer": "a"},
         ("maia", "question"): {"video": "v", "category": "c", "question": "q", "answers": list("abcdefgh")},
     }
-    assert {(b, k) for b, kinds in RULES.items() for k in kinds} == set(examples)
+    assert {(b.slug, k) for b in registry.all() for k in b.kinds} == set(examples)
     for (benchmark, kind), fields in examples.items():
         validate_payload(benchmark, {"kind": kind, **fields})
     with pytest.raises(ValidationError, match="needs 'kind'"):

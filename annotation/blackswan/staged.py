@@ -29,7 +29,7 @@ full clip only in the Reporter step, the Detective clip (the whole video with V_
 made for models) never. The parent video is never streamed to workers of a staged study.
 
 `release_record(claim)` turns a finished claim into BlackSwanSuite's release record, the shape
-`annotation.importers.blackswan` imports and `evaluation.benchmarks.blackswan` reads.
+`annotation.benchmarks.blackswan.importer` imports and `evaluation.benchmarks.blackswan` reads.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ What is built:
 - **Hard subset** (§7.3): a video whose Detective hypotheses were all invalidated in step 3; the
   evaluation reads this from the `task3_checkboxes` of the `video` item.
 
-Items have the importer's shapes (`annotation.importers.blackswan`): `video` items with the record's
+Items have the importer's shapes (`annotation.benchmarks.blackswan.importer`): `video` items with the record's
 fields, `mcq` rows (`id`, `mcq_task`, `mcq_options`, `mcq_label`) with external id
 `<video id>:mcq:<row>`, `yn` rows (`id`, `def_task`, `exp`, `def_label`) with `<video id>:yn:<row>`,
 rows numbered across the whole version as in `mcq.json` / `yn.json`, each linking the whole video under
@@ -67,8 +67,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from annotation.benchmarks.blackswan.importer import DATA_FILE, ROW_FILES, SPLIT_FIELDS
 from annotation.importers.base import number, text
-from annotation.importers.blackswan import DATA_FILE, ROW_FILES, SPLIT_FIELDS
 from generation import proposals
 from generation.models import Proposal
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat

@@ -2,7 +2,7 @@
 
 `export_version(slug, label, out)` builds the export in a new folder beside `out` and renames it to
 `out` once everything is written, so `out` holds either the whole export or nothing; an `out` that
-exists and is not empty is refused. The benchmark's writer (`annotation.exporters.<slug>.write`)
+exists and is not empty is refused. The registered benchmark's `write` (`annotation/benchmarks/<slug>/exporter.py`)
 receives the version's items in release order and a `ReleaseWriter`, which writes JSON, CSV and
 JSON Lines files and copies each medium once from the library to its place in the release.
 
@@ -19,12 +19,10 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path, PurePosixPath
 
+from annotation.benchmarks import registry
 from annotation.models import BenchmarkItem, BenchmarkVersion
-
-SLUGS = ("blackswan", "cvqa", "nleye", "cvrr", "maia")
 
 
 class ExportFailed(Exception):
@@ -89,15 +87,17 @@ class ReleaseWriter:
         self.copied[relative] = asset.checksum
 
 
-def writer_module(slug: str):
-    if slug not in SLUGS:
-        raise ExportFailed(f"unknown benchmark {slug!r}; known: {', '.join(SLUGS)}")
-    return import_module(f"annotation.exporters.{slug}")
+def benchmark_writer(slug: str) -> registry.BenchmarkDefinition:
+    """The registered benchmark that writes its release layout."""
+    try:
+        return registry.get(slug)
+    except registry.UnknownBenchmark as exc:
+        raise ExportFailed(str(exc)) from None
 
 
 def export_version(slug: str, label: str, out: Path) -> ExportResult:
     """Write version `label` of benchmark `slug` into the new folder `out` in the release's layout."""
-    module = writer_module(slug)
+    benchmark = benchmark_writer(slug)
     version = BenchmarkVersion.objects.filter(benchmark__slug=slug, label=label).first()
     if version is None:
         raise ExportFailed(f"{slug} has no version {label!r}")
@@ -108,8 +108,8 @@ def export_version(slug: str, label: str, out: Path) -> ExportResult:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         items = sorted(version.items.prefetch_related("media__video", "media__image"), key=release_order)
-        writer = ReleaseWriter(staging)
-        module.write(items, writer)
+        release = ReleaseWriter(staging)
+        benchmark.write(items, release)
         if out.exists():
             out.rmdir()
         staging.rename(out)
@@ -119,7 +119,7 @@ def export_version(slug: str, label: str, out: Path) -> ExportResult:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return ExportResult(version=version, folder=out, items=len(items), files=writer.files, media=len(writer.copied))
+    return ExportResult(version=version, folder=out, items=len(items), files=release.files, media=len(release.copied))
 
 
 # --- Helpers for the writers ----------------------------------------------------------------------

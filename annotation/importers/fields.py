@@ -1,5 +1,8 @@
 """Type and shape checks of release fields, reported with the file, the row and the field.
 
+The types are the payload schemas' own (`annotation.benchmarks.types`, pydantic), so a release field
+and the payload field it becomes are checked, and named in messages, alike.
+
 A reader describes the fields of one record as `{name: Field}` and calls `check_fields`, which adds
 one problem per field that is missing (when required) or of the wrong type or shape, e.g.
 `VAR_Data.json[3]: field 'task2_checkboxes' must be a list of 3 marks ("yes"/"no" or true/false)
@@ -8,52 +11,55 @@ one problem per field that is missing (when required) or of the wrong type or sh
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
-from annotation.importers.base import Problems, number
+from pydantic import TypeAdapter
+from pydantic import ValidationError as SchemaError
 
-MARKS = ("yes", "no")
+from annotation.benchmarks import types
+from annotation.importers.base import Problems
+
 SHOWN_CHARACTERS = 80
 
 
 @dataclass(frozen=True)
 class Field:
-    accepts: Callable[[object], bool]
-    expected: str  # "a text", "a list of 3 texts", … for messages
+    """A release field of one of the typed kinds in `annotation.benchmarks.types` (the payload schemas' vocabulary)."""
+
+    type: object
+
+    @property
+    def expected(self) -> str:
+        return types.expected(self.type)
+
+    @cached_property
+    def _adapter(self) -> TypeAdapter:
+        return TypeAdapter(self.type)
+
+    def accepts(self, value) -> bool:
+        try:
+            self._adapter.validate_python(value)
+        except SchemaError:
+            return False
+        return True
 
 
-def _is_text(value) -> bool:
-    return isinstance(value, str)
-
-
-def _is_filled_text(value) -> bool:
-    return isinstance(value, str) and value.strip() != ""
-
-
-def _is_mark(value) -> bool:
-    return isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in MARKS)
-
-
-TEXT = Field(_is_text, "a text")
-FILLED_TEXT = Field(_is_filled_text, "a non-empty text")
-NUMBER = Field(lambda value: number(value) is not None, "a number")
-WHOLE_NUMBER = Field(lambda value: isinstance(number(value), int), "a whole number")
-ID = Field(lambda value: _is_filled_text(value) or (isinstance(value, int) and not isinstance(value, bool)),
-           "a text or a whole number")
-MARK = Field(_is_mark, 'a mark ("yes"/"no" or true/false)')
+TEXT = Field(types.Text)
+FILLED_TEXT = Field(types.FilledText)
+NUMBER = Field(types.NumberLike)
+WHOLE_NUMBER = Field(types.WholeNumberLike)
+ID = Field(types.Id)
+MARK = Field(types.Mark)
 
 
 def texts(length: int, *, filled: bool = False) -> Field:
     """A list of exactly `length` texts (non-empty ones when `filled`)."""
-    each = _is_filled_text if filled else _is_text
-    return Field(lambda value: isinstance(value, list) and len(value) == length and all(map(each, value)),
-                 f"a list of {length} {'non-empty ' if filled else ''}texts")
+    return Field(types.texts(length, filled=filled))
 
 
 def marks(length: int) -> Field:
-    return Field(lambda value: isinstance(value, list) and len(value) == length and all(map(_is_mark, value)),
-                 f'a list of {length} marks ("yes"/"no" or true/false)')
+    return Field(types.marks(length))
 
 
 def shown(value) -> str:

@@ -1,7 +1,7 @@
 """Import a release folder as a benchmark version: read it, check everything, then create it all at once.
 
-1. The benchmark's reader (`annotation.importers.<slug>.read`) turns the folder into item specs,
-   collecting problems instead of stopping at the first.
+1. The registered benchmark's reader (`annotation/benchmarks/<slug>/importer.py`) turns the folder
+   into item specs, collecting problems instead of stopping at the first.
 2. Checks before anything is written: ids unique and at most 128 characters, payloads valid
    (`annotation.payloads`), every medium present and acceptable to the library (type, size, content,
    decodable). Videos are probed here, so a reader can check times against their duration
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotation import versions
+from annotation.benchmarks import registry
 from annotation.importers.base import ImportFailed, ItemSpec, MediaRef, Problems, relative
 from annotation.media import MediaRejected, incoming_from_path, ingest, kind_for_name, max_upload_bytes
 from annotation.media_cleanup import ImportLease
@@ -37,7 +37,6 @@ from annotation.models import Benchmark, BenchmarkVersion, MediaAsset
 from annotation.payloads import validate_payload
 from generation.media_probe import MediaError, check_image, check_video, probe_video, sniff_kind
 
-SLUGS = ("blackswan", "cvqa", "nleye", "cvrr", "maia")
 MAX_ID_LENGTH = 128
 SKIP_HINT = ("pass --skip-missing-media to import the other items without them (the items that need a missing "
              "file are left out and listed)")
@@ -55,17 +54,18 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
 
 
-def reader(slug: str):
-    """The module that reads a benchmark's release layout."""
-    if slug not in SLUGS:
-        raise ImportFailed([f"unknown benchmark {slug!r}; known: {', '.join(SLUGS)}"])
-    return import_module(f"annotation.importers.{slug}")
+def reader(slug: str) -> registry.BenchmarkDefinition:
+    """The registered benchmark that reads its release layout."""
+    try:
+        return registry.get(slug)
+    except registry.UnknownBenchmark as exc:
+        raise ImportFailed([str(exc)]) from None
 
 
 def import_release(slug: str, folder: Path, label: str, *, skip_missing_media: bool = False, freeze: bool = True,
                    description: str = "", user=None, say: Callable[[str], None] = lambda line: None) -> ImportResult:
     """Create a (frozen) version `label` of benchmark `slug` from the release in `folder`."""
-    module = reader(slug)
+    benchmark = reader(slug)
     folder = Path(folder)
     if not folder.is_dir():
         raise ImportFailed([f"{folder}: not a folder"])
@@ -77,11 +77,11 @@ def import_release(slug: str, folder: Path, label: str, *, skip_missing_media: b
     elif BenchmarkVersion.objects.filter(benchmark__slug=slug, label=label).exists():
         problems.add("--version", f"{slug} already has a version {label!r}; choose another label")
 
-    specs = module.read(root, problems)
+    specs = benchmark.read(root, problems)
     if not specs and not problems:
         problems.add(str(folder), "the release holds no items")
     _check_ids_and_payloads(slug, specs, problems)
-    specs, skipped, missing = _check_media(module, specs, root, problems, skip_missing=skip_missing_media)
+    specs, skipped, missing = _check_media(benchmark, specs, root, problems, skip_missing=skip_missing_media)
     if not specs and skipped and not problems:
         problems.add(str(folder), "no item is left once the items with missing media are skipped")
     if problems:
@@ -134,7 +134,7 @@ def check_medium(path: Path, kind: str):
     return probe_video(str(path))
 
 
-def _check_media(module, specs: list[ItemSpec], root: Path, problems: Problems, *,
+def _check_media(benchmark, specs: list[ItemSpec], root: Path, problems: Problems, *,
                  skip_missing: bool) -> tuple[list[ItemSpec], int, list[str]]:
     """The items whose media are all present and importable, how many were skipped for missing media, and
     the summary of the missing files (one line each, then the total), which are problems unless skipped."""
@@ -158,9 +158,7 @@ def _check_media(module, specs: list[ItemSpec], root: Path, problems: Problems, 
                 problems.add(relative(ref.path, root), f"this {ref.kind} cannot be imported ({exc})")
         if any(ref.path in broken for ref in spec.media.values()):
             continue
-        check_facts = getattr(module, "check_media_facts", None)
-        if check_facts is not None:
-            check_facts(spec, {role: facts[ref.path] for role, ref in spec.media.items()}, problems)
+        benchmark.check_media_facts(spec, {role: facts[ref.path] for role, ref in spec.media.items()}, problems)
         kept.append(spec)
     if not missing:
         return kept, 0, []

@@ -1,8 +1,20 @@
 """What a benchmark module declares, and the request shape the runner and the scorers share.
 
-Each `evaluation/benchmarks/<slug>.py` defines a `Benchmark` subclass instance named `BENCHMARK`:
-its variants, and `requests(item, options)` that turns one frozen item into `EvalRequest`s with
-the paper's prompts. Request ids are stable: `<item external id>:<variant>[:<suffix>]`.
+Each `evaluation/benchmarks/<slug>.py` defines a `Benchmark` subclass, registers it
+(`evaluation.benchmarks.register`) and keeps the instance as `BENCHMARK`: its variants, and
+`requests(item, options)` that turns one frozen item into `EvalRequest`s with the paper's prompts.
+Request ids are stable: `<item external id>:<variant>[:<suffix>]`.
+
+Besides requests and `score`, a benchmark declares everything else that is particular to it, read by
+the generic machinery (see `Benchmark`): its answer parser under the authors' rules (`authors_parser`,
+`evaluation.parsers`), its leaderboard columns and per-category series (`main_metrics`, `series`,
+`evaluation.results.specs`), how a metric path narrows its requests (`drill_rules`,
+`evaluation.results.drilldown`), its consistency views (`consistency_views`,
+`evaluation.results.consistency_views`), the LLM judges that judge its answers (`judge_kinds`, names
+of `evaluation.judges` kinds; the first is the one its scorer uses), the paper baselines it supports
+besides the random one (`baselines`, `evaluation.baselines`), the human evaluations it supports
+(`human_evaluations`, `evaluation.human_eval`) and the form of its human baseline where it differs
+from the plain one (`human_baseline_form`).
 
 How the runner reads a request:
 - `media` in order, each resolved under the run's input strategy and frame policy; a `hidden`
@@ -32,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,14 +95,46 @@ class RequestOptions:
     option_order: str = "release"  # release | shuffled:<seed> (see `parse_option_order`)
 
 
+@dataclass(frozen=True)
+class HumanBaselineForm:
+    """How a human baseline asks a benchmark's requests when every request asked has one of
+    `answer_types` (NL-EYE triplets): which extra fields people fill in, and the instructions."""
+
+    answer_types: frozenset[str]
+    explanation: bool = False
+    certainty: bool = False
+    likelihood: bool = False
+    instructions: str = ""
+
+
 class Benchmark:
     slug: str = ""
+    title: str = ""  # the benchmark's name for people (lists, filters); the slug when empty
     variants: tuple[str, ...] = ()
     input_strategies: tuple[str, ...] = ("default",)  # the first one is what "default" means
     prompting_strategies: tuple[str, ...] = ("standard", "cot")
     default_frame_policy: str = "uniform:8"  # the paper's main frame setting (for exports and runs)
     scoring_models: tuple[str, ...] = ()  # the model-based metrics' inputs `score` uses: clip, judge, bertscore
     shuffles_options: bool = False  # whether `shuffled:<seed>` changes its requests (release options it shows)
+    # answer parsing under the authors' released rules, `read(request, text) -> Parsed`; None: as `strict`
+    authors_parser: Callable | None = None
+    main_metrics: tuple = ()  # `evaluation.results.specs.MetricSpec`s: the leaderboard's columns
+    series: tuple = ()  # `evaluation.results.specs.SeriesSpec`s: per-category series and charts
+    drill_rules = None  # `evaluation.results.drilldown.DrillRules`; None: the variants and the count leaves only
+    consistency_views: dict = {}  # name → `evaluation.results.consistency_views.PairView` / `PoolView`
+    judge_kinds: tuple[str, ...] = ()  # LLM judge kinds (`evaluation.judges`) of its answers; the first scores
+    baselines: tuple[str, ...] = ()  # paper baselines (`evaluation.baselines`) besides `random`, which fits all
+    human_evaluations: tuple[str, ...] = ()  # human evaluation study kinds (`evaluation.human_eval`) it supports
+    human_baseline_form: HumanBaselineForm | None = None  # a human baseline's richer form, where it has one
+
+    @property
+    def label(self) -> str:
+        return self.title or self.slug
+
+    @property
+    def judge_kind(self) -> str:
+        """The judge kind its scorer uses ("" when it has no LLM judge)."""
+        return self.judge_kinds[0] if self.judge_kinds else ""
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         raise NotImplementedError

@@ -55,7 +55,7 @@ judge score 1–5 over the pairs of a question, mean over questions, from judgme
 from __future__ import annotations
 
 from annotation.models import BenchmarkItem
-from evaluation import parsing, prompting, scoring, similarity
+from evaluation import benchmarks, parsing, prompting, scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -66,9 +66,13 @@ from evaluation.benchmarks.base import (
     option_lines,
     ordered_options,
 )
+from evaluation.human_eval.base import RATING
+from evaluation.judges.llm_match import LlmMatch
+from evaluation.results.drilldown import COUNT_LEAVES, DrillRules
+from evaluation.results.specs import MetricSpec, SeriesSpec
 
 TASK_BY_NUMBER = {1: "detective", 2: "reporter"}
-CLIP_MODEL = "openai/clip-vit-large-patch14"  # the authors' metric/clip_score.py (text encoder)
+CLIP_MODEL = similarity.CLIP_MODEL  # the authors' metric/clip_score.py (text encoder)
 PARTS = ("pre", "main", "post")
 SHOWN_PARTS = {"forecaster": ("pre",), "detective": PARTS, "reporter": PARTS}
 HIDDEN_PARTS = {"detective": ("main",)}
@@ -220,12 +224,40 @@ def perception_context(record: dict, strategy: str) -> str:
 
 class BlackSwanBenchmark(Benchmark):
     slug = "blackswan"
+    title = "BlackSwan"
     variants = ("forecaster_gen", "detective_gen", "reporter_gen", "detective_mcq", "reporter_mcq",
                 "detective_yn", "reporter_yn")
     input_strategies = ("frames", "video")
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1", "plus_p", "plus_pc")
     scoring_models = ("clip", "judge")
     shuffles_options = True
+    main_metrics = (
+        MetricSpec("detective_mcq.accuracy", "Detective MCQ"),
+        MetricSpec("reporter_mcq.accuracy", "Reporter MCQ"),
+        MetricSpec("detective_yn.accuracy", "Detective Y/N"),
+        MetricSpec("reporter_yn.accuracy", "Reporter Y/N"),
+        MetricSpec("forecaster_gen.clip_score", "Forecaster CLIP", n="scored", rate=False),
+        MetricSpec("detective_gen.clip_score", "Detective CLIP", n="scored", rate=False),
+        MetricSpec("reporter_gen.clip_score", "Reporter CLIP", n="scored", rate=False),
+        MetricSpec("forecaster_gen.llm_match", "Forecaster LLM-Match", n="llm_match_questions", rate=False),
+        MetricSpec("detective_gen.llm_match", "Detective LLM-Match", n="llm_match_questions", rate=False),
+        MetricSpec("reporter_gen.llm_match", "Reporter LLM-Match", n="llm_match_questions", rate=False),
+    )
+    series = (
+        SeriesSpec("task-accuracy", "MCQ and Y/N accuracy per task", "", "accuracy",
+                   groups=("detective_mcq", "reporter_mcq", "detective_yn", "reporter_yn")),
+        SeriesSpec("mcq-difficulty", "MCQ accuracy on the hard and easy subsets", "", "accuracy",
+                   groups=("detective_mcq.hard", "detective_mcq.easy", "reporter_mcq.hard", "reporter_mcq.easy")),
+        SeriesSpec("gen-clip", "CLIP score per task", "", "clip_score",
+                   groups=("forecaster_gen", "detective_gen", "reporter_gen"), rate=False),
+        SeriesSpec("gen-llm-match", "LLM-Match (1–5) per task", "", "llm_match",
+                   groups=("forecaster_gen", "detective_gen", "reporter_gen"), rate=False),
+    )
+    drill_rules = DrillRules(
+        segments={"hard": lambda r, o: r.extra.get("hard") is True, "easy": lambda r, o: r.extra.get("hard") is False},
+        leaves={**COUNT_LEAVES, "unknown_difficulty": lambda r, o: r.extra.get("hard") is None})
+    judge_kinds = (LlmMatch.name,)
+    human_evaluations = (RATING,)
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         """Accuracy per MCQ / Y/N variant (hard and easy subsets for MCQ), CLIP score and LLM-Match per
@@ -374,4 +406,4 @@ def _llm_match(scored, responses: dict, judge) -> dict:
     return {"llm_match": llm_match, "llm_match_questions": len(per_question), "llm_match_invalid_judgments": invalid}
 
 
-BENCHMARK = BlackSwanBenchmark()
+BENCHMARK = benchmarks.register(BlackSwanBenchmark())

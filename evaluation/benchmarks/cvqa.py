@@ -32,13 +32,17 @@ drop (original − counterfactual) per real group (`numerical_direct`, `numerica
 of each letter among the synthetic answers that parsed (`option_distribution`, beside the gold
 letters' `gold_distribution`); the unparsed rate; and, when items carry a `subgroup`, the drop per
 subgroup (`diff`) and the gap between the largest and smallest one.
+
+Answer parsing (`authors_reading`, the `authors` parser of `evaluation.parsers`): numbers and yes/no
+follow the authors' `format_response.py` / `calc_acc.py` (SPEC "Fidelity rules": `authors_number`,
+`authors_yes_no`); the synthetic letters have no released rule and are read strictly.
 """
 
 from __future__ import annotations
 
 import re
 
-from evaluation import prompting, scoring
+from evaluation import benchmarks, parsers, prompting, scoring
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -49,6 +53,11 @@ from evaluation.benchmarks.base import (
     option_order_seed,
     ordered_options,
 )
+from evaluation.parsing import EMPTY, OK, UNPARSED, Parsed
+from evaluation.results.consistency_views import PairView
+from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, extra_is
+from evaluation.results.outcomes import CORRECT, WRONG
+from evaluation.results.specs import MetricSpec, SeriesSpec
 
 ANSWER_INSTRUCTION = " Answer the question using a single word or phrase."
 SELECT = "Select the correct answer:"
@@ -104,12 +113,104 @@ def synthetic_group(kind: str) -> str:
     return "flower_counting" if template <= 3 else "dot_counting"
 
 
+# --- Answer parsing under the authors' rules (`format_response.py` / `calc_acc.py`, SPEC "Fidelity rules")
+
+_AUTHORS_NUMBER_WORDS = {"no": 0, "zero": 0, "none": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                         "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_AUTHORS_NO = ("no", "false", "not")
+_AUTHORS_YES = ("yes", "true", "be", "is", "are")
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-cased word tokens (`\\b\\w+\\b`), with commas kept as separators."""
+    return re.findall(r"\b\w+\b|,", text.lower())
+
+
+def authors_number(text) -> Parsed:
+    """C-VQA's released numerical rule: if the first token is "if", read from the first comma on
+    (no comma, or nothing after it: unparsed); otherwise, if "if" occurs, read only what comes before
+    it; the answer is the first token that is all digits or one of no/zero/none (0), one…ten (1–10)."""
+    if not str(text or "").strip():
+        return Parsed(None, EMPTY)
+    tokens = _tokens(str(text))
+    if tokens[:1] == ["if"]:
+        tokens = tokens[tokens.index(",") + 1:] if "," in tokens else []
+    elif "if" in tokens:
+        tokens = tokens[:tokens.index("if")]
+    for token in tokens:
+        if re.fullmatch(r"[0-9]+", token):
+            return Parsed(int(token), OK)
+        if token in _AUTHORS_NUMBER_WORDS:
+            return Parsed(_AUTHORS_NUMBER_WORDS[token], OK)
+    return Parsed(None, UNPARSED)
+
+
+def authors_yes_no(text) -> Parsed:
+    """C-VQA's released boolean rule: "no", "false" or "not" anywhere → no; else "yes", "true", "be",
+    "is" or "are" anywhere → yes; else unparsed."""
+    if not str(text or "").strip():
+        return Parsed(None, EMPTY)
+    words = set(_tokens(str(text)))
+    if words.intersection(_AUTHORS_NO):
+        return Parsed("no", OK)
+    if words.intersection(_AUTHORS_YES):
+        return Parsed("yes", OK)
+    return Parsed(None, UNPARSED)
+
+
+def authors_reading(request, text) -> Parsed:
+    """C-VQA's released rules for numbers and yes/no; synthetic letters (no released rule) read strictly."""
+    if request.answer_type == "number":
+        return authors_number(text)
+    if request.answer_type == "yes_no":
+        return authors_yes_no(text)
+    return parsers.strict(request, text)
+
+
+# --- The benchmark ----------------------------------------------------------------------------
+
 class CvqaBenchmark(Benchmark):
     slug = "cvqa"
+    title = "C-VQA"
     variants = FORMS
     input_strategies = ("default",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
     shuffles_options = True
+    authors_parser = staticmethod(authors_reading)
+    main_metrics = (
+        MetricSpec("real.original_accuracy", "Real original"),
+        MetricSpec("real.counterfactual_accuracy", "Real counterfactual"),
+        MetricSpec("real.drop", "Real drop"),
+        MetricSpec("synthetic.original_accuracy", "Synthetic original"),
+        MetricSpec("synthetic.counterfactual_accuracy", "Synthetic counterfactual"),
+        MetricSpec("synthetic.drop", "Synthetic drop"),
+    )
+    series = (
+        SeriesSpec("real-original", "C-VQA-Real original accuracy per group", "real", "original_accuracy",
+                   groups=("numerical_direct", "numerical_indirect", "boolean")),
+        SeriesSpec("real-counterfactual", "C-VQA-Real counterfactual accuracy per group", "real",
+                   "counterfactual_accuracy", groups=("numerical_direct", "numerical_indirect", "boolean")),
+        SeriesSpec("synthetic-counterfactual", "C-VQA-Synthetic counterfactual accuracy per template",
+                   "synthetic.templates", "counterfactual_accuracy"),
+        SeriesSpec("synthetic-options", "C-VQA-Synthetic: share of each chosen option", "synthetic.option_distribution",
+                   "", groups=("A", "B", "C", "D")),
+        SeriesSpec("subgroups", "Drop (original − counterfactual) per subgroup", "subgroups", "diff"),
+    )
+    drill_rules = DrillRules(
+        keyed={"templates": lambda r, o: f"abs_counting_{r.extra.get('template')}",
+               "groups": lambda r, o: r.extra.get("group"), "subgroups": lambda r, o: r.extra.get("subgroup"),
+               "option_distribution": lambda r, o: o.value if o.status in (CORRECT, WRONG) else None,
+               "gold_distribution": lambda r, o: r.gold},
+        segments={"real": extra_is("subset", "real"), "synthetic": extra_is("subset", "synthetic"),
+                  "numerical_direct": extra_is("type", "direct"), "numerical_indirect": extra_is("type", "indirect"),
+                  "boolean": extra_is("type", "boolean"), "subgroup_gap": lambda r, o: bool(r.extra.get("subgroup"))},
+        leaves={**COUNT_LEAVES, "original_accuracy": extra_is("form", "original"),
+                "counterfactual_accuracy": extra_is("form", "counterfactual")})
+    consistency_views = {
+        "forms": PairView("Original vs counterfactual question", "n", ("original", "counterfactual"),
+                          lambda r: r.extra.get("form"), ("original", "counterfactual"),
+                          ("original", "counterfactual")),
+    }
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
@@ -224,4 +325,4 @@ def subgroup_metrics(subgroups: dict, answers: dict) -> tuple[dict, dict | None]
     return blocks, gap
 
 
-BENCHMARK = CvqaBenchmark()
+BENCHMARK = benchmarks.register(CvqaBenchmark())

@@ -30,8 +30,12 @@ from __future__ import annotations
 
 import re
 
-from evaluation import parsing, prompting, scoring
+from evaluation import benchmarks, parsing, prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
+from evaluation.judges.cvrr import CvrrJudge
+from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, status_in
+from evaluation.results.outcomes import ANSWERED
+from evaluation.results.specs import MetricSpec, SeriesSpec
 
 # slug → the paper's name of the dimension (§3.1); slugs are the release's folder names
 DIMENSIONS: dict[str, str] = {
@@ -86,9 +90,25 @@ def question_kind(payload: dict) -> str:
 
 class CvrrBenchmark(Benchmark):
     slug = "cvrr"
+    title = "CVRR-ES"
     variants = ("qa",)
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
     scoring_models = ("judge",)
+    main_metrics = (
+        MetricSpec("accuracy", "Accuracy (mean of dimensions)"),
+        MetricSpec("mean_score", "Mean score (0–5)", rate=False),
+        MetricSpec("pooled_accuracy", "Pooled accuracy", n="judged"),
+    )
+    series = (
+        SeriesSpec("dimension-accuracy", "Accuracy per dimension", "dimensions", "accuracy", labels=DIMENSIONS),
+        SeriesSpec("dimension-score", "Mean judge score (0–5) per dimension", "dimensions", "mean_score",
+                   rate=False, labels=DIMENSIONS),
+    )
+    drill_rules = DrillRules(
+        keyed={"dimensions": lambda r, o: r.extra.get("dimension"),
+               "by_question_kind": lambda r, o: r.extra.get("question_kind")},
+        leaves={**COUNT_LEAVES, "other_verdicts": status_in(ANSWERED)})
+    judge_kinds = (CvrrJudge.name,)
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         pairs = [(r, scoring.first_response(responses.get(r.request_id))) for r in requests]
@@ -192,4 +212,4 @@ def mean_of_computed(values: list, name: str):
     return scoring.mean(computed)
 
 
-BENCHMARK = CvrrBenchmark()
+BENCHMARK = benchmarks.register(CvrrBenchmark())

@@ -34,7 +34,7 @@ eight references (`evaluation.similarity`, Italian). Missing answers are wrong.
 
 from __future__ import annotations
 
-from evaluation import scoring, similarity
+from evaluation import benchmarks, scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -43,6 +43,10 @@ from evaluation.benchmarks.base import (
     media_links,
     shuffle_options,
 )
+from evaluation.judges.maia import MaiaJudge
+from evaluation.results.consistency_views import PoolView
+from evaluation.results.drilldown import COUNT_LEAVES, DrillRules
+from evaluation.results.specs import MetricSpec, SeriesSpec
 
 # release name (lower case) → (category, macro-category)
 CATEGORIES: dict[str, tuple[str, str]] = {
@@ -92,10 +96,35 @@ def statement_pairs(payload: dict) -> list[tuple[str, str]]:
 
 class MaiaBenchmark(Benchmark):
     slug = "maia"
+    title = "MAIA"
     variants = ("vsv", "oevqa")
     prompting_strategies = ("standard",)
     default_frame_policy = "uniform:32"
     scoring_models = ("judge", "bertscore")
+    main_metrics = (
+        MetricSpec("vsv.independent_accuracy", "VSV independent", n="pairs.n"),
+        MetricSpec("vsv.pool_accuracy", "VSV pool"),
+        MetricSpec("oevqa.judge_accuracy", "OEVQA judged"),
+        MetricSpec("aggregate_accuracy", "Aggregate", n="aggregate_n"),
+    )
+    series = (
+        SeriesSpec("category-pool", "VSV pool accuracy per category", "categories", "vsv.pool_accuracy", radar=True),
+        SeriesSpec("category-independent", "VSV independent accuracy per category", "categories",
+                   "vsv.independent_accuracy", radar=True),
+        SeriesSpec("category-aggregate", "Aggregate accuracy per category", "categories", "aggregate_accuracy",
+                   radar=True),
+        SeriesSpec("macro-pool", "VSV pool accuracy per macro-category", "macro_categories", "vsv.pool_accuracy"),
+    )
+    drill_rules = DrillRules(
+        keyed={"categories": lambda r, o: release_category(r),
+               "macro_categories": lambda r, o: r.extra.get("macro_category")},
+        leaves=dict(COUNT_LEAVES))
+    consistency_views = {
+        "pools": PoolView("VSV: independent vs pool accuracy (statement pairs right per question)",
+                          "vsv.pool_accuracy", ("vsv",), lambda r: r.extra.get("pool")),
+    }
+    judge_kinds = (MaiaJudge.name,)
+    baselines = ("unimodal",)
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         open_requests = [r for r in requests if r.variant == "oevqa"]
@@ -211,4 +240,4 @@ class _Scorer:
         return block
 
 
-BENCHMARK = MaiaBenchmark()
+BENCHMARK = benchmarks.register(MaiaBenchmark())

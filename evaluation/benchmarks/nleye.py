@@ -44,8 +44,21 @@ Scoring (`BENCHMARK.score`, §4.1, App. A.3, Tables 7–8, Figure 6):
 
 from __future__ import annotations
 
-from evaluation import prompting, scoring
-from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
+from evaluation import benchmarks, prompting, scoring
+from evaluation.benchmarks.base import (
+    Benchmark,
+    EvalRequest,
+    HumanBaselineForm,
+    RequestOptions,
+    media_input,
+    media_links,
+)
+from evaluation.human_eval.base import VOTE
+from evaluation.judges.nleye import NleyeExplanationJudge
+from evaluation.results.consistency_views import PairView
+from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, extra_is, status_in
+from evaluation.results.outcomes import CORRECT
+from evaluation.results.specs import MetricSpec, SeriesSpec
 
 ROLES = ("premise", "hypothesis1", "hypothesis2")
 TEXT_STRATEGIES = ("text_only", "image_to_text")
@@ -54,6 +67,11 @@ CATEGORY_FIELDS = ("reasoning_category", "domain", "time_direction", "time_durat
 BREAKDOWNS = {"by_category": "reasoning_category", "by_time_direction": "time_direction",
               "by_time_duration": "time_duration"}
 VALID_EXPLANATION = 2
+HUMAN_BASELINE_INSTRUCTIONS = (
+    "The picture shows a premise and two hypotheses. Say which hypothesis is more plausible given the "
+    "premise (the premise can happen before or after them), explain why in a sentence, say how certain you are, "
+    "and then rate how likely each hypothesis is on its own given the premise. To answer many of these you "
+    "have to notice small details and tell yourself the story behind the scenes.")
 
 SCORE_SCALE = ("Rank the plausibility with a score between 1 and 10, where: 1: Not plausible at all, 3: Slightly "
                "plausible, 5: Moderately plausible, 7: Very plausible, 10: Almost necessarily plausible. Explain why.")
@@ -89,10 +107,43 @@ def caption_slot(role: str) -> str:
 
 class NleyeBenchmark(Benchmark):
     slug = "nleye"
+    title = "NL-EYE"
     variants = ("triplet", "pairs")
     input_strategies = ("separate", "combined", "text_only", "image_to_text")
     prompting_strategies = ("standard", "cot", "dscp", "dscp_stage1")
     scoring_models = ("judge",)
+    main_metrics = (
+        MetricSpec("triplet.consistency_accuracy", "Triplet consistency"),
+        MetricSpec("triplet.order1_accuracy", "Order 1", n="order1.n"),
+        MetricSpec("triplet.order2_accuracy", "Order 2", n="order2.n"),
+        MetricSpec("pairs.order_faithful_accuracy", "Pairs order-faithful"),
+        MetricSpec("triplet.explanations.valid_rate", "Valid explanations"),
+    )
+    series = (
+        SeriesSpec("category-consistency", "Triplet consistency accuracy per reasoning category", "by_category",
+                   "triplet.consistency_accuracy"),
+        SeriesSpec("direction-consistency", "Triplet consistency accuracy per time direction", "by_time_direction",
+                   "triplet.consistency_accuracy"),
+        SeriesSpec("duration-consistency", "Triplet consistency accuracy per time duration", "by_time_duration",
+                   "triplet.consistency_accuracy"),
+        SeriesSpec("category-pairs", "Pairs order-faithful accuracy per reasoning category", "by_category",
+                   "pairs.order_faithful_accuracy"),
+    )
+    drill_rules = DrillRules(
+        keyed={name: (lambda r, o, f=fieldname: breakdown_key(r.extra.get(f)))
+               for name, fieldname in BREAKDOWNS.items()},
+        segments={"order1": extra_is("order", 1), "order2": extra_is("order", 2), "explanations": status_in(CORRECT)},
+        leaves={**COUNT_LEAVES, "order1_accuracy": extra_is("order", 1), "order2_accuracy": extra_is("order", 2)})
+    consistency_views = {
+        "orders": PairView("Hypothesis order: gold shown first (order 1) vs second (order 2)",
+                           "triplet.consistency_accuracy", ("triplet",),
+                           lambda r: r.extra.get("order"), (1, 2), ("order 1", "order 2")),
+    }
+    judge_kinds = (NleyeExplanationJudge.name,)
+    baselines = ("dumb_pixel", "nli")
+    human_evaluations = (VOTE,)
+    human_baseline_form = HumanBaselineForm(answer_types=frozenset({"choice_12"}), explanation=True, certainty=True,
+                                            likelihood=True, instructions=HUMAN_BASELINE_INSTRUCTIONS)
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         metrics = score_setups(requests, responses, judge=models.get("judge"))
@@ -243,4 +294,4 @@ def score_pairs(requests: list[EvalRequest], responses: dict) -> dict:
     }
 
 
-BENCHMARK = NleyeBenchmark()
+BENCHMARK = benchmarks.register(NleyeBenchmark())

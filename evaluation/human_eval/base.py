@@ -17,7 +17,7 @@ from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import BenchmarkVersion
 from config.roles import ADMIN, CURATOR, has_role
-from evaluation import scoring
+from evaluation import benchmarks, scoring
 from evaluation.benchmarks.base import derived_seed
 from evaluation.models import EvaluationRun
 
@@ -71,13 +71,17 @@ def _as_list(runs) -> list[EvaluationRun]:
     return found
 
 
-def _one_version(runs: list[EvaluationRun], benchmark: str) -> BenchmarkVersion:
+def _one_version(runs: list[EvaluationRun], study_kind: str) -> BenchmarkVersion:
+    """The one version the runs are on, whose benchmark supports the human evaluation `study_kind`
+    (`Benchmark.human_evaluations`)."""
     versions = {run.version_id for run in runs}
     if len(versions) != 1:
         raise HumanEvalError("The runs of one study must be on the same benchmark version.")
     version = runs[0].version
-    if version.benchmark.slug != benchmark:
-        raise HumanEvalError(f"Run {runs[0].pk} is on {version.benchmark.slug}, not {benchmark}.")
+    supported = benchmarks.supporting("human_evaluations", study_kind)
+    if version.benchmark.slug not in supported:
+        raise HumanEvalError(f"Run {runs[0].pk} is on {version.benchmark.slug}, not "
+                             f"{' or '.join(supported) or 'a benchmark with this study'}.")
     return version
 
 

@@ -10,7 +10,7 @@ from annotation.crowd import agreement
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion
 from evaluation import benchmarks, parsing, scoring
-from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.base import HumanBaselineForm, RequestOptions
 from evaluation.human_eval.base import (
     BASELINE,
     SOURCE,
@@ -37,11 +37,6 @@ SCORE_ANCHORS = {1: "not plausible at all", 3: "slightly plausible", 5: "moderat
                  10: "almost necessarily plausible"}
 LIKELIHOOD_FIELDS = ("likelihood_1", "likelihood_2")
 BASELINE_INSTRUCTIONS = "Answer each question about the media shown as well as you can."
-NLEYE_INSTRUCTIONS = (
-    "The picture shows a premise and two hypotheses. Say which hypothesis is more plausible given the "
-    "premise (the premise can happen before or after them), explain why in a sentence, say how certain you are, "
-    "and then rate how likely each hypothesis is on its own given the premise. To answer many of these you "
-    "have to notice small details and tell yourself the story behind the scenes.")
 
 
 def choices_for(request) -> list[dict]:
@@ -109,10 +104,10 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
     if types & set(CHOICE_TYPES) and types & set(TEXT_TYPES):
         raise HumanEvalError(f"These requests mix choices and written numbers ({', '.join(sorted(types))}); "
                              "make one study per kind with answer_types.")
-    triplets = types == {"choice_12"} and version.benchmark.slug == "nleye"
-    explanation = triplets if explanation is None else explanation
-    certainty = triplets if certainty is None else certainty
-    likelihood = triplets if likelihood is None else likelihood
+    rich = _rich_form(version, types)
+    explanation = (rich is not None and rich.explanation) if explanation is None else explanation
+    certainty = (rich is not None and rich.certainty) if certainty is None else certainty
+    likelihood = (rich is not None and rich.likelihood) if likelihood is None else likelihood
     by_item = {item.external_id: (item, requests) for item, requests in planned}
     rows, left_out = [], {}
     for external_id in _drawn(sorted(by_item), sample, seed, "baseline"):
@@ -128,9 +123,16 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
     items = _create_study(
         curator, name=name or f"Human baseline: {version} {', '.join(variants) or 'all variants'}", slug=slug,
         form=baseline_form(types, explanation=explanation, certainty=certainty, likelihood=likelihood), meta=meta,
-        rows=rows, k=k, instructions=instructions or (NLEYE_INSTRUCTIONS if triplets else BASELINE_INSTRUCTIONS),
+        rows=rows, k=k, instructions=instructions or (rich and rich.instructions) or BASELINE_INSTRUCTIONS,
         open_now=open_now, seed=seed, **study_fields)
     return HumanStudy(items[0].study, items, left_out)
+
+
+def _rich_form(version, types: set[str]) -> HumanBaselineForm | None:
+    """The benchmark's own human-baseline form (`Benchmark.human_baseline_form`, NL-EYE triplets: an
+    explanation, certainty and likelihoods) when the requests asked are all of its answer types."""
+    form = getattr(benchmarks.find(version.benchmark.slug), "human_baseline_form", None)
+    return form if form is not None and types == set(form.answer_types) else None
 
 
 def _baseline_media(item, request, curator) -> dict:

@@ -72,7 +72,7 @@ def create_explanation_vote_study(runs, *, curator, baseline_studies=(), sample:
     """An NL-EYE explanation vote over runs' correct triplet answers (see the package docstring)."""
     require_curator(curator)
     runs = _as_list(runs)
-    version = _one_version(runs, "nleye")
+    version = _one_version(runs, VOTE)
     baseline_studies = list(baseline_studies)
     for study in baseline_studies:
         if kind_of(study) != BASELINE or meta_of(study).get("version") != version.pk:
@@ -97,7 +97,7 @@ def create_explanation_vote_study(runs, *, curator, baseline_studies=(), sample:
     rows = [_vote_row(requests[request_id], candidates[request_id], items[requests[request_id].item_id], curator)
             for request_id in chosen]
     left_out = dict.fromkeys(sorted(set(requests) - set(candidates)), "no correct answer to vote on")
-    meta = {"kind": VOTE, "benchmark": "nleye", "version": version.pk, "runs": [run.pk for run in runs],
+    meta = {"kind": VOTE, "benchmark": version.benchmark.slug, "version": version.pk, "runs": [run.pk for run in runs],
             "baseline_studies": [study.slug for study in baseline_studies], "sample": sample, "seed": seed}
     made = _create_study(curator, name=name or f"Explanation votes: {version}", slug=slug, form=vote_form(),
                          meta=meta, rows=rows, k=k, instructions=instructions or VOTE_INSTRUCTIONS,

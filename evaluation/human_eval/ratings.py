@@ -65,7 +65,7 @@ def create_rating_study(runs, *, curator, variants=GEN_VARIANTS, sample: int | N
     """A rating study over BlackSwan runs' generated responses (see the package docstring)."""
     require_curator(curator)
     runs = _as_list(runs)
-    version = _one_version(runs, "blackswan")
+    version = _one_version(runs, RATING)
     variants = tuple(variants)
     unknown = sorted(set(variants) - set(GEN_VARIANTS))
     if unknown or not variants:
@@ -94,8 +94,9 @@ def create_rating_study(runs, *, curator, variants=GEN_VARIANTS, sample: int | N
                     left_out[f"run {run.pk} {request_id}"] = "no usable response (missing, failed or empty)"
                     continue
                 rows.extend(_rating_row(run, planned[run.pk][request_id], p) for p in predictions)
-    meta = {"kind": RATING, "benchmark": "blackswan", "version": version.pk, "runs": [run.pk for run in runs],
-            "variants": list(variants), "sample": sample, "seed": seed, "all_samples": all_samples}
+    meta = {"kind": RATING, "benchmark": version.benchmark.slug, "version": version.pk,
+            "runs": [run.pk for run in runs], "variants": list(variants), "sample": sample, "seed": seed,
+            "all_samples": all_samples}
     items = _create_study(curator, name=name or f"Rating: {version} runs {', '.join(str(r.pk) for r in runs)}",
                           slug=slug, form=rating_form(), meta=meta, rows=rows, k=k,
                           instructions=instructions or RATING_INSTRUCTIONS, open_now=open_now, seed=seed,

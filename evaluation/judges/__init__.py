@@ -48,8 +48,12 @@ Entry points:
   `judge_texts(judge, response, references, …)` judges plain texts.
 - `agreement_report` / `run_agreement`: judge-vs-human Cohen's kappa and accuracy.
 
+Which benchmark a kind judges is the benchmark's own declaration (`Benchmark.judge_kinds` in
+`evaluation.benchmarks.<slug>`); `kind_for_benchmark(slug)` is the kind its scorer uses.
+
 Layout: `base` (parse statuses, `JudgeError`, `Case`, `Reading`, `JudgeKind`), one module per kind with
-its prompt and parser (`llm_match`, `cvrr`, `maia`, `nleye`), `kinds` (the registry), `spec` (the judge
+its prompt and parser (`llm_match`, `cvrr`, `maia`, `nleye`; each registers its kind in
+`evaluation.judge_registry`), `kinds` (the kinds by name and by benchmark), `spec` (the judge
 model: `split_model`, `judge_spec`, `judge_params`), `judge` (`Judge`, `for_benchmark`, `judge_texts`),
 `runs` (stored judgments of a run) and `agreement` (judge vs people). Every name is re-exported here.
 """
@@ -86,7 +90,7 @@ from evaluation.judges.judge import (
     logger,
     with_defaults,
 )
-from evaluation.judges.kinds import KIND_BY_BENCHMARK, KINDS, get_kind
+from evaluation.judges.kinds import KINDS, get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LLM_MATCH_MODEL, LLM_MATCH_PARAMS, LLM_MATCH_PROMPT, LLM_MATCH_RANGE, LlmMatch
 from evaluation.judges.maia import MAIA_PROMPT, MaiaJudge
 from evaluation.judges.nleye import NLEYE_LABELS, NLEYE_PROMPT, NLEYE_VALID, NleyeExplanationJudge, nleye_references
@@ -97,7 +101,8 @@ __all__ = [
     "logger", "OK", "UNPARSED", "FAILED", "EMPTY", "CHAT_BACKENDS", "DEFAULT_BACKEND", "DEFAULT_MAX_NEW_TOKENS",
     "JudgeError", "Case", "Reading", "JudgeKind", "LLM_MATCH_PROMPT", "LLM_MATCH_RANGE", "LlmMatch", "CVRR_SYSTEM",
     "CVRR_USER", "CVRR_SCORE_RANGE", "CvrrJudge", "MAIA_PROMPT", "MaiaJudge", "NLEYE_PROMPT", "NLEYE_LABELS",
-    "NLEYE_VALID", "nleye_references", "NleyeExplanationJudge", "KINDS", "KIND_BY_BENCHMARK", "get_kind",
+    "NLEYE_VALID", "nleye_references", "NleyeExplanationJudge", "KINDS", "get_kind",
+    "kind_for_benchmark", "judged_benchmarks",
     "split_model", "judge_spec", "judge_params", "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
     "DEFAULT_MODEL", "default_model", "with_defaults", "LLM_MATCH_MODEL", "LLM_MATCH_PARAMS",
     "judge_run", "run_judgments", "judgment_counts", "verdicts_for_run", "human_key", "AgreementReport",

@@ -65,8 +65,10 @@ class Reading:
 # --- The four judges -------------------------------------------------------------------------------
 
 class JudgeKind:
+    """An LLM judge of open answers. Each kind registers itself (`evaluation.judge_registry.register`);
+    the benchmarks it judges name it in their `judge_kinds`."""
+
     name = ""
-    benchmark = ""
     default_model = ""  # the judge the authors used, when `--judge-model` names none ("" : none is implied)
     default_params: dict = {}  # the authors' generation parameters; given ones override them
 

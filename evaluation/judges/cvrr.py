@@ -6,6 +6,7 @@ import ast
 import json
 import re
 
+from evaluation import judge_registry
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _one
 
 # CVRR-ES, Evaluation-Scripts/LLM_Judge_evaluation.py (github.com/mbzuai-oryx/CVRR-Evaluation-Suite).
@@ -86,9 +87,9 @@ def _cvrr_score(value):
     return int(value) if float(value).is_integer() else float(value)
 
 
+@judge_registry.register
 class CvrrJudge(JudgeKind):
     name = "cvrr"
-    benchmark = "cvrr"
 
     def applies(self, request) -> bool:
         return request.variant == "qa"

@@ -10,7 +10,7 @@ from typing import Any
 from evaluation import cache, runner
 from evaluation.judges.base import Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.cvrr import CvrrJudge
-from evaluation.judges.kinds import KIND_BY_BENCHMARK, get_kind
+from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.nleye import NleyeExplanationJudge
 from evaluation.judges.spec import judge_params, judge_spec
@@ -182,13 +182,14 @@ class Judge:
 def for_benchmark(benchmark_slug: str, model_id: str, *, backend: str = "", revision: str = "",
                   backend_options: dict | None = None, params: dict | None = None, batch_size: int = 8,
                   kind: str = "") -> Judge:
-    """The judge a benchmark's scorer uses (`evaluation.scoring.load_judge`): BlackSwan → llm_match,
-    CVRR-ES → cvrr, MAIA → maia, NL-EYE → nleye_explanation. `model_id` may name its backend
-    ("openai:gpt-4o"); the default backend is causal_lm. `model_id` "default" is the kind's default
-    model (LLM-Match: the authors' Llama-3.1-8B-Instruct); `params` override the kind's defaults."""
-    name = kind or KIND_BY_BENCHMARK.get(benchmark_slug)
+    """The judge a benchmark's scorer uses (`evaluation.scoring.load_judge`): the first of the benchmark's
+    `judge_kinds` (BlackSwan → llm_match, CVRR-ES → cvrr, MAIA → maia, NL-EYE → nleye_explanation).
+    `model_id` may name its backend ("openai:gpt-4o"); the default backend is causal_lm. `model_id`
+    "default" is the kind's default model (LLM-Match: the authors' Llama-3.1-8B-Instruct); `params`
+    override the kind's defaults."""
+    name = kind or kind_for_benchmark(benchmark_slug)
     if name is None:
-        raise JudgeError(f"{benchmark_slug!r} has no LLM judge; judges exist for {', '.join(KIND_BY_BENCHMARK)}.")
+        raise JudgeError(f"{benchmark_slug!r} has no LLM judge; judges exist for {', '.join(judged_benchmarks())}.")
     if model_id == DEFAULT_MODEL:
         model_id = default_model(name)
     spec = judge_spec(model_id, backend=backend, revision=revision, options=backend_options)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evaluation import parsers
+from evaluation import judge_registry, parsers
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _clean, _one
 
 # BlackSwan, metric/llm_match_llama.py (github.com/sahithyaravi/BlackSwan), as the authors send it.
@@ -35,13 +35,13 @@ LLM_MATCH_PARAMS = {"temperature": 0.4, "max_new_tokens": 100}
 AUTHORS_SCORE = re.compile(r"Score:\s*(\d+)")  # metric/llm_match_llama.py
 
 
+@judge_registry.register
 class LlmMatch(JudgeKind):
     """The authors' judge and parameters are the defaults (`LLM_MATCH_MODEL`, `LLM_MATCH_PARAMS`); each
     can be overridden and what was used is recorded on every judgment. Sampled verdicts are not cached
     (`evaluation.cache`); stored judgments are reused instead."""
 
     name = "llm_match"
-    benchmark = "blackswan"
     default_model = LLM_MATCH_MODEL
     default_params = LLM_MATCH_PARAMS
 

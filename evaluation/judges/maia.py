@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from evaluation import judge_registry
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _clean, _one
 
 # MAIA: the paper's rule (§4.2, App. B.2); its prompt (Figure 5) is not in seeds/004.
@@ -22,9 +23,9 @@ MAIA_PROMPT = (
 )
 
 
+@judge_registry.register
 class MaiaJudge(JudgeKind):
     name = "maia"
-    benchmark = "maia"
 
     def applies(self, request) -> bool:
         return request.variant == "oevqa"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from evaluation import parsing
+from evaluation import judge_registry, parsing
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeError, JudgeKind, Reading, _clean, _one
 
 
@@ -39,9 +39,9 @@ def nleye_references(request) -> list[str]:
     return [text for text in dict.fromkeys([gold, *humans]) if text]
 
 
+@judge_registry.register
 class NleyeExplanationJudge(JudgeKind):
     name = "nleye_explanation"
-    benchmark = "nleye"
 
     def applies(self, request) -> bool:
         return request.variant == "triplet"

@@ -23,38 +23,41 @@ run's requests segment by segment, with the benchmark's `DrillRules`:
 - a `leaves` entry is a metric name that counts a subset of its group (`order1_accuracy`,
   `counterfactual_accuracy`, `missing`, `correct`, …);
 - anything else (`accuracy`, `n`, `drop`, …) keeps the group as it is.
-A benchmark module may give its own rules as `BENCHMARK.drill_rules`; otherwise those below apply.
+Each benchmark module gives its own rules as `Benchmark.drill_rules` (otherwise only its variants and the
+count leaves narrow).
 Every test of a rule gets the request and its `Outcome` (how its first response was scored).
 
 Layout (everything is re-exported here, so `from evaluation import results; results.X` works for all of it):
 - `outcomes`: how a request's first response was scored (`Outcome`, CORRECT/WRONG/…), `UnknownMetric`;
 - `paths`: paths into the metrics (`lookup`, `resolve`, `leaves`), `is_rate`, `display`, `Cell`, `flat_metrics`;
-- `specs`: each benchmark's main metrics and per-category series;
-- `consistency_views`: the consistency views computed when a run is scored (`VIEWS`);
+- `specs`: the shape of a benchmark's main metrics and per-category series (each benchmark declares its own);
+- `consistency_views`: the consistency views computed when a run is scored (`views_of(benchmark)`);
 - `metrics`: a run's metrics under a parser and their cache (`run_results`, `score_run`, `planned_requests`),
   the predictions the two parsers read differently (`disagreements`);
 - `leaderboards`: the leaderboard of a version, run labels;
 - `per_category`: per-category series, their charts, and the consistency rows of a leaderboard;
-- `drilldown`: metric path → requests (`drill`, `DrillRules`, `DRILL_RULES`);
+- `drilldown`: metric path → requests (`drill`, `DrillRules`, `drill_rules`);
 - `human`: the human-evaluation section (`human_section`).
 (Submodules are not named after the functions they hold, so `results.leaderboard`, `results.series` and
 `results.drill` stay the functions.)
 """
 
 from evaluation.results.consistency_views import (
-    VIEWS,
     PairView,
     PoolView,
+    views_of,
 )
 from evaluation.results.drilldown import (
     COUNT_LEAVES,
-    DRILL_RULES,
+    DEFAULT_RULES,
     Drill,
     DrillRules,
     Test,
     drill,
     drill_rules,
     drill_tests,
+    extra_is,
+    status_in,
 )
 from evaluation.results.human import (
     RATING_LABELS,
@@ -131,8 +134,6 @@ from evaluation.results.per_category import (
     series_groups,
 )
 from evaluation.results.specs import (
-    MAIN_METRICS,
-    SERIES,
     MetricSpec,
     SeriesSpec,
     main_metrics,
@@ -149,7 +150,7 @@ __all__ = [
     "Cell",
     "ConsistencyRow",
     "DISCRETE_TYPES",
-    "DRILL_RULES",
+    "DEFAULT_RULES",
     "Disagreement",
     "Drill",
     "DrillRules",
@@ -159,7 +160,6 @@ __all__ = [
     "HumanSection",
     "Judgment",
     "Leaderboard",
-    "MAIN_METRICS",
     "MISSING",
     "MetricSpec",
     "OUTCOMES",
@@ -171,7 +171,6 @@ __all__ = [
     "RatingRow",
     "Row",
     "RunResults",
-    "SERIES",
     "SHARE_PARENTS",
     "Series",
     "SeriesRow",
@@ -179,7 +178,6 @@ __all__ = [
     "Test",
     "UNPARSED",
     "UnknownMetric",
-    "VIEWS",
     "WRONG",
     "cache_key",
     "cell",
@@ -191,6 +189,7 @@ __all__ = [
     "drill_rules",
     "drill_tests",
     "explanation_rows",
+    "extra_is",
     "find_series",
     "fingerprint",
     "flat_metrics",
@@ -216,7 +215,9 @@ __all__ = [
     "series_groups",
     "series_specs",
     "split_path",
+    "status_in",
     "stored_verdicts",
     "succeeded_runs",
     "verdict_outcome",
+    "views_of",
 ]

@@ -1,5 +1,6 @@
 """Consistency views of a run (computed when it is scored): items asked twice (`PairView`) and pools of
-requests that count together (`PoolView`), per benchmark."""
+requests that count together (`PoolView`). Each benchmark declares its own views by name in its module
+(`Benchmark.consistency_views`); `views_of(benchmark)` reads them."""
 
 from __future__ import annotations
 
@@ -74,14 +75,6 @@ class PoolView:
                          pool_accuracy=scoring.fraction(sum(all(found) for found in pools.values()), len(pools)))}
 
 
-VIEWS: dict[str, dict[str, PairView | PoolView]] = {
-    "nleye": {"orders": PairView("Hypothesis order: gold shown first (order 1) vs second (order 2)",
-                                 "triplet.consistency_accuracy", ("triplet",),
-                                 lambda r: r.extra.get("order"), (1, 2), ("order 1", "order 2"))},
-    "cvqa": {"forms": PairView("Original vs counterfactual question", "n", ("original", "counterfactual"),
-                               lambda r: r.extra.get("form"), ("original", "counterfactual"),
-                               ("original", "counterfactual"))},
-    "maia": {"pools": PoolView("VSV: independent vs pool accuracy (statement pairs right per question)",
-                               "vsv.pool_accuracy", ("vsv",),
-                               lambda r: r.extra.get("pool"))},
-}
+def views_of(benchmark) -> dict[str, PairView | PoolView]:
+    """The benchmark's consistency views, by name ({} when it declares none)."""
+    return dict(getattr(benchmark, "consistency_views", None) or {})

@@ -1,5 +1,6 @@
 """Drill-down: the requests behind a metric of a run, narrowed segment by segment with the benchmark's
-`DrillRules` (see the package docstring)."""
+`DrillRules` (see the package docstring). Each benchmark declares its rules in its own module
+(`Benchmark.drill_rules`, built from `DrillRules`, `COUNT_LEAVES`, `status_in` and `extra_is`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation import benchmarks, parsers
-from evaluation.benchmarks import maia as maia_module
-from evaluation.benchmarks import nleye as nleye_module
 from evaluation.models import EvaluationRun
-from evaluation.results.consistency_views import VIEWS
 from evaluation.results.metrics import RunResults, planned_requests, run_results
-from evaluation.results.outcomes import ANSWERED, CORRECT, EMPTY, MISSING, UNPARSED, WRONG, Outcome, UnknownMetric
+from evaluation.results.outcomes import CORRECT, EMPTY, MISSING, UNPARSED, Outcome, UnknownMetric
 from evaluation.results.paths import _ABSENT, display, group_n, is_leaf, is_rate, resolve, split_path
 
 Test = Callable[[Any, Outcome], bool]
@@ -28,53 +26,27 @@ class DrillRules:
     leaves: dict[str, Test] = field(default_factory=dict)
 
 
-def _status(*statuses: str) -> Test:
+def status_in(*statuses: str) -> Test:
+    """A request whose first response was scored with one of `statuses`."""
     return lambda request, found: found.status in statuses
 
 
-def _extra(key: str, value) -> Test:
+def extra_is(key: str, value) -> Test:
+    """A request whose `extra[key]` is `value`."""
     return lambda request, found: request.extra.get(key) == value
 
 
 COUNT_LEAVES: dict[str, Test] = {
-    "correct": _status(CORRECT),
-    "missing": _status(MISSING),
-    "unparsed": _status(UNPARSED, EMPTY),
-    "empty": _status(EMPTY),
+    "correct": status_in(CORRECT),
+    "missing": status_in(MISSING),
+    "unparsed": status_in(UNPARSED, EMPTY),
+    "empty": status_in(EMPTY),
 }
-
-DRILL_RULES: dict[str, DrillRules] = {
-    "blackswan": DrillRules(
-        segments={"hard": lambda r, o: r.extra.get("hard") is True, "easy": lambda r, o: r.extra.get("hard") is False},
-        leaves={**COUNT_LEAVES, "unknown_difficulty": lambda r, o: r.extra.get("hard") is None}),
-    "cvqa": DrillRules(
-        keyed={"templates": lambda r, o: f"abs_counting_{r.extra.get('template')}",
-               "groups": lambda r, o: r.extra.get("group"), "subgroups": lambda r, o: r.extra.get("subgroup"),
-               "option_distribution": lambda r, o: o.value if o.status in (CORRECT, WRONG) else None,
-               "gold_distribution": lambda r, o: r.gold},
-        segments={"real": _extra("subset", "real"), "synthetic": _extra("subset", "synthetic"),
-                  "numerical_direct": _extra("type", "direct"), "numerical_indirect": _extra("type", "indirect"),
-                  "boolean": _extra("type", "boolean"), "subgroup_gap": lambda r, o: bool(r.extra.get("subgroup"))},
-        leaves={**COUNT_LEAVES, "original_accuracy": _extra("form", "original"),
-                "counterfactual_accuracy": _extra("form", "counterfactual")}),
-    "nleye": DrillRules(
-        keyed={name: (lambda r, o, f=fieldname: nleye_module.breakdown_key(r.extra.get(f)))
-               for name, fieldname in nleye_module.BREAKDOWNS.items()},
-        segments={"order1": _extra("order", 1), "order2": _extra("order", 2), "explanations": _status(CORRECT)},
-        leaves={**COUNT_LEAVES, "order1_accuracy": _extra("order", 1), "order2_accuracy": _extra("order", 2)}),
-    "cvrr": DrillRules(
-        keyed={"dimensions": lambda r, o: r.extra.get("dimension"),
-               "by_question_kind": lambda r, o: r.extra.get("question_kind")},
-        leaves={**COUNT_LEAVES, "other_verdicts": _status(ANSWERED)}),
-    "maia": DrillRules(
-        keyed={"categories": lambda r, o: maia_module.release_category(r),
-               "macro_categories": lambda r, o: r.extra.get("macro_category")},
-        leaves=dict(COUNT_LEAVES)),
-}
-
+DEFAULT_RULES = DrillRules(leaves=dict(COUNT_LEAVES))  # a benchmark that declares none: variants and counts
 
 def drill_rules(benchmark) -> DrillRules:
-    return getattr(benchmark, "drill_rules", None) or DRILL_RULES.get(benchmark.slug, DrillRules())
+    """The benchmark's own rules (`Benchmark.drill_rules`), else the variants and the count leaves."""
+    return getattr(benchmark, "drill_rules", None) or DEFAULT_RULES
 
 
 def drill_tests(benchmark, path: str) -> list[Test]:
@@ -137,7 +109,7 @@ def drill(run: EvaluationRun, path: str, *, outcome_filter: str = "", view: str 
         if found is None or view_cell not in found["cells"]:
             raise UnknownMetric(f"Run {run.pk} has no {view!r} view cell {view_cell!r}.")
         items = set(found["cells"][view_cell])
-        variants = VIEWS[benchmark.slug][view].variants
+        variants = benchmark.consistency_views[view].variants
         behind = [r for r in behind if r.item_id in items and r.variant in variants]
         cell_title = f"{found['title']}: {view_cell.replace('_', ' ')}"
     counts: dict[str, int] = {}

@@ -22,7 +22,7 @@ from django.db.models import Count, Max
 
 from evaluation import benchmarks, model_metrics, parsers, runner, scoring
 from evaluation.models import EvaluationRun, Prediction, RunModelMetric
-from evaluation.results.consistency_views import VIEWS
+from evaluation.results.consistency_views import views_of
 from evaluation.results.outcomes import Outcome, outcome
 
 try:  # stored LLM-judge verdicts (evaluation.judges); results work without them
@@ -41,7 +41,7 @@ class RunResults:
     run_id: int
     metrics: dict = field(default_factory=dict)  # score_predictions' output (with its `predictions` summary)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # request id → Outcome
-    views: dict[str, dict] = field(default_factory=dict)  # consistency views, by name (see VIEWS)
+    views: dict[str, dict] = field(default_factory=dict)  # consistency views, by name (see `views_of`)
     judge: dict | None = None  # the stored judgments used: kind, model, judgments, verdicts
     error: str = ""  # why the run could not be scored
     key: str = ""  # the cache key it was stored under
@@ -116,7 +116,7 @@ def score_run(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
     kept = model_metrics.overlay(run, metrics)
     collected = scoring.collect(requests, predictions, parsers.reader(benchmark.slug, parser))
     outcomes = {r.request_id: outcome(r, collected.responses.get(r.request_id)) for r in requests}
-    views = {name: view.compute(requests, outcomes) for name, view in VIEWS.get(benchmark.slug, {}).items()}
+    views = {name: view.compute(requests, outcomes) for name, view in views_of(benchmark).items()}
     return RunResults(run.pk, metrics=metrics, outcomes=outcomes, views=views, judge=judge, parser=parser,
                       model_metrics=kept)
 
@@ -152,7 +152,7 @@ def stored_verdicts(run: EvaluationRun, slug: str) -> tuple[dict | None, dict]:
         from evaluation import judges
     except ImportError:  # pragma: no cover - installations without judges
         return None, {}
-    kind = judges.KIND_BY_BENCHMARK.get(slug)
+    kind = judges.kind_for_benchmark(slug)
     if kind is None:
         return None, {}
     top = (Judgment.objects.filter(prediction__run=run, kind=kind).exclude(parse_status="failed")

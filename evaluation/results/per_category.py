@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
+from evaluation import benchmarks
 from evaluation.models import EvaluationRun
-from evaluation.results.consistency_views import VIEWS
+from evaluation.results.consistency_views import views_of
 from evaluation.results.leaderboards import Leaderboard, leaderboard
 from evaluation.results.metrics import CACHE_SECONDS
 from evaluation.results.outcomes import UnknownMetric
@@ -107,9 +108,9 @@ class ConsistencyRow:
 
 def consistency(board: Leaderboard) -> list[tuple[str, str, list[ConsistencyRow]]]:
     """(view name, title, a row per run) for the benchmark's consistency views."""
-    slug = board.version.benchmark.slug
+    benchmark = benchmarks.find(board.version.benchmark.slug)
     out = []
-    for name, view in VIEWS.get(slug, {}).items():
+    for name, view in views_of(benchmark).items():
         rows = [ConsistencyRow(row.run, row.label, row.results.views[name]) for row in board.rows
                 if name in row.results.views and row.results.views[name]["n"]]
         out.append((name, view.title, rows))

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.benchmarks.blackswan import BlackSwan
 from annotation.blackswan import quality_study
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
@@ -65,7 +66,8 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["user"]).first()
         if user is None:
             raise CommandError(f"No user {options['user']!r}.")
-        version = (BenchmarkVersion.objects.filter(benchmark__slug="blackswan", label=options["version"], frozen=True)
+        version = (BenchmarkVersion.objects
+                   .filter(benchmark__slug=BlackSwan.slug, label=options["version"], frozen=True)
                    .select_related("benchmark").first())
         if version is None:
             raise CommandError(f"No frozen BlackSwanSuite version {options['version']!r}.")

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.benchmarks import registry
 from annotation.exporters import ExportFailed, export_version
-from annotation.importers import SLUGS
 
 
 class Command(BaseCommand):
@@ -16,7 +16,8 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser):
-        parser.add_argument("benchmark", choices=SLUGS)
+        parser.add_argument("benchmark", choices=registry.slugs(),
+                            help="The benchmark (one of the registered ones: %(choices)s).")
         parser.add_argument("--version", dest="label", required=True, help="Label of the version to export.")
         parser.add_argument("out", type=Path, help="Output folder; must not exist yet or be empty.")
 

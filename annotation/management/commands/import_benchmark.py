@@ -4,7 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importers import SLUGS, ImportFailed, import_release
+from annotation.benchmarks import registry
+from annotation.importers import ImportFailed, import_release
 
 
 class Command(BaseCommand):
@@ -16,7 +17,8 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser):
-        parser.add_argument("benchmark", choices=SLUGS)
+        parser.add_argument("benchmark", choices=registry.slugs(),
+                            help="The benchmark (one of the registered ones: %(choices)s).")
         parser.add_argument("path", type=Path, help="The release folder.")
         parser.add_argument("--version", dest="label", required=True, help="Label of the new version.")
         parser.add_argument("--skip-missing-media", action="store_true",

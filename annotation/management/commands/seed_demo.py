@@ -4,8 +4,8 @@ from annotation.demo import seed_demo
 
 
 class Command(BaseCommand):
-    help = ("Create one demo user per role, import real sample media, a demo study, a small frozen benchmark "
-            "version and tiny models to run on it (safe to run again).")
+    help = ("Create one demo user per role, import real sample media, a demo study, small frozen benchmark "
+            "versions and tiny models to run on it (safe to run again).")
 
     def add_arguments(self, parser):
         parser.add_argument("--no-models", action="store_true",
@@ -16,7 +16,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS("Demo logins (username / password):"))
         for username, password, role in result["logins"]:
             self.stdout.write(f"  {role:<11} {username} / {password}")
-        if result["version"] is not None:
-            self.stdout.write(f"Demo benchmark version: {result['version']} ({result['version'].item_count} items)")
+        for version in result["versions"]:
+            self.stdout.write(f"Demo benchmark version: {version} ({version.item_count} items)")
         for name, path in result["models"].items():
             self.stdout.write(f"Tiny model {name}: {path}")

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import benchmarks, headlines, parsers, readings, results, runs
 from evaluation.benchmarks.base import Benchmark
+from evaluation.cli_options import add_benchmark_argument
 from evaluation.models import EvaluationRun
 
 
@@ -72,7 +73,7 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, **kwargs)
 
     def add_arguments(self, parser):
-        parser.add_argument("--benchmark", help="benchmark slug: blackswan, cvqa, nleye, cvrr, maia")
+        add_benchmark_argument(parser)
         parser.add_argument("--version", dest="version_label", metavar="LABEL",
                             help="label of a frozen version of that benchmark")
         parser.add_argument("--model", help="hub id, local folder, or API model name")

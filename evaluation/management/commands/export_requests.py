@@ -23,12 +23,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import benchmarks, runs, scoring
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.cli_options import add_benchmark_argument
 from generation.frames import FramePolicy
 
 
 def add_request_arguments(parser) -> None:
     """The options that decide a version's requests, shared with `manage.py score`."""
-    parser.add_argument("--benchmark", help="benchmark slug: blackswan, cvqa, nleye, cvrr, maia")
+    add_benchmark_argument(parser)
     parser.add_argument("--version", dest="version_label", metavar="LABEL", help="label of a frozen version")
     parser.add_argument("--input", dest="input_strategy", default="default",
                         help="input strategy of the benchmark (default: the paper's main one)")

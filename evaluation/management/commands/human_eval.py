@@ -17,6 +17,7 @@ from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.models import BenchmarkVersion
 from evaluation import human_eval
+from evaluation.cli_options import add_benchmark_argument, supporting_text
 from evaluation.models import EvaluationRun
 
 
@@ -39,20 +40,22 @@ class Command(BaseCommand):
             command.add_argument("--slug", default=None)
             command.add_argument("--draft", action="store_true", help="create the study closed (draft)")
 
-        rating = sub.add_parser("rating-study", help="people rate BlackSwan runs' generated responses")
+        rating = sub.add_parser("rating-study", help="people rate runs' generated responses "
+                                f"({supporting_text('human_evaluations', human_eval.RATING)})")
         rating.add_argument("--run", type=int, action="append", required=True, help="a run id (repeat for several)")
         rating.add_argument("--variants", default=",".join(human_eval.GEN_VARIANTS))
         rating.add_argument("--all-samples", action="store_true", help="rate every response, not the first")
         study_options(rating, sample="questions per variant (the same for every run)")
 
-        vote = sub.add_parser("vote-study", help="people vote on NL-EYE runs' explanations")
+        vote = sub.add_parser("vote-study", help="people vote on runs' explanations "
+                              f"({supporting_text('human_evaluations', human_eval.VOTE)})")
         vote.add_argument("--run", type=int, action="append", required=True, help="a run id (repeat for several)")
         vote.add_argument("--baseline-study", action="append", default=[],
                           help="a human baseline study whose explanations join the vote")
         study_options(vote, sample="triplet requests")
 
         baseline = sub.add_parser("baseline-study", help="people answer a version's own requests")
-        baseline.add_argument("--benchmark", required=True)
+        add_benchmark_argument(baseline, required=True)
         baseline.add_argument("--version", required=True, help="the version's label")
         baseline.add_argument("--variant", action="append", default=[], help="a variant (repeat; default: all)")
         baseline.add_argument("--answer-types", default="", help="only these answer types, e.g. yes_no")

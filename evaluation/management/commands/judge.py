@@ -12,12 +12,14 @@ from generation.backends.base import BackendError
 
 
 class Command(BaseCommand):
-    help = ("Judge a run's predictions with an LLM judge (llm_match, cvrr, maia, nleye_explanation); verdicts "
+    help = ("Judge a run's predictions with an LLM judge (--kind: the kind of the run's benchmark); verdicts "
             "are cached and stored with their prompt and judge model, and judged predictions are skipped.")
 
     def add_arguments(self, parser):
         parser.add_argument("--run", type=int, required=True, metavar="RUN_ID")
-        parser.add_argument("--kind", required=True, choices=list(judges.KINDS))
+        parser.add_argument("--kind", required=True, choices=list(judges.KINDS),
+                            help="; ".join(f"{kind}: {', '.join(judges.judged_benchmarks(kind))}"
+                                           for kind in judges.KINDS))
         parser.add_argument("--judge-model", default="",
                             help="hub id, local folder or API model name (\"openai:gpt-4o\" names the backend); "
                                  "default: the authors' judge where the paper names one (llm_match: "
@@ -44,9 +46,10 @@ class Command(BaseCommand):
         if options["batch_size"] < 1:
             raise CommandError("--batch-size must be at least 1.")
         kind = judges.get_kind(options["kind"])
-        if kind.benchmark != run.version.benchmark.slug:
-            raise CommandError(f"The {kind.name} judge judges {kind.benchmark} runs; run {run.pk} is on "
-                               f"{run.version.benchmark.slug}.")
+        judged = judges.judged_benchmarks(kind.name)
+        if run.version.benchmark.slug not in judged:
+            raise CommandError(f"The {kind.name} judge judges {', '.join(judged) or 'no benchmark'} runs; run "
+                               f"{run.pk} is on {run.version.benchmark.slug}.")
         human = self._human(options["human"]) if options["human"] else None
         try:
             model = options["judge_model"] or judges.default_model(kind)

@@ -4,22 +4,27 @@ benchmark version, stored as an evaluation run beside the models' (`evaluation.b
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import baselines, runs
+from evaluation.cli_options import add_benchmark_argument, supporting_text
 from generation.backends.base import BackendError
 
 
 class Command(BaseCommand):
-    help = ("Run a baseline over a frozen benchmark version: random (seeded), dumb_pixel (NL-EYE), nli (NL-EYE "
-            "text-only, one NLI model) or unimodal (MAIA VSV, one or more causal LMs).")
+    help = ("Run a baseline over a frozen benchmark version: random (seeded, every benchmark), dumb_pixel, nli "
+            "(text-only, one NLI model) or unimodal (one or more causal LMs), each on the benchmarks that "
+            "support it.")
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         kwargs.setdefault("conflict_handler", "resolve")  # --version names the benchmark version
         return super().create_parser(prog_name, subcommand, **kwargs)
 
     def add_arguments(self, parser):
-        parser.add_argument("--benchmark", required=True, help="benchmark slug: blackswan, cvqa, nleye, cvrr, maia")
+        add_benchmark_argument(parser, required=True)
         parser.add_argument("--version", dest="version_label", required=True, metavar="LABEL",
                             help="label of a frozen version of that benchmark")
-        parser.add_argument("--baseline", required=True, choices=baselines.BASELINES)
+        fits = {name: "every benchmark" if cls.everywhere else supporting_text("baselines", name)
+                for name, cls in baselines.BASELINE_CLASSES.items()}
+        parser.add_argument("--baseline", required=True, choices=baselines.BASELINES,
+                            help="; ".join(f"{name}: {fits[name]}" for name in baselines.BASELINES))
         parser.add_argument("--model", action="append", default=[],
                             help="nli: the NLI model; unimodal: a causal LM (repeat for several)")
         parser.add_argument("--revision", default="", help="model revision (hub commit, branch or tag)")

@@ -26,9 +26,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import benchmarks, headlines, judges, model_metrics, parsers, readings, runner, scoring
 from evaluation.benchmarks.base import parse_option_order
-from evaluation.benchmarks.blackswan import CLIP_MODEL
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
+from evaluation.similarity import CLIP_MODEL
 
 MODEL_FLAGS = {"clip": "--clip-model", "judge": "--judge-model", "bertscore": "--bertscore-model"}
 
@@ -135,7 +135,7 @@ class Command(BaseCommand):
                                                                                flat=True).first()
         else:
             slug = options["benchmark"]
-        kind = judges.KIND_BY_BENCHMARK.get(slug or "")
+        kind = judges.kind_for_benchmark(slug or "")
         if kind is None:
             raise CommandError(f"{slug or 'This benchmark'} has no LLM judge; --judge-model does not apply.")
         try:
@@ -149,7 +149,7 @@ class Command(BaseCommand):
         only what is not judged yet goes to the judge."""
         if not options.get("judge_model"):
             return {}
-        kind = judges.KIND_BY_BENCHMARK.get(run.version.benchmark.slug)
+        kind = judges.kind_for_benchmark(run.version.benchmark.slug)
         if kind is None:
             return {}
         _backend, model_id = judges.split_model(options["judge_model"], "")

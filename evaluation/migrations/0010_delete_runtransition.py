@@ -6,11 +6,11 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0010_history_to_state_changes'),
+        ('evaluation', '0009_run_transitions_to_state_changes'),
     ]
 
     operations = [
         migrations.DeleteModel(
-            name='HistoryEntry',
+            name='RunTransition',
         ),
     ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import PurePosixPath
 
+from annotation.benchmarks.blackswan.importer import DATA_FILE, ROW_FILES
 from annotation.exporters.base import ReleaseWriter, copy_linked, fields_of, record_of, source_of
-from annotation.importers.blackswan import DATA_FILE, ROW_FILES
 
 
 def write(items, writer: ReleaseWriter) -> None:

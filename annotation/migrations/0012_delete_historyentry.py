@@ -6,11 +6,11 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0008_run_transitions_to_state_changes'),
+        ('annotation', '0011_history_to_state_changes'),
     ]
 
     operations = [
         migrations.DeleteModel(
-            name='RunTransition',
+            name='HistoryEntry',
         ),
     ]

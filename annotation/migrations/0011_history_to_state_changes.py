@@ -56,7 +56,7 @@ def copy_history(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0009_study_recruitment_and_setting_limits"),
+        ("annotation", "0010_benchmark_slug_from_registry"),
         ("config", "0002_state_history_insert_only_trigger"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]

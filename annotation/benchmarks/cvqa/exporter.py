@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import PurePosixPath
 
+from annotation.benchmarks.cvqa.importer import FILES
 from annotation.exporters.base import ReleaseWriter, copy_linked, record_of, source_of
-from annotation.importers.cvqa import FILES
 
 RELEASE_COLUMNS = ["img_path", "query", "answer", "new query", "new answer", "type"]
 DEFAULT_FOLDERS = {"real": "C-VQA/C-VQA-Real", "synthetic": "C-VQA/C-VQA-Synthetic"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import PurePosixPath
 
+from annotation.benchmarks.nleye.importer import DATA_FILE, OPTIONAL, REQUIRED, ROLES
 from annotation.exporters.base import ReleaseWriter, copy_linked, record_of, source_of
-from annotation.importers.nleye import DATA_FILE, OPTIONAL, REQUIRED, ROLES
 
 
 def _record(payload: dict) -> dict:

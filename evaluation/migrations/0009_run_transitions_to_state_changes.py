@@ -24,7 +24,7 @@ def copy_transitions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluation", "0007_chunk_heartbeat"),
+        ("evaluation", "0008_judgment_kind_from_registry"),
         ("config", "0002_state_history_insert_only_trigger"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]

@@ -1,0 +1,19 @@
+"""NL-EYE: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`)."""
+
+from annotation.benchmarks.nleye import exporter, importer
+from annotation.benchmarks.nleye.payload import PAYLOADS
+from annotation.benchmarks.registry import BenchmarkDefinition, register
+
+
+@register
+class NlEye(BenchmarkDefinition):
+    slug = "nleye"
+    name = "NL-EYE"
+    description = "Image triplets for abductive NLI, with explanation voting."
+    payloads = PAYLOADS
+
+    def read(self, root, problems):
+        return importer.read(root, problems)
+
+    def write(self, items, writer):
+        exporter.write(items, writer)

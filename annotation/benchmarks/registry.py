@@ -1,0 +1,130 @@
+"""The benchmarks the annotation layer knows, each declared once and found by its slug.
+
+A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: its slug, display
+name and description, its item payload schema (one pydantic model per record kind, told apart by
+`kind`) and how its public release is read (`read`, `check_media_facts`) and written back
+(`write`), and optionally the items of a demo version (`demo_items`). The packages under
+`annotation/benchmarks/` register themselves when the app is ready (`discover`); code elsewhere (a
+test's toy benchmark) registers the same way.
+
+Every list of benchmarks (model validation, CLI choices, admin filters, demo seeding, the OpenAPI
+schema) asks `all()`, `slugs()` or `choices()`; `get(slug)` raises `UnknownBenchmark` naming the
+known ones.
+"""
+
+from __future__ import annotations
+
+import operator
+import pkgutil
+from functools import cached_property, reduce
+from importlib import import_module
+from typing import Annotated, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+_registry: dict[str, BenchmarkDefinition] = {}
+
+
+class Payload(BaseModel):
+    """One record kind of a benchmark's items. Fields the schema does not name are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class UnknownBenchmark(KeyError):
+    def __init__(self, slug):
+        super().__init__(slug)
+        self.slug = slug
+
+    def __str__(self):
+        return f"unknown benchmark {self.slug!r}; known: {', '.join(slugs()) or 'none'}"
+
+
+class BenchmarkDefinition:
+    """What a benchmark is as data. Subclasses set the attributes and implement `read` and `write`."""
+
+    slug: str = ""
+    name: str = ""
+    description: str = ""
+    payloads: tuple[type[Payload], ...] = ()  # one model per record kind, each with `kind: Literal[...]`
+
+    def read(self, root, problems) -> list:
+        """The release in folder `root` as `ItemSpec`s (`annotation.importers.base`); problems collected."""
+        raise NotImplementedError
+
+    def check_media_facts(self, spec, facts: dict, problems) -> None:
+        """Checks that need the probed media (`facts` by role); none by default."""
+
+    def write(self, items, writer) -> None:
+        """Write `items` (in release order) with the `ReleaseWriter` in the release's layout."""
+        raise NotImplementedError
+
+    def demo_items(self, videos: dict) -> list[tuple[str, dict, dict]]:
+        """(external id, payload, media by role) of a demo version over the sample videos (by file name);
+        none by default."""
+        return []
+
+    @cached_property
+    def kinds(self) -> dict[str, type[Payload]]:
+        """Record kind → its payload model."""
+        return {get_args(model.model_fields["kind"].annotation)[0]: model for model in self.payloads}
+
+    @cached_property
+    def payload_type(self):
+        """The payload schema: the record kinds as a union told apart by `kind`."""
+        if len(self.payloads) == 1:
+            return self.payloads[0]
+        return Annotated[reduce(operator.or_, self.payloads), Field(discriminator="kind")]
+
+    @cached_property
+    def payload_adapter(self) -> TypeAdapter:
+        return TypeAdapter(self.payload_type)
+
+    @property
+    def schema_name(self) -> str:
+        """The payload schema's name in the OpenAPI components, e.g. `CvqaPayload`."""
+        return "".join(part.capitalize() for part in self.slug.replace("-", "_").split("_")) + "Payload"
+
+
+def register(definition: type[BenchmarkDefinition]) -> type[BenchmarkDefinition]:
+    """Class decorator: add the benchmark to the registry (once; another class with the same slug is refused)."""
+    if not definition.slug or not definition.name or not definition.payloads:
+        raise ValueError(f"{definition.__qualname__} needs a slug, a name and its payload models")
+    known = _registry.get(definition.slug)
+    if known is not None and type(known).__qualname__ != definition.__qualname__:
+        raise ValueError(f"benchmark {definition.slug!r} is already registered by {type(known).__qualname__}")
+    _registry[definition.slug] = definition()
+    return definition
+
+
+def unregister(slug: str) -> None:
+    """Remove a benchmark (a test's toy one) from the registry."""
+    _registry.pop(slug, None)
+
+
+def get(slug: str) -> BenchmarkDefinition:
+    try:
+        return _registry[slug]
+    except (KeyError, TypeError):
+        raise UnknownBenchmark(slug) from None
+
+
+def all() -> list[BenchmarkDefinition]:
+    return [_registry[slug] for slug in slugs()]
+
+
+def slugs() -> list[str]:
+    return sorted(_registry)
+
+
+def choices() -> list[tuple[str, str]]:
+    """(slug, display name) pairs, e.g. for form choices and the OpenAPI enum."""
+    return [(definition.slug, definition.name) for definition in all()]
+
+
+def discover() -> None:
+    """Import every package under `annotation/benchmarks/`, so that each registers itself."""
+    package = import_module("annotation.benchmarks")
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.ispkg:
+            import_module(f"annotation.benchmarks.{module.name}")
