@@ -26,18 +26,20 @@ BUSY_WAIT_SECONDS = 0.005  # all candidates locked by other requests: let them f
 
 
 def add_items(study: Study, rows: list[dict]) -> list[StudyItem]:
-    """Create study items from dicts with external_id, payload and optional role/answer_key/media."""
+    """Create study items, in bulk, from dicts with external_id, payload and optional
+    role/answer_key/media (benchmark_item, video, image) and the proposal an item reviews."""
     items = []
+    for row in rows:
+        role = row.get("role", StudyItem.Role.REGULAR)
+        items.append(StudyItem(
+            study=study, external_id=str(row["external_id"]), payload=row.get("payload", {}), role=role,
+            answer_key=row.get("answer_key", {}),
+            open_slots=study.annotators_per_item if role == StudyItem.Role.REGULAR else UNLIMITED_SLOTS,
+            benchmark_item=row.get("benchmark_item"), video=row.get("video"), image=row.get("image"),
+            proposal=row.get("proposal"),
+        ))
     with transaction.atomic():
-        for row in rows:
-            role = row.get("role", StudyItem.Role.REGULAR)
-            slots = study.annotators_per_item if role == StudyItem.Role.REGULAR else UNLIMITED_SLOTS
-            items.append(StudyItem.objects.create(
-                study=study, external_id=str(row["external_id"]), payload=row.get("payload", {}), role=role,
-                answer_key=row.get("answer_key", {}), open_slots=slots,
-                benchmark_item=row.get("benchmark_item"), video=row.get("video"), image=row.get("image"),
-            ))
-    return items
+        return StudyItem.objects.bulk_create(items)
 
 
 def active_claim(study: Study, worker) -> Claim | None:
