@@ -1,6 +1,7 @@
 """Demo data: one user per role and real third-party sample media, installable offline."""
 
 import importlib.util
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -12,7 +13,7 @@ from annotation.benchmarks import registry
 from annotation.blackswan.splits import current_split, split_library_video
 from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
-from annotation.crowd.assignment import add_items
+from annotation.crowd import studies
 from annotation.crowd.models import Study
 from annotation.media_import import import_files
 from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
@@ -80,21 +81,24 @@ DEMO_FORM = {"fields": [
 ]}
 
 
+DEMO_INSTRUCTIONS = "Look at the image and answer the three questions. Be specific and short."
+
+
 def ensure_demo_study(curator) -> Study:
     """A small open study over the demo images, so the annotator has work to try."""
-    study, created = Study.objects.get_or_create(slug=DEMO_STUDY_SLUG, defaults={
-        "name": "Describe sample images", "form_schema": DEMO_FORM, "annotators_per_item": 2,
-        "instructions": "Look at the image and answer the three questions. Be specific and short.",
-        "estimated_minutes": 1, "pay_per_item": "0.20", "completion_code": "DEMO-DONE", "created_by": curator,
-    })
-    if created:
-        rows = [{"external_id": f"image-{image.pk}", "payload": {"title": image.title}, "image": image}
-                for image in Image.objects.filter(status=Image.Status.READY).order_by("pk")]
-        add_items(study, rows)
-        if rows:
-            study.state = Study.State.OPEN
-            study.save(update_fields=["state"])
-    return study
+    study = Study.objects.filter(slug=DEMO_STUDY_SLUG).first()
+    if study is not None:
+        return study
+    rows = [{"external_id": f"image-{image.pk}", "payload": {"title": image.title}, "image": image}
+            for image in Image.objects.filter(status=Image.Status.READY).order_by("pk")]
+    try:
+        return studies.create_study(
+            name="Describe sample images", slug=DEMO_STUDY_SLUG, created_by=curator, form_schema=DEMO_FORM,
+            annotators_per_item=2, instructions=DEMO_INSTRUCTIONS, estimated_minutes=1,
+            pay_per_item=Decimal("0.20"), completion_code="DEMO-DONE", rows=rows,
+            state=Study.State.OPEN if rows else Study.State.DRAFT).study
+    except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+        return Study.objects.get(slug=DEMO_STUDY_SLUG)
 
 
 DEMO_VERSION_LABEL = "demo"

@@ -2,8 +2,9 @@
 
 DRF's `TokenAuthentication` loads the token with its user, and the role check then reads the
 user's groups: two ORM queries on every API request. Crowd workers make many small requests,
-so here one hand-written query returns the user's row once per group, and the roles are
-attached to the user (`config.roles.user_roles` reads them from there).
+so here one hand-written query returns the user's row once per group (`Manager.raw` builds the
+users, the fields it does not read deferred), and the roles are attached to the user
+(`config.roles.user_roles` reads them from there).
 """
 
 from functools import wraps
@@ -19,8 +20,8 @@ from rest_framework.authtoken.models import Token
 
 from config.roles import roles_from
 
-# in the model's field order, as `Model.from_db` expects them
 USER_FIELDS = ("id", "is_superuser", "username", "is_staff", "is_active")
+GROUP = "platform_group"  # the group's name, on each row's user
 
 
 def _query() -> str:
@@ -28,7 +29,7 @@ def _query() -> str:
     quote = connection.ops.quote_name
     memberships = user_model.groups.through._meta.db_table
     columns = ", ".join(f"u.{quote(user_model._meta.get_field(name).column)}" for name in USER_FIELDS)
-    return (f"SELECT {columns}, g.name FROM {quote(Token._meta.db_table)} t"
+    return (f"SELECT {columns}, g.name AS {GROUP} FROM {quote(Token._meta.db_table)} t"
             f" JOIN {quote(user_model._meta.db_table)} u ON u.id = t.user_id"
             f" LEFT JOIN {quote(memberships)} m ON m.user_id = u.id"
             f" LEFT JOIN {quote(Group._meta.db_table)} g ON g.id = m.group_id WHERE t.key = %s")
@@ -38,16 +39,14 @@ class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key):
         if "\x00" in key:  # PostgreSQL refuses NUL in text; no token holds one
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        with connection.cursor() as cursor:
-            cursor.execute(_query(), [key])
-            found = cursor.fetchall()
+        found = list(get_user_model()._default_manager.raw(_query(), [key]))
         if not found:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        values = [bool(v) if name.startswith("is_") else v for name, v in zip(USER_FIELDS, found[0], strict=False)]
-        user = get_user_model().from_db(connection.alias, list(USER_FIELDS), values)
+        user = found[0]
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        user._platform_roles = roles_from(user.is_superuser, [row[-1] for row in found if row[-1]])
+        groups = [getattr(row, GROUP) for row in found]
+        user._platform_roles = roles_from(user.is_superuser, [name for name in groups if name])
         return user, key
 
 

@@ -37,11 +37,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.utils.text import slugify
 
 from annotation.blackswan import variants
-from annotation.crowd import agreement, assignment, history
+from annotation.crowd import agreement, history, studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem, Submission
 from annotation.models import BenchmarkItem, BenchmarkVersion, Video
@@ -178,19 +176,6 @@ def candidates(records_or_version) -> tuple[list[Candidate], dict[str, str], str
 
 # --- Creating the study ----------------------------------------------------------------------------
 
-def _unique_slug(name: str, slug: str | None) -> str:
-    if slug:
-        if Study.objects.filter(slug=slug).exists():
-            raise CrowdError(f"A study with the slug {slug!r} already exists.", status=409)
-        return slug
-    base = slugify(name)[:56] or "blackswan-quality"
-    candidate, number = base, 1
-    while Study.objects.filter(slug=candidate).exists():
-        number += 1
-        candidate = f"{base}-{number}"
-    return candidate
-
-
 def _whole(value, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise CrowdError(f"{name} must be a whole number of at least {minimum} (got {value!r}).")
@@ -221,18 +206,15 @@ def create_quality_study(records_or_version, sample_size: int, seed: int, curato
               "excluded": len(excluded), "raters_per_video": k, "sampled": [c.external_id for c in chosen],
               "method": "random.Random(seed).sample over the population ordered by video id"}
     study_fields = {"expert_share": 0.0, "expert_first": 0, "gold_share": 0.0, **study_fields}
-    state = Study.State.OPEN if open_now else Study.State.DRAFT
     name = name or f"BlackSwanSuite data quality: {source}, {sample_size} videos, seed {seed}"
-    with transaction.atomic():
-        study = Study.objects.create(
-            name=name[:200], slug=_unique_slug(name, slug), step_kind="form", form_schema=FORM, state=state,
-            annotators_per_item=k, instructions=instructions or INSTRUCTIONS, created_by=curator, **study_fields)
-        items = assignment.add_items(study, [
-            {"external_id": c.external_id, "payload": c.payload, "video": c.video,
-             "benchmark_item": c.benchmark_item} for c in chosen])
-        history.record(Study, study.pk, "", state, actor=curator, study=study,
-                       reason=json.dumps({HISTORY_KEY: sample}, sort_keys=True))
-    return QualityStudy(study=study, items=items, sample=sample, excluded=excluded)
+    made = studies.create_study(
+        name=name[:200], slug=slug, fallback_slug="blackswan-quality", created_by=curator, step_kind="form",
+        form_schema=FORM, state=Study.State.OPEN if open_now else Study.State.DRAFT, annotators_per_item=k,
+        instructions=instructions or INSTRUCTIONS,
+        rows=[{"external_id": c.external_id, "payload": c.payload, "video": c.video,
+               "benchmark_item": c.benchmark_item} for c in chosen],
+        history_reason=json.dumps({HISTORY_KEY: sample}, sort_keys=True), **study_fields)
+    return QualityStudy(study=made.study, items=made.items, sample=sample, excluded=excluded)
 
 
 def recorded_sample(study: Study) -> dict | None:

@@ -41,9 +41,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.text import slugify
 
-from annotation.crowd import assignment, history, kinds, quality, study_settings
+from annotation.crowd import assignment, history, kinds, quality, studies, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
 from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
 from annotation.models import VideoSplit
@@ -121,27 +120,17 @@ def create_staged_study(splits, name: str, curator, *, slug: str = "", annotator
     """A `blackswan_staged` study over finished splits (VideoSplit objects or ids), one item per video.
 
     The study starts as a draft unless `open_now`; other `Study` fields (pay_per_item, expert_share,
-    completion_code, …) pass through. The engine's expert sampling applies as to any study.
+    completion_code, …) pass through. The engine's expert sampling applies as to any study. Its
+    address is `slug` (409 when taken) or made from the name (`annotation.crowd.studies`).
     """
     if not has_role(curator, CURATOR, ADMIN):
         raise CrowdError("Only curators create studies.", status=403)
-    slug = slug or slugify(name)[:64]
-    if not slug:
-        raise InvalidSubmission("The study needs a name.")
-    study_settings.check({"step_kind": STUDY_KIND, "form_schema": {}, "annotators_per_item": annotators_per_item,
-                          "lease_seconds": lease_seconds, "estimated_minutes": estimated_minutes, **fields})
     rows = item_rows(splits)
-    with transaction.atomic():
-        if Study.objects.filter(slug=slug).exists():
-            raise CrowdError(f"A study with the address '{slug}' exists already.", status=409)
-        study = Study.objects.create(
-            name=name, slug=slug, step_kind=STUDY_KIND, form_schema={}, annotators_per_item=annotators_per_item,
-            instructions=instructions, lease_seconds=lease_seconds, estimated_minutes=estimated_minutes,
-            gold_share=0.0, state=Study.State.OPEN if open_now else Study.State.DRAFT, created_by=curator, **fields)
-        assignment.add_items(study, rows)
-        history.record(Study, study.pk, "", study.state, actor=curator, study=study,
-                       reason=f"BlackSwanSuite staged study over {len(rows)} videos")
-    return study
+    return studies.create_study(
+        name=name, slug=slug or None, fallback_slug=None, created_by=curator, step_kind=STUDY_KIND, form_schema={},
+        state=Study.State.OPEN if open_now else Study.State.DRAFT, rows=rows, annotators_per_item=annotators_per_item,
+        instructions=instructions, lease_seconds=lease_seconds, estimated_minutes=estimated_minutes, gold_share=0.0,
+        history_reason=f"BlackSwanSuite staged study over {len(rows)} videos", **fields).study
 
 
 def split_of(item: StudyItem) -> VideoSplit:

@@ -31,18 +31,20 @@ def initial_slots(study: Study, role: str) -> int:
 
 
 def add_items(study: Study, rows: list[dict]) -> list[StudyItem]:
-    """Create study items from dicts with external_id, payload and optional role/answer_key/media."""
+    """Create study items, in bulk, from dicts with external_id, payload and optional
+    role/answer_key/media (benchmark_item, video, image) and the proposal an item reviews."""
     items = []
+    for row in rows:
+        role = row.get("role", StudyItem.Role.REGULAR)
+        items.append(StudyItem(
+            study=study, external_id=str(row["external_id"]), payload=row.get("payload", {}), role=role,
+            answer_key=row.get("answer_key", {}),
+            open_slots=initial_slots(study, role),
+            benchmark_item=row.get("benchmark_item"), video=row.get("video"), image=row.get("image"),
+            proposal=row.get("proposal"),
+        ))
     with transaction.atomic():
-        for row in rows:
-            role = row.get("role", StudyItem.Role.REGULAR)
-            slots = initial_slots(study, role)
-            items.append(StudyItem.objects.create(
-                study=study, external_id=str(row["external_id"]), payload=row.get("payload", {}), role=role,
-                answer_key=row.get("answer_key", {}), open_slots=slots,
-                benchmark_item=row.get("benchmark_item"), video=row.get("video"), image=row.get("image"),
-            ))
-    return items
+        return StudyItem.objects.bulk_create(items)
 
 
 def active_claim(study: Study, worker) -> Claim | None:
@@ -74,17 +76,21 @@ def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = 
     return active_claim(study, worker)
 
 
+@cache
+def _current_claims_sql() -> str:
+    """The worker's active claims and every expired lease of a study (id, worker and lease only)."""
+    columns = ", ".join(rows.column(Claim, name) for name in ("id", "worker", "lease_expires_at"))
+    return (f"SELECT {columns} FROM {rows.table(Claim)}"
+            " WHERE study_id = %s AND status = %s AND (worker_id = %s OR lease_expires_at < %s)")
+
+
 def _current_claim(study: Study, worker, now) -> Claim | None:
     """The worker's active claim, after timing out every expired lease of the study (one read)."""
-    found = rows.execute(
-        f"SELECT {rows.column(Claim, 'id')}, {rows.column(Claim, 'worker')}, {rows.column(Claim, 'lease_expires_at')}"
-        f" FROM {rows.table(Claim)} WHERE study_id = %s AND status = %s AND (worker_id = %s OR lease_expires_at < %s)",
-        [study.pk, Claim.Status.ACTIVE, worker.pk, rows.adapt_time(now)])
-    lease = Claim._meta.get_field("lease_expires_at")
-    expired = [pk for pk, _, expires in found if rows.decode(lease, expires) < now]
+    found = rows.raw(Claim, _current_claims_sql(), [study.pk, Claim.Status.ACTIVE, worker.pk, rows.adapt_time(now)])
+    expired = [claim.pk for claim in found if claim.lease_expires_at < now]
     if expired:
         expire_leases(study=study, now=now, ids=expired)
-    mine = [pk for pk, owner, _ in found if owner == worker.pk and pk not in expired]
+    mine = [claim.pk for claim in found if claim.worker_id == worker.pk and claim.pk not in expired]
     if not mine:
         return None
     return Claim.objects.select_related("item", "draft").filter(pk=mine[0], status=Claim.Status.ACTIVE).first()
@@ -95,8 +101,7 @@ def _roles_to_try(study: Study, worker) -> list[tuple[str, ...]]:
     regular = (StudyItem.Role.REGULAR,)
     if study.gold_share <= 0:
         return [regular]
-    taken = rows.execute(f"SELECT COUNT(*) FROM {rows.table(Claim)} WHERE study_id = %s AND worker_id = %s",
-                         [study.pk, worker.pk])[0][0]
+    taken = Claim.objects.filter(study=study, worker=worker).count()
     due = math.floor((taken + 1) * study.gold_share) > math.floor(taken * study.gold_share)
     return [CHECK_ROLES, regular] if due else [regular]
 
@@ -133,10 +138,9 @@ def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | No
     for _attempt in range(100):
         try:
             with transaction.atomic():
-                taken = rows.execute(_take_sql(roles), [study.pk, *roles, worker.pk])
+                taken = rows.raw(StudyItem, _take_sql(roles), [study.pk, *roles, worker.pk])
                 if taken:
-                    return _record_claim(study, worker, rows.build(StudyItem, taken[0]), now,
-                                         platform_assignment_id)
+                    return _record_claim(study, worker, taken[0], now, platform_assignment_id)
         except IntegrityError:
             # Another request of the same worker claimed meanwhile (one active claim per study and
             # worker): the transaction gave the place back, and that claim is theirs.

@@ -55,7 +55,7 @@ def _read(by: str, key, user) -> tuple[Study, Standing] | None:
     excluded, blocked, invited_only, invited, qualified, attributes = found[0][columns:]
     return study, Standing(state=study.state, excluded=bool(excluded), blocked=bool(blocked),
                            invited_only=bool(invited_only), invited=bool(invited), qualified=bool(qualified),
-                           attributes=rows.decode(WorkerProfile._meta.get_field("attributes"), attributes) or {})
+                           attributes=rows.convert_one(WorkerProfile, "attributes", attributes) or {})
 
 
 def standing(study: Study, user) -> Standing:

@@ -26,10 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
-from django.utils.text import slugify
+from django.db import IntegrityError
 
-from annotation.crowd import assignment, history
+from annotation.crowd import studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import Image, Video
@@ -87,19 +86,6 @@ def _media(proposal: Proposal) -> dict:
     return media
 
 
-def _unique_slug(name: str, slug: str | None) -> str:
-    if slug:
-        if Study.objects.filter(slug=slug).exists():
-            raise CrowdError(f"A study with the slug {slug!r} already exists.", status=409)
-        return slug
-    base = slugify(name)[:56] or "proposal-review"
-    candidate, number = base, 1
-    while Study.objects.filter(slug=candidate).exists():
-        number += 1
-        candidate = f"{base}-{number}"
-    return candidate
-
-
 def create_review_study(proposals, *, user, name: str, slug: str | None = None, reviewers_per_item: int = 1,
                         instructions: str = "", open_now: bool = True, **study_fields) -> ReviewStudy:
     """A review study over the proposals that are ready for review (see the module docstring)."""
@@ -125,21 +111,15 @@ def create_review_study(proposals, *, user, name: str, slug: str | None = None, 
     if not ready:
         raise CrowdError("None of these proposals is ready for review.", details=excluded)
     study_fields = {"expert_share": 0.0, "expert_first": 0, "gold_share": 0.0, **study_fields}
-    state = Study.State.OPEN if open_now else Study.State.DRAFT
-    with transaction.atomic():
-        study = Study.objects.create(
-            name=name, slug=_unique_slug(name, slug), step_kind="form", form_schema=review_form(task), state=state,
-            annotators_per_item=reviewers_per_item, instructions=instructions or task.instructions,
-            created_by=user, **study_fields)
-        rows = [{"external_id": f"proposal-{proposal.pk}", "payload": item_payload(proposal, task),
-                 **_media(proposal)} for proposal in ready]
-        items = assignment.add_items(study, rows)
-        for item, proposal in zip(items, ready, strict=True):
-            item.proposal = proposal
-        StudyItem.objects.bulk_update(items, ["proposal"])
-        history.record(Study, study.pk, "", state, actor=user, study=study,
-                       reason=f"review of {len(ready)} {task.name} proposal(s); {len(excluded)} left out")
-    return ReviewStudy(study=study, items=items, excluded=excluded)
+    made = studies.create_study(
+        name=name, slug=slug, fallback_slug="proposal-review", created_by=user, step_kind="form",
+        form_schema=review_form(task), state=Study.State.OPEN if open_now else Study.State.DRAFT,
+        annotators_per_item=reviewers_per_item, instructions=instructions or task.instructions,
+        rows=[{"external_id": f"proposal-{proposal.pk}", "payload": item_payload(proposal, task),
+               "proposal": proposal, **_media(proposal)} for proposal in ready],
+        history_reason=f"review of {len(ready)} {task.name} proposal(s); {len(excluded)} left out",
+        **study_fields)
+    return ReviewStudy(study=made.study, items=made.items, excluded=excluded)
 
 
 def read_review(task: ProposalTask, data: dict) -> tuple[str, dict | None, str]:

@@ -1,22 +1,33 @@
-"""Hand-written SQL for the crowd work loop, portable between PostgreSQL and SQLite.
+"""Hand-written SQL for the statements that carry the crowd work loop's speed, portable between
+PostgreSQL and SQLite.
 
 Claim, draft and submit are the requests every worker makes again and again; through the ORM
-each statement costs about a millisecond of Python to build, so those three paths speak SQL
-directly, through this module: table and column names come from the models (the SQL is built once
-per process), values are adapted and decoded the way the ORM would (JSON, aware datetimes,
-booleans, decimals), and rows come back as model instances, so the rest of the code cannot tell
-the difference.
+each statement costs about a millisecond of Python to build (the load test, `bench/claims.py`,
+ran at 15–18 items/s that way), so the statements of those three requests are written by hand:
+the conditional `UPDATE … RETURNING` that takes a place of an item (with `FOR UPDATE SKIP LOCKED`
+on PostgreSQL), the claim and submission inserts, the conditional lease and status updates, the
+draft upsert, and the reads that find the worker's claim, standing and the claim with its study,
+item and draft in one statement each. Table and column names come from the models (the SQL is
+built once per process).
+
+Everything else is Django's own: parameters are adapted by the backend (`connection.ops`), and
+rows come back as model instances through `Manager.raw` (one model per row) or, for a row that
+joins several models, through the converters the ORM's compiler applies to every column
+(`SQLCompiler.get_converters` / `apply_converters`) and `Model.from_db`. No value is decoded by
+hand, so the instances are the ORM's to the last field.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
+from weakref import WeakKeyDictionary
 
-from django.db import connection, models
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.db import connection, connections
+from django.db.models.sql import Query
+
+# per database connection (each thread has its own): {fields: (compiler, converters)}
+_CONVERSIONS: WeakKeyDictionary = WeakKeyDictionary()
 
 
 @cache
@@ -35,47 +46,46 @@ def _fields(model) -> tuple:
 
 
 @cache
+def _attnames(model) -> list[str]:
+    return [field.attname for field in _fields(model)]
+
+
+@cache
 def select_list(model, alias: str) -> str:
     return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _fields(model))
 
 
-def decode(field, value):
-    """A raw column value as the ORM would give it."""
-    if value is None:
-        return None
-    if isinstance(field, models.JSONField):
-        return json.loads(value) if isinstance(value, str | bytes) else value
-    if isinstance(field, models.DateTimeField):
-        if isinstance(value, str):
-            value = parse_datetime(value)
-        if isinstance(value, datetime) and timezone.is_naive(value):
-            value = value.replace(tzinfo=UTC)
-        return value
-    if isinstance(field, models.BooleanField):
-        return bool(value)
-    if isinstance(field, models.DecimalField):
-        return field.to_python(value)  # SQLite hands back floats or strings
-    if isinstance(field, models.FloatField) and not isinstance(value, float):
-        return float(value)
-    return value
+def _conversion(fields: tuple) -> tuple:
+    """The ORM's compiler on the current connection and the converters it applies to these
+    columns when it reads them (the backend's and the fields' own), made once per connection."""
+    current = connections[connection.alias]
+    known = _CONVERSIONS.get(current)
+    if known is None:
+        known = _CONVERSIONS[current] = {}
+    found = known.get(fields)
+    if found is None:
+        compiler = current.ops.compiler("SQLCompiler")(Query(fields[0].model), current, current.alias)
+        found = known[fields] = (compiler, compiler.get_converters(
+            [field.get_col(field.model._meta.db_table) for field in fields]))
+    return found
 
 
-@cache
-def _decoding(model) -> tuple[list[str], list[tuple[int, object]]]:
-    """A model's attribute names, and the (position, field) of the columns whose raw value needs decoding."""
-    fields = _fields(model)
-    plain = (models.CharField, models.TextField, models.IntegerField, models.AutoField, models.ForeignKey)
-    needs = [(i, f) for i, f in enumerate(fields) if not isinstance(f, plain)]
-    return [f.attname for f in fields], needs
+def convert(fields, values) -> list:
+    """Raw column values of these model fields, as the ORM gives them (Django's converters)."""
+    compiler, converters = _conversion(tuple(fields))
+    if not converters:
+        return list(values)
+    return next(compiler.apply_converters([values], converters))
+
+
+def convert_one(model, name: str, value):
+    """One raw column value of a model field, as the ORM gives it."""
+    return convert((model._meta.get_field(name),), (value,))[0]
 
 
 def build(model, values):
     """A model instance from one row of `select_list(model, …)` values."""
-    names, needs = _decoding(model)
-    values = list(values)
-    for position, field in needs:
-        values[position] = decode(field, values[position])
-    return model.from_db(connection.alias, names, values)
+    return model.from_db(connection.alias, _attnames(model), convert(_fields(model), values))
 
 
 def build_many(row, *models) -> list:
@@ -88,6 +98,12 @@ def build_many(row, *models) -> list:
         out.append(None if all(v is None for v in values) else build(model, values))
         start = end
     return out
+
+
+def raw(model, sql: str, params=()) -> list:
+    """The instances a statement returns (SELECT, or … RETURNING), built by `Manager.raw`; columns
+    the statement does not return are deferred."""
+    return list(model._default_manager.raw(sql, params))
 
 
 def adapt_time(value: datetime):
@@ -121,8 +137,8 @@ def insert(model, names: list[str], values: list) -> int:
 
 def fetch_one(model, where: str, params=(), *, alias: str = "t"):
     """One instance of `model` matching a WHERE clause over `alias`, or None."""
-    rows = execute(f"SELECT {select_list(model, alias)} FROM {table(model)} {alias} WHERE {where}", params)
-    return build(model, rows[0]) if rows else None
+    found = execute(f"SELECT {select_list(model, alias)} FROM {table(model)} {alias} WHERE {where}", params)
+    return build(model, found[0]) if found else None
 
 
 @cache

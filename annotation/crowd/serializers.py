@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from annotation.crowd import forms, study_settings
+from annotation.crowd import forms, studies, study_settings
 from annotation.crowd.models import Claim, Qualification, Study, StudyItem, Submission
 
 
@@ -28,6 +28,10 @@ class StudySerializer(serializers.ModelSerializer):
         except study_settings.SettingsError as exc:
             raise serializers.ValidationError(exc.details) from None
         return attrs
+
+    def create(self, validated_data):
+        """A new study is made by the one study-creation service (`annotation.crowd.studies`)."""
+        return studies.create_study(**validated_data).study
 
 
 class StudyItemInSerializer(serializers.Serializer):

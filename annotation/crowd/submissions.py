@@ -85,7 +85,7 @@ def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -
     if not extended:
         raise assignment.refusal(claim, "change", now=now)
     return Draft(claim=claim, data=data, revision=revision, active_seconds=total,
-                 updated_at=rows.decode(Draft._meta.get_field("updated_at"), updated_at))
+                 updated_at=rows.convert_one(Draft, "updated_at", updated_at))
 
 
 def _extend_lease(claim: Claim, now) -> bool:

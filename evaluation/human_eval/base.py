@@ -9,10 +9,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.utils.text import slugify
 
-from annotation.crowd import assignment, history
+from annotation.crowd import studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import BenchmarkVersion
@@ -85,34 +83,17 @@ def _one_version(runs: list[EvaluationRun], study_kind: str) -> BenchmarkVersion
     return version
 
 
-def _unique_slug(name: str, slug: str | None) -> str:
-    if slug:
-        if Study.objects.filter(slug=slug).exists():
-            raise HumanEvalError(f"A study with the slug {slug!r} already exists.", status=409)
-        return slug
-    base = slugify(name)[:56] or "human-eval"
-    candidate, number = base, 1
-    while Study.objects.filter(slug=candidate).exists():
-        number += 1
-        candidate = f"{base}-{number}"
-    return candidate
-
-
 def _create_study(user, *, name: str, slug: str | None, form: dict, meta: dict, rows: list[dict], k: int,
                   instructions: str, open_now: bool, seed: int, **study_fields) -> list[StudyItem]:
     if not rows:
         raise HumanEvalError("Nothing to put in the study.")
     random.Random(derived_seed(seed, f"{meta['kind']}:order")).shuffle(rows)  # no model's items in a row
     study_fields = {"expert_share": 0.0, "expert_first": 0, "gold_share": 0.0, **study_fields}
-    state = Study.State.OPEN if open_now else Study.State.DRAFT
-    with transaction.atomic():
-        study = Study.objects.create(
-            name=name, slug=_unique_slug(name, slug), step_kind="form", form_schema={**form, META: meta},
-            state=state, annotators_per_item=k, instructions=instructions, created_by=user, **study_fields)
-        items = assignment.add_items(study, rows)
-        history.record(Study, study.pk, "", state, actor=user, study=study,
-                       reason=f"{meta['kind']}: {len(items)} item(s)")
-    return items
+    return studies.create_study(
+        name=name, slug=slug, fallback_slug="human-eval", created_by=user, step_kind="form",
+        form_schema={**form, META: meta}, state=Study.State.OPEN if open_now else Study.State.DRAFT,
+        annotators_per_item=k, instructions=instructions, rows=rows,
+        history_reason=f"{meta['kind']}: {len(rows)} item(s)", **study_fields).items
 
 
 def counted_submissions(studies) -> tuple[list[Submission], dict]:
