@@ -20,8 +20,8 @@ from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import benchmarks, runs
 from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
+from evaluation.cli_options import parse_option
 from evaluation.inputs import DEFAULT_FRAME_POLICY
-from evaluation.management.commands.evaluate import parse_option
 from evaluation.models import EvaluationRun
 from evaluation.run_control import cancel, may_control, resume, start_new_run, visible_runs
 from evaluation.serializers import eta_text, frame_spec, percent

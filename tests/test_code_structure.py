@@ -237,3 +237,15 @@ def test_generic_modules_hold_no_benchmark_slug():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in slugs:
                 found.append(f"{path}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+# --- Management commands are the top layer ------------------------------------------------------------
+
+def test_only_management_commands_import_management_commands():
+    """Views, API views and services share option parsing through modules such as `evaluation.cli_options`,
+    never by importing a command."""
+    found = [f"{relative(module)}: imports {name}"
+             for module, tree in TREES.items() if ".management.commands" not in module
+             for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for name in imported_modules(module, node) if ".management.commands" in name]
+    assert found == []
