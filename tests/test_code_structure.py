@@ -226,6 +226,15 @@ def test_the_registries_name_the_five_benchmarks():
         "blackswan", "cvqa", "nleye", "cvrr", "maia"}
 
 
+def test_only_a_benchmark_s_own_places_are_benchmark_specific():
+    slugs = {"maia", "cvqa"}
+    assert benchmark_specific("annotation/benchmarks/maia/schema.py", slugs)
+    assert benchmark_specific("evaluation/benchmarks/cvqa.py", slugs)
+    assert not benchmark_specific("annotation/benchmarks/registry.py", slugs)
+    assert not benchmark_specific("evaluation/benchmarks/base.py", slugs)
+    assert not benchmark_specific("evaluation/results/specs.py", slugs)
+
+
 def test_generic_modules_hold_no_benchmark_slug():
     slugs = set(annotation_registry.slugs()) | set(evaluation_registry.slugs())
     found = []
@@ -248,4 +257,15 @@ def test_only_management_commands_import_management_commands():
              for module, tree in TREES.items() if ".management.commands" not in module
              for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
              for name in imported_modules(module, node) if ".management.commands" in name]
+    assert found == []
+
+
+# --- Pages read through selectors -------------------------------------------------------------------
+
+def test_pages_build_no_query_inline():
+    """The pages (`frontend/`) read through selectors (`annotation.selectors`, `evaluation.selectors`, …):
+    no `Model.objects` in a view module."""
+    found = [f"{relative(module)}:{node.lineno}: {ast.unparse(node)}"
+             for module, tree in TREES.items() if module.startswith("frontend.")
+             for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "objects"]
     assert found == []
