@@ -269,3 +269,29 @@ def test_pages_build_no_query_inline():
              for module, tree in TREES.items() if module.startswith("frontend.")
              for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "objects"]
     assert found == []
+
+
+# --- Apps are layered one way --------------------------------------------------------------------------
+
+LAYER_BELOW = {  # app → the apps its modules may import
+    "config": set(),
+    "generation": {"config"},
+    "annotation": {"config", "generation"},
+    "evaluation": {"config", "generation", "annotation"},
+    "frontend": {"config", "generation", "annotation", "evaluation"},
+}
+# the URL roots and the Celery app put the apps together
+TOP_OF_CONFIG = {"config.urls", "config.api_urls", "config.celery"}
+
+
+def test_apps_import_only_the_apps_below_them():
+    found = []
+    for module, tree in TREES.items():
+        app = module.split(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name in imported_modules(module, node):
+                    other = name.split(".")[0]
+                    if other != app and other not in LAYER_BELOW[app] and module not in TOP_OF_CONFIG:
+                        found.append(f"{relative(module)}:{node.lineno}: imports {name}")
+    assert found == []
