@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from annotation.models import BenchmarkItem
 from evaluation import benchmarks, runner, runs, scoring
 from evaluation.benchmarks.base import derived_seed, media_links
 from evaluation.models import EvaluationRun, Prediction
@@ -177,8 +178,6 @@ class DumbPixelBaseline(Baseline):
     input_strategy = "separate"
 
     def answer(self, run, planned):
-        from annotation.models import BenchmarkItem
-
         items = {item.pk: item for item in BenchmarkItem.objects.filter(pk__in={p.item_pk for p in planned})
                  .prefetch_related("media__image")}
         lumas: dict[int, dict[str, int] | str] = {}

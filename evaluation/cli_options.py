@@ -1,6 +1,11 @@
-"""Command-line options that several management commands share and that read the benchmark registry."""
+"""Command-line options that several management commands (and the run form, which takes the same
+`key=value` backend options) share, and those that read the benchmark registry."""
 
 from __future__ import annotations
+
+import json
+
+from django.core.management import CommandError
 
 from evaluation import benchmarks
 
@@ -15,3 +20,15 @@ def supporting_text(attribute: str, name: str) -> str:
     """The benchmarks that declare `name` in their `attribute` (judge_kinds, baselines,
     human_evaluations), for help texts."""
     return ", ".join(benchmarks.supporting(attribute, name)) or "no benchmark"
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """`key=value`; the value is read as JSON when it is JSON (numbers, true/false, objects), else text."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise CommandError(f"--backend-option takes key=value (got {text!r}).")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed

@@ -55,6 +55,9 @@ from django.db.models.functions import Cast, Coalesce
 
 from annotation.crowd.access import can_read_submissions
 from config.roles import ADMIN, RESEARCHER, has_role
+from evaluation import results
+from evaluation.models import EvaluationRun
+from generation import jobs
 from generation.jobs import job_handler
 
 CHUNK_ROWS = 2000  # rows per database round trip
@@ -292,8 +295,6 @@ METRIC_COLUMNS = (
 def metric_rows(runs: models.QuerySet) -> Iterator[tuple]:
     """Every metric of each run, as the results pages and `manage.py score --run` compute it (scored
     once and cached by `evaluation.results`; scoring reads one run's predictions at a time)."""
-    from evaluation import results
-
     for run in runs.select_related("version__benchmark").iterator(chunk_size=100):
         head = (run.pk, run.version.benchmark.slug, run.version_id, run.version.label, run.model_id,
                 run.model_revision, run.resolved_revision, run.backend, run.input_strategy, run.prompting,
@@ -358,8 +359,6 @@ def select(what: str, *, runs=None, studies=None, ids=None, chunk_rows: int = CH
     runs = [int(r) for r in runs or []]
     studies = [str(s) for s in studies or []]
     if runs and src.run_lookup:
-        from evaluation.models import EvaluationRun
-
         missing = sorted(set(runs) - set(EvaluationRun.objects.filter(pk__in=runs).values_list("pk", flat=True)))
         if missing:
             raise ExportError(f"No evaluation run with id {', '.join(map(str, missing))}.")
@@ -647,8 +646,6 @@ def check_request(what: str, fmt: str) -> None:
 def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=None):
     """Queue an export job for a user the source allows (`can_export`); returns the job."""
     from django.core.exceptions import PermissionDenied
-
-    from generation import jobs
 
     check_request(what, fmt)
     if not can_export(user, what):

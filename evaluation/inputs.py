@@ -32,6 +32,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from annotation.models import Image as ImageAsset
+from annotation.models import Video
 from generation import frames as frame_sampling
 from generation.backends.base import ImagePart, VideoPart
 from generation.frames import FramePolicy, SampledFrames, resized_size
@@ -97,9 +99,6 @@ class MediaResolver:
     # -- assets
     def prefetch(self, requests) -> None:
         """Look up every asset the requests use in two queries."""
-        from annotation.models import Image as ImageAsset
-        from annotation.models import Video
-
         wanted = {"video": set(), "image": set()}
         for request in requests:
             for medium in request.media:
@@ -124,9 +123,6 @@ class MediaResolver:
         return asset
 
     def prefetch_one(self, medium) -> None:
-        from annotation.models import Image as ImageAsset
-        from annotation.models import Video
-
         model = Video if medium.kind == "video" else ImageAsset
         asset = model.objects.filter(pk=medium.asset_id).first()
         if asset is None:

@@ -12,10 +12,6 @@ import io
 import math
 import textwrap
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import PercentFormatter
-
 FORMATS = {"png": "image/png", "svg": "image/svg+xml"}
 DPI = 110
 LABEL_WIDTH = 16  # characters per line of a category label
@@ -41,7 +37,10 @@ def _has_values(series: list[tuple[str, list]]) -> bool:
     return any(value is not None for _, values in series for value in values)
 
 
-def _save(figure: Figure, fmt: str) -> bytes:
+def _save(figure, fmt: str) -> bytes:
+    # matplotlib is loaded only when a chart is drawn: importing it costs every process that reads results
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
@@ -62,6 +61,10 @@ def _no_data(axes, title: str, note: str = NO_DATA) -> None:
 def bar_chart(title: str, groups: list[str], series: list[tuple[str, list[float | None]]], *, fmt: str = "png",
               percent: bool = True, ylabel: str = "") -> bytes:
     """Grouped bars: one group per category, one bar per series (a model run) in each."""
+    # matplotlib is loaded only when a chart is drawn: importing it costs every process that reads results
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
     _check(fmt, groups, series)
     width_in = min(16.0, max(6.0, 1.0 + 0.9 * len(groups) * max(1, len(series)) ** 0.5))
     figure = Figure(figsize=(width_in, 4.6))
@@ -100,6 +103,10 @@ def _value_label(value, percent: bool) -> str:
 def radar_chart(title: str, groups: list[str], series: list[tuple[str, list[float | None]]], *, fmt: str = "png",
                 percent: bool = True) -> bytes:
     """One closed polygon per series over the categories (at least three); missing values leave a gap."""
+    # matplotlib is loaded only when a chart is drawn: importing it costs every process that reads results
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
     _check(fmt, groups, series)
     figure = Figure(figsize=(7.5, 6.2))
     if len(groups) < 3 or not series or not _has_values(series):

@@ -36,6 +36,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from annotation.models import Benchmark, BenchmarkVersion
 from config import state
 from evaluation import heartbeats, runner
 from evaluation.benchmarks.base import RequestOptions
@@ -106,8 +107,6 @@ _LISTENERS: dict[int, Callable[[Progress], None]] = {}
 
 def find_version(benchmark_slug: str, label: str):
     """The frozen BenchmarkVersion `label` of a benchmark, or a RunConfigError that says what exists."""
-    from annotation.models import Benchmark, BenchmarkVersion
-
     benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
     if benchmark is None:
         known = ", ".join(Benchmark.objects.values_list("slug", flat=True)) or "none"
@@ -484,13 +483,26 @@ def _chunks(planned: list[runner.PlannedRequest], size: int) -> list[list[str]]:
     return [ids[start:start + size] for start in range(0, len(ids), size)]
 
 
+_CHUNK_SENDERS: list[Callable[[list[int]], None]] = []
+
+
+def register_chunk_sender(send: Callable[[list[int]], None]) -> None:
+    """Set how the chunks of a celery run reach the workers: `evaluation.tasks` registers its Celery
+    task when the app is ready, so that this module does not import the task module."""
+    _CHUNK_SENDERS[:] = [send]
+
+
+def _send_chunks(chunk_ids: list[int]) -> None:
+    if not _CHUNK_SENDERS:
+        raise RuntimeError("No chunk sender is registered; evaluation.tasks registers one when the app is ready.")
+    _CHUNK_SENDERS[0](chunk_ids)
+
+
 def start_run(run: EvaluationRun, *, workers: str | None = None, user=None,
               on_progress: Callable[[Progress], None] | None = None) -> EvaluationRun:
     """Start (or resume) a run. `local`: runs to its end in this process and returns the finished
     run; `celery`: dispatches its chunks to the `gpu` queue once the transaction commits and
     returns the running run. Resuming only makes the predictions that are missing or failed."""
-    from evaluation import tasks  # registers the job kind and the chunk task
-
     workers = workers or run.workers or "local"
     if workers not in WORKERS:
         raise RunConfigError(f"Unknown workers {workers!r}; choose local or celery.")
@@ -522,7 +534,7 @@ def start_run(run: EvaluationRun, *, workers: str | None = None, user=None,
             Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, started_at=timezone.now(),
                                                  message=f"{len(chunks)} chunks sent to the {GPU_QUEUE} queue")
             chunk_ids = [c.pk for c in RunChunk.objects.filter(run=run).order_by("index")]
-            transaction.on_commit(lambda: tasks.dispatch_chunks(chunk_ids))
+            transaction.on_commit(lambda: _send_chunks(chunk_ids))
     if workers == "local":
         if on_progress is not None:
             _LISTENERS[run.pk] = on_progress

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import jsonl, parsers, parsing
+from evaluation import benchmarks, jsonl, parsers, parsing
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -247,28 +247,12 @@ def judgments(pairs: list[tuple[Any, Response | None]], judge: Judge | None) -> 
     return verdicts, reason
 
 
-def load_judge(benchmark_slug: str, model_id: str, **options) -> Judge:
-    """The benchmark's judge on a model, from `evaluation.judges.for_benchmark`; ValueError when the
-    installation has no judges."""
-    try:
-        from evaluation import judges
-    except ImportError:
-        judges = None
-    make = getattr(judges, "for_benchmark", None)
-    if make is None:
-        raise ValueError("LLM judges are not available in this installation yet (evaluation.judges); "
-                         "give precomputed verdicts in each prediction's `judgment` field instead.")
-    return make(benchmark_slug, model_id, **options)
-
-
 # --- The requests of a version -----------------------------------------------------------------
 
 def item_requests(version, options, variants=()) -> Iterator[tuple[Any, list]]:
     """(item, its requests) for every item of a version in id order, as the runner plans them
     (`options`: a `RequestOptions`; `variants`: only these, when given); ValueError for options
     the benchmark refuses or a request id made twice."""
-    from evaluation import benchmarks
-
     benchmark = benchmarks.get(version.benchmark.slug)
     unknown = sorted(set(variants) - set(benchmark.variants))
     if unknown:

@@ -34,3 +34,10 @@ def requeue_silent_chunks() -> dict:
 def dispatch_chunks(chunk_ids: list[int]) -> None:
     for chunk_id in chunk_ids:
         run_chunk.apply_async(args=[chunk_id], queue=runs.GPU_QUEUE)
+
+
+def _send_chunks(chunk_ids: list[int]) -> None:
+    dispatch_chunks(chunk_ids)  # looked up when called, so that replacing `dispatch_chunks` takes effect
+
+
+runs.register_chunk_sender(_send_chunks)

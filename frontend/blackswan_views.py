@@ -2,15 +2,15 @@
 it as a benchmark version. The work is done by `annotation.blackswan.versions` (the preview is the
 `blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's choice on."""
 
-from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 
-from annotation.blackswan import staged, variants, versions
-from annotation.crowd.models import Claim, Study
+from annotation.blackswan import variants, versions
+from annotation.blackswan.selectors import staged_studies
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.models import Job
+from generation.selectors import jobs_of_kind
 
 RECENT_JOBS = 20
 SAMPLE_SIZE = 12  # MCQs and Y/N rows shown on the preview page, each
@@ -20,14 +20,8 @@ MCQ_RULE_CHOICES = (  # the first is the default
 )
 
 
-def staged_studies():
-    finished = Q(claims__status__in=[Claim.Status.SUBMITTED, Claim.Status.APPROVED])
-    return (Study.objects.filter(step_kind=staged.STUDY_KIND)
-            .annotate(finished_claims=Count("claims", filter=finished)).order_by("-created_at"))
-
-
 def build_jobs():
-    return Job.objects.filter(kind=versions.JOB_KIND).select_related("requested_by")
+    return jobs_of_kind(versions.JOB_KIND)
 
 
 def _variants_page(request, error: str = "", status: int = 200):

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
-from annotation.crowd import assignment, curation, payments, platforms, study_settings, task_page
+from annotation.crowd import assignment, curation, payments, platforms, selectors, study_settings, task_page
 from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
@@ -107,7 +107,7 @@ def _enter(request, study: Study, visit):
 def _entry_study(request, slug, platform) -> Study:
     """The study an entry link leads to: 429 past the rate limit, 404 unless it recruits on `platform`."""
     platforms.admit(request)
-    study = Study.objects.filter(slug=slug).first()
+    study = selectors.study_by_slug(slug)
     if study is None:
         raise CrowdError("There is no such study.", status=404)
     platforms.recruiting(study, platform)
@@ -161,7 +161,7 @@ def studies(request):
 
 @roles_allowed(*CURATORS)
 def study_detail(request, slug):
-    study = get_object_or_404(Study.objects.select_related("required_qualification", "created_by"), slug=slug)
+    study = get_object_or_404(selectors.studies_with_settings(), slug=slug)
     base = request.build_absolute_uri("/").rstrip("/")
     return render(request, "crowd/study_detail.html", {
         **curation.study_summary(study),

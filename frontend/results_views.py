@@ -6,15 +6,14 @@ import json
 
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, Q
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
-from annotation.models import BenchmarkVersion
+from annotation import selectors as annotation_selectors
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, parsers, plots, results
-from evaluation.models import EvaluationRun, Prediction
+from evaluation import benchmarks, parsers, plots, results, selectors
+from evaluation.models import EvaluationRun
 
 REQUESTS_PER_PAGE = 40
 
@@ -29,20 +28,14 @@ def results_index(request):
     chosen = request.GET.get("benchmark", "")
     if chosen and chosen not in benchmarks.slugs():
         raise BadRequest(f"Unknown benchmark {chosen!r}; known: {', '.join(benchmarks.slugs())}.")
-    runs = EvaluationRun.objects.order_by("-created_at")
-    versions = (BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")
-                .annotate(succeeded=Count("runs", filter=Q(runs__status=EvaluationRun.Status.SUCCEEDED)))
-                .prefetch_related(Prefetch("runs", queryset=runs))
-                .order_by("benchmark__slug", "-created_at"))
-    if chosen:
-        versions = versions.filter(benchmark__slug=chosen)
+    versions = selectors.versions_with_runs(chosen)
     return render(request, "frontend/results.html", {"versions": versions, "benchmarks": benchmarks.registered(),
                                                      "chosen": chosen})
 
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_version(request, pk):
-    version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
+    version = get_object_or_404(annotation_selectors.versions(), pk=pk)
     board = results.leaderboard(version)
     series = [s for s in results.series(version, board) if s.has_data]
     return render(request, "frontend/results_version.html", {
@@ -55,7 +48,7 @@ def results_version(request, pk):
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_chart(request, pk, series, kind, fmt):
-    version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
+    version = get_object_or_404(annotation_selectors.versions(), pk=pk)
     try:
         image = results.chart_image(version, series, kind, fmt)
     except results.UnknownMetric as exc:
@@ -68,7 +61,7 @@ def results_chart(request, pk, series, kind, fmt):
 
 
 def _run(pk) -> EvaluationRun:
-    return get_object_or_404(EvaluationRun.objects.select_related("version__benchmark"), pk=pk)
+    return get_object_or_404(selectors.runs_with_benchmark(), pk=pk)
 
 
 def _parser(request) -> str:
@@ -134,11 +127,8 @@ def _prompt_text(prompt) -> str:
 
 def _judgments(predictions) -> dict[int, list]:
     """prediction id → its stored judge verdicts (none where judgments are not installed)."""
-    if results.Judgment is None:
-        return {}
     found: dict[int, list] = {}
-    for judgment in results.Judgment.objects.filter(prediction__in=predictions).order_by("prediction_id", "kind",
-                                                                                         "reference_key"):
+    for judgment in selectors.judgments_of(predictions):
         found.setdefault(judgment.prediction_id, []).append({"judgment": judgment,
                                                              "verdict": _pretty(judgment.verdict)})
     return found
@@ -146,7 +136,7 @@ def _judgments(predictions) -> dict[int, list]:
 
 def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
     ids = [r.request_id for r in requests]
-    predictions = list(Prediction.objects.filter(run=run, request_id__in=ids).order_by("request_id", "sample_index"))
+    predictions = list(selectors.predictions_of(run, ids))
     judged = _judgments(predictions)
     by_request: dict[str, list] = {}
     for prediction in predictions:

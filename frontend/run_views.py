@@ -15,13 +15,14 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import BenchmarkVersion
+from annotation import selectors
+from annotation.selectors import frozen_versions
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import benchmarks, runs
 from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
+from evaluation.cli_options import parse_option
 from evaluation.inputs import DEFAULT_FRAME_POLICY
-from evaluation.management.commands.evaluate import parse_option
 from evaluation.models import EvaluationRun
 from evaluation.run_control import cancel, may_control, resume, start_new_run, visible_runs
 from evaluation.serializers import eta_text, frame_spec, percent
@@ -37,11 +38,6 @@ TINY_MODEL_BACKENDS = {"causal-lm": "causal_lm", "nli": None, "clip": None}
 
 def answer_backends() -> list[str]:
     return sorted(set(registry.LOADERS) - set(runs.SCORING_BACKENDS))
-
-
-def frozen_versions():
-    return BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark").order_by("benchmark__slug",
-                                                                                               "label")
 
 
 def benchmark_choices(versions) -> dict:
@@ -82,7 +78,7 @@ def demo_models() -> list[dict]:
 class RunForm(forms.Form):
     """What `manage.py evaluate` takes; types are checked here, fit with the benchmark by create_run."""
 
-    version = forms.ModelChoiceField(queryset=BenchmarkVersion.objects.select_related("benchmark"),
+    version = forms.ModelChoiceField(queryset=selectors.versions(),
                                      empty_label="Choose a frozen version",
                                      error_messages={"invalid_choice": "There is no such benchmark version."})
     model_id = forms.CharField(label="Model", max_length=255)

@@ -13,8 +13,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
+from annotation import selectors
 from annotation.blackswan import splits, timeline
-from annotation.models import Video, VideoSplit
+from annotation.models import Video
 from config.json_bodies import JsonBodyError, request_json
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
@@ -150,7 +151,7 @@ def split_list(request, pk):
 @require_POST
 def split_resolve(request, pk):
     """A flagged split: `decision` = "split_anyway" (a new split that allows several scenes) or "filter_out"."""
-    split = get_object_or_404(VideoSplit.objects.select_related("video"), pk=pk)
+    split = get_object_or_404(selectors.splits(), pk=pk)
     try:
         data = _request_data(request)
     except (SplitError, JsonBodyError) as exc:

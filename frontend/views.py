@@ -4,14 +4,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, render
 
+from annotation import selectors
 from annotation.crowd import curation, task_page
 from annotation.media import max_upload_bytes
-from annotation.models import Benchmark, BenchmarkVersion, Image, Video
+from annotation.models import Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, STAFF_ROLES, has_role
 from frontend.navigation import entries_for
-from generation.api import visible_jobs
 from generation.media_probe import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
+from generation.selectors import visible_jobs
 
 
 @login_required
@@ -36,8 +37,8 @@ def generation_page(request):
 
 @roles_allowed(*STAFF_ROLES)
 def media_library(request):
-    videos = Paginator(Video.objects.select_related("probe_job"), 24).get_page(request.GET.get("vpage"))
-    images = Paginator(Image.objects.select_related("probe_job"), 24).get_page(request.GET.get("ipage"))
+    videos = Paginator(selectors.videos(), 24).get_page(request.GET.get("vpage"))
+    images = Paginator(selectors.images(), 24).get_page(request.GET.get("ipage"))
     accept = ",".join(sorted(VIDEO_EXTENSIONS | IMAGE_EXTENSIONS))
     return render(request, "frontend/media_library.html", {
         "videos": videos, "images": images, "accept": accept,
@@ -59,13 +60,13 @@ def image_detail(request, pk):
 
 @roles_allowed(*STAFF_ROLES)
 def benchmarks(request):
-    rows = Benchmark.objects.prefetch_related("versions")
+    rows = selectors.benchmarks_with_versions()
     return render(request, "frontend/benchmarks.html", {"benchmarks": rows})
 
 
 @roles_allowed(*STAFF_ROLES)
 def version_detail(request, pk):
-    version = get_object_or_404(BenchmarkVersion.objects.select_related("benchmark"), pk=pk)
+    version = get_object_or_404(selectors.versions(), pk=pk)
     items = Paginator(version.items.prefetch_related("media"), 50).get_page(request.GET.get("page"))
     return render(request, "frontend/version_detail.html", {"version": version, "items": items})
 

@@ -3,16 +3,11 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.roles import ADMIN, ANY_ROLE, STAFF_ROLES, has_role
+from config.roles import ADMIN, ANY_ROLE, has_role
 from generation import jobs
 from generation.models import Job
+from generation.selectors import visible_jobs
 from generation.serializers import JobSerializer
-
-
-def visible_jobs(user):
-    """Curators, researchers and admins see every job; anyone else only the jobs they asked for."""
-    queryset = Job.objects.select_related("requested_by")
-    return queryset if has_role(user, *STAFF_ROLES) else queryset.filter(requested_by=user)
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):

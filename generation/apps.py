@@ -6,4 +6,4 @@ class GenerationConfig(AppConfig):
     verbose_name = "Generation and background jobs"
 
     def ready(self):
-        from generation import proposals  # noqa: F401  (registers the proposal job kinds)
+        from generation import proposals, tasks  # noqa: F401  (the proposal job kinds; the Celery task that runs jobs)

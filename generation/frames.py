@@ -62,6 +62,7 @@ from typing import Any
 import av
 from PIL import Image
 
+from generation.backends.base import VideoPart
 from generation.media_probe import MediaError
 
 POLICY_NAMES = ("uniform", "first", "black", "parts", "detective")
@@ -219,8 +220,6 @@ class SampledFrames:
 
     def as_video_part(self):
         """The frames as a `VideoPart` for a chat request."""
-        from generation.backends.base import VideoPart
-
         return VideoPart(frames=tuple(self.frames), fingerprint=self.fingerprint, frame_indices=tuple(self.indices),
                          fps=self.fps)
 

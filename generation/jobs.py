@@ -91,10 +91,19 @@ def enqueue(kind: str, *, params: dict | None = None, user=None) -> Job:
     return job
 
 
-def _send(job: Job) -> None:
-    from generation.tasks import run_job
+_SENDERS: list[Callable[[Job], None]] = []
 
-    run_job.apply_async(args=[job.pk], queue=job.queue)
+
+def register_sender(send: Callable[[Job], None]) -> None:
+    """Set how a queued job reaches a worker: `generation.tasks` registers its Celery task when the app
+    is ready, so that this module does not import the task module."""
+    _SENDERS[:] = [send]
+
+
+def _send(job: Job) -> None:
+    if not _SENDERS:
+        raise RuntimeError("No job sender is registered; generation.tasks registers one when the app is ready.")
+    _SENDERS[0](job)
 
 
 def run_job(job_id: int) -> Job | None:

@@ -36,7 +36,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from config.roles import ADMIN, CURATOR, has_role
-from generation import jobs
+from generation import frames, jobs
+from generation.backends._hf import check_params
 from generation.backends.base import (
     BackendError,
     ChatRequest,
@@ -46,6 +47,7 @@ from generation.backends.base import (
     Message,
     TextPart,
 )
+from generation.backends.registry import LOADERS, load_backend
 from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 
 MAKE_PROPOSALS = "make_proposals"
@@ -325,8 +327,6 @@ def media_part(spec: dict):
                 checksum = hashlib.file_digest(handle, "sha256").hexdigest()
         return ImagePart(image=picture, fingerprint=f"sha256:{checksum}")
     if kind == "video":
-        from generation import frames
-
         segment = tuple(spec["segment"]) if spec.get("segment") else None
         sampled = frames.sample(spec["path"], spec.get("policy", "uniform:8"), segment=segment,
                                 checksum=spec.get("checksum") or None)
@@ -385,8 +385,6 @@ STATEMENT = register(ProposalTask(
 # --- Sets and generation ------------------------------------------------------------------------
 
 def generation_params(params: dict | None) -> GenerationParams:
-    from generation.backends._hf import check_params
-
     try:
         value = GenerationParams(**(params or {}))
         check_params(value)
@@ -400,8 +398,6 @@ def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, mod
                         task_options: dict | None = None, name: str = "", batch_size: int = 8,
                         user=None) -> ProposalSet:
     """A set of pending proposals, one per entry: {"inputs": {...}, "key": "caller's reference"}."""
-    from generation.backends.registry import LOADERS
-
     kind = task_kind(task)
     if backend not in LOADERS:
         raise ProposalError(f"Unknown backend {backend!r}; choose one of {', '.join(sorted(LOADERS))}.")
@@ -449,8 +445,6 @@ def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
 @jobs.job_handler(MAKE_PROPOSALS_API, queue="generation", label="Make model proposals (model API)")
 def make_proposals(context: jobs.JobContext, proposal_set: int) -> dict:
     """Run the set's backend over its pending inputs, `batch_size` at a time."""
-    from generation.backends.registry import load_backend
-
     pset = ProposalSet.objects.get(pk=proposal_set)
     kind = task_kind(pset.task_kind)
     params = generation_params(pset.params)

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from annotation.crowd import assignment, curation, instructions, payments, review, submissions, task_page
+from annotation.crowd import answers, assignment, curation, instructions, payments, review, submissions, task_page
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, WorkerProfile
 from config.roles import ANNOTATOR, CURATOR
@@ -206,7 +206,7 @@ def test_completion_offers_mturk_submission_once_the_assignment_has_work():
 # --- Curator pages ----------------------------------------------------------------------------
 
 def test_answers_read_as_text_in_the_forms_order():
-    rows = curation.format_answers(FORM, PAYLOAD, ANSWERS)
+    rows = answers.format_answers(FORM, PAYLOAD, ANSWERS)
     assert [(row["label"], row["value"], row["extra"]) for row in rows] == [
         ("Describe it.", "A cup and a pen.", []),
         ("Is there a person?", "Nobody", ["certainty: certain"]),
@@ -217,12 +217,12 @@ def test_answers_read_as_text_in_the_forms_order():
 
 
 def test_missing_empty_and_unknown_answers_stay_visible():
-    rows = curation.format_answers(FORM, PAYLOAD, {"person": "maybe", "person_explanation": "blurry", "objects": []})
+    rows = answers.format_answers(FORM, PAYLOAD, {"person": "maybe", "person_explanation": "blurry", "objects": []})
     values = {row["label"]: (row["value"], row["extra"]) for row in rows}
     assert values["Describe it."] == ("—", [])
     assert values["Is there a person?"] == ("maybe", ["explanation: blurry"])
     assert values["Objects"] == ("(none)", [])
-    assert curation.format_answers(FORM, PAYLOAD, None)[0]["value"] == "—"
+    assert answers.format_answers(FORM, PAYLOAD, None)[0]["value"] == "—"
 
 
 @pytest.mark.django_db
@@ -235,7 +235,7 @@ def test_queue_context_pages_submissions_with_their_answers_and_decidability():
     context = curation.queue_context(study, "all", "pending")
     (shown,) = list(context["page"])
     assert shown.pk == pending.pk and shown.decidable is True
-    assert shown.answers == curation.format_answers(FORM, PAYLOAD, pending.final_data)
+    assert shown.answers == answers.format_answers(FORM, PAYLOAD, pending.final_data)
     assert '"note": "A cup and a pen."' in shown.edit_json
     assert [(t["name"], t["count"]) for t in context["state_tabs"]] == [("pending", 1), ("approved", 1),
                                                                         ("rejected", 0)]

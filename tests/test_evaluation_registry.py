@@ -1,9 +1,7 @@
 """The benchmark registry of the evaluation layer: discovery when the app is ready, registration from
 outside `evaluation/benchmarks/`, the lists of benchmarks that read it (command choices and help, the
-results page, the admin filter), what a benchmark declares for the generic machinery, and the rule that
-generic modules name no benchmark."""
+results page, the admin filter), and what a benchmark declares for the generic machinery."""
 
-import ast
 import pkgutil
 import sys
 from pathlib import Path
@@ -213,30 +211,3 @@ def test_a_judgment_kind_is_validated_against_the_judge_registry():
         Judgment(kind="bogus").clean_fields(exclude=[f.name for f in Judgment._meta.fields if f.name != "kind"])
     assert "Unknown judge kind 'bogus'" in str(caught.value)
     Judgment(kind="cvrr").clean_fields(exclude=[f.name for f in Judgment._meta.fields if f.name != "kind"])
-
-
-# --- Generic modules name no benchmark -------------------------------------------------------------
-
-# the judge modules of one benchmark each: their judge kind's stored name is the benchmark's slug
-JUDGE_MODULES = {"evaluation/judges/cvrr.py", "evaluation/judges/maia.py", "evaluation/judges/nleye.py",
-                 "evaluation/judges/llm_match.py"}
-
-
-def generic_modules():
-    benchmark_modules = {f"evaluation/benchmarks/{name}.py" for name in benchmarks.slugs()}
-    for folder in ("evaluation", "frontend"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            relative = path.relative_to(ROOT).as_posix()
-            if "/migrations/" in relative or relative in benchmark_modules | JUDGE_MODULES:
-                continue
-            yield relative, path
-
-
-def test_generic_evaluation_and_frontend_modules_hold_no_benchmark_slug():
-    slugs = set(benchmarks.slugs())
-    found = []
-    for relative, path in generic_modules():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in slugs:
-                found.append(f"{relative}:{node.lineno}: {node.value!r}")
-    assert found == []

@@ -304,8 +304,9 @@ def test_failed_calls_are_stored_as_failed_and_retried(server):
 
 @pytest.mark.django_db
 def test_llm_match_judge_for_file_scoring_rates_every_reference_and_caches(server):
-    judge = scoring.load_judge("blackswan", "openai:judge-test", backend_options={"base_url": server.base_url, **FAST},
-                               params={"temperature": 0})  # greedy, so cached (the authors sample at 0.4)
+    judge = judges.for_benchmark("blackswan", "openai:judge-test",
+                                 backend_options={"base_url": server.base_url, **FAST},
+                                 params={"temperature": 0})  # greedy, so cached (the authors sample at 0.4)
     references = ["He falls.", "He trips over a rock.", "The bike breaks."]
     request = EvalRequest("v1:detective_gen", "v1", "detective_gen", "What happened in the middle?", "…",
                           gold=references, n_samples=3)

@@ -181,7 +181,7 @@ def test_a_run_is_scored_once_and_again_when_its_predictions_change(nleye_run, m
     first = results.run_results(nleye_run)
     calls = []
     real = results.score_run
-    monkeypatch.setattr(results, "score_run", lambda run, **kw: calls.append(run.pk) or real(run, **kw))
+    monkeypatch.setattr(results.metrics, "score_run", lambda run, **kw: calls.append(run.pk) or real(run, **kw))
 
     assert results.run_results(nleye_run).metrics == first.metrics and calls == []  # from the cache
     predict(nleye_run, {"t3:pairs:h1": "9", "t3:pairs:h2": "2"})

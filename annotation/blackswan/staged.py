@@ -542,7 +542,7 @@ def release_record(claim: Claim) -> dict:
 
 
 def readable_answers(data: dict) -> list[dict]:
-    """A finished claim's answers as label → text rows, in the shape `curation.format_answers` gives."""
+    """A finished claim's answers as label → text rows, in the shape `answers.format_answers` gives."""
     rows = []
     forecaster, detective, reporter = (data or {}).get(FORECASTER), (data or {}).get(DETECTIVE), \
         (data or {}).get(REPORTER)

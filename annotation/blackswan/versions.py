@@ -23,7 +23,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation import versions
-from annotation.blackswan import variants
+from annotation.blackswan import staged, variants
+from annotation.crowd.models import Claim, Study
 from annotation.media import MediaRejected, incoming_from_path, ingest
 from annotation.media_import import probe_here
 from annotation.models import Benchmark, BenchmarkVersion, MediaAsset, Video
@@ -153,9 +154,6 @@ def freeze_variants(source, label: str, user=None, *, description: str = "",
 def staged_pairs(study) -> tuple[list, list[str]]:
     """(record, Video) pairs of a staged-reveal study (`annotation.blackswan.staged`), with their origins: the
     release record of every finished, not rejected claim, and the item's whole video."""
-    from annotation.blackswan import staged
-    from annotation.crowd.models import Claim, Study
-
     if not isinstance(study, Study):
         found = Study.objects.filter(slug=study).first()
         if found is None:

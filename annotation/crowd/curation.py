@@ -10,7 +10,7 @@ import json
 from django.core.paginator import Paginator
 from django.db.models import Count
 
-from annotation.crowd import forms, kinds, review
+from annotation.crowd import kinds, review
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Study, StudyItem
@@ -21,7 +21,6 @@ STATUS_ORDER = [Claim.Status.ACTIVE, Claim.Status.SUBMITTED, Claim.Status.APPROV
 QUEUE_LABELS = {"all": "All submissions", "expert_sample": "Expert sample", "gold": "Gold and attention checks"}
 QUEUE_ORDER = [name for name in QUEUE_LABELS if name in review.QUEUES]
 STATE_LABELS = {"pending": "Awaiting review", "approved": "Approved", "rejected": "Rejected"}
-MISSING = "—"
 
 
 def _claim_counts(study_ids) -> dict:
@@ -62,34 +61,6 @@ def study_summary(study: Study) -> dict:
         "item_roles": [{"label": label, "count": roles.get(value, 0)} for value, label in StudyItem.Role.choices],
         "instructions": render_markdown(study.instructions),
     }
-
-
-def _readable(kind: str, value, text: dict) -> str:
-    """One answer as text: choices by their wording, lists joined with '; '."""
-    if value is None:
-        return MISSING
-    if kind == "single_choice":
-        return text.get(str(value), str(value))
-    if kind == "multi_select" and isinstance(value, list):
-        return "; ".join(text.get(str(v), str(v)) for v in value) or "(none)"
-    if kind == "yes_no_statements" and isinstance(value, dict):
-        return "; ".join(f"{text.get(str(k), k)}: {v}" for k, v in value.items())
-    return str(value)
-
-
-def format_answers(schema: dict, payload: dict, data: dict) -> list[dict]:
-    """The answers of a submission as label → readable text, in the form's order, with the
-    certainty and explanation a field may carry."""
-    data = data or {}
-    rows = []
-    for field in forms.render_fields(schema, payload, {}, data):
-        name = field["name"]
-        text = {c["id"]: c["text"] for c in field.get("choices", []) + field.get("statements", [])}
-        extra = [f"{word}: {data[key]}" for word, key in (("certainty", f"{name}_certainty"),
-                                                          ("explanation", f"{name}_explanation")) if data.get(key)]
-        rows.append({"label": field.get("label") or name, "value": _readable(field.get("type"), data.get(name), text),
-                     "extra": extra})
-    return rows
 
 
 def queue_context(study: Study, name: str, state: str, page_number=None) -> dict:

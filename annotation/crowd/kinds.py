@@ -8,7 +8,7 @@ review queue shows its answers readably and an edit-and-approve is checked again
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from annotation.crowd import forms
+from annotation.crowd import answers, forms
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,4 @@ def of(study) -> StudyKind:
     return named(study.step_kind)
 
 
-def _readable_form(schema: dict, payload: dict, data: dict) -> list[dict]:
-    from annotation.crowd.curation import format_answers
-
-    return format_answers(schema, payload, data)
-
-
-FORM = StudyKind("form", _readable_form, forms.validate)
+FORM = StudyKind("form", answers.format_answers, forms.validate)

@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.crowd import eligibility, history, rows
+from annotation.crowd.assignment import _end
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
     Claim,
@@ -110,8 +111,6 @@ def _attention_policy(study: Study, worker) -> dict:
 
 def exclude(study: Study, worker, reason: str, actor=None) -> bool:
     """Remove a worker from the pool; their open claim goes back to others."""
-    from annotation.crowd.assignment import _end
-
     try:
         with transaction.atomic():
             StudyExclusion.objects.create(study=study, worker=worker, reason=reason)

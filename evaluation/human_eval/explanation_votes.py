@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from annotation.crowd.models import StudyItem
-from evaluation import runner
+from evaluation import judges, runner
 from evaluation.human_eval.base import (
     BASELINE,
     SOURCE,
@@ -205,8 +205,6 @@ def explanation_results(target) -> dict:
 
 def _judge_agreement(run: EvaluationRun, human: dict) -> list[dict]:
     """`judges.agreement_report` of each judge model with stored NL-EYE explanation judgments on the run."""
-    from evaluation import judges
-
     models = (Judgment.objects.filter(prediction__run=run, kind=judges.NleyeExplanationJudge.name)
               .exclude(parse_status=judges.FAILED).order_by().values_list("judge_model", flat=True).distinct())
     return [{"judge_model": model, **judges.run_agreement(run, judges.NleyeExplanationJudge.name, model,

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from annotation.crowd.agreement import cohens_kappa
 from evaluation import jsonl
 from evaluation.judges.base import OK
 from evaluation.judges.kinds import get_kind
@@ -50,8 +51,6 @@ def agreement_report(kind: str, judged: dict, human: dict) -> AgreementReport:
     `judged`: key → the judge's verdict dict (None for a failed call); `human`: key → a person's label
     (cvrr: correct/incorrect; maia: correct/incorrect or a boolean; nleye_explanation: 0/1/2;
     llm_match: 1–5). Keys as `human_key` reads them."""
-    from annotation.crowd.agreement import cohens_kappa
-
     judge_kind = get_kind(kind)
     judged = {human_key(key): verdict for key, verdict in judged.items()}
     people = {}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation import cache, runner
+from evaluation.benchmarks.base import EvalRequest
 from evaluation.judges.base import Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
@@ -182,7 +183,7 @@ class Judge:
 def for_benchmark(benchmark_slug: str, model_id: str, *, backend: str = "", revision: str = "",
                   backend_options: dict | None = None, params: dict | None = None, batch_size: int = 8,
                   kind: str = "") -> Judge:
-    """The judge a benchmark's scorer uses (`evaluation.scoring.load_judge`): the first of the benchmark's
+    """The judge a benchmark's scorer uses (`manage.py score`): the first of the benchmark's
     `judge_kinds` (BlackSwan → llm_match, CVRR-ES → cvrr, MAIA → maia, NL-EYE → nleye_explanation).
     `model_id` may name its backend ("openai:gpt-4o"); the default backend is causal_lm. `model_id`
     "default" is the kind's default model (LLM-Match: the authors' Llama-3.1-8B-Instruct); `params`
@@ -201,8 +202,6 @@ def judge_texts(judge: Judge, response: str, references, *, question: str = "", 
     """One verdict from plain texts, without a benchmark request: `references` is the ground truth
     (CVRR-ES: one answer), the references (LLM-Match, MAIA) or the gold explanation followed by the
     validated human ones (NL-EYE, which also needs `premise`, `plausible` and `other`)."""
-    from evaluation.benchmarks.base import EvalRequest
-
     references = [references] if isinstance(references, str) else list(references)
     name = judge.kind.name
     if name == CvrrJudge.name:

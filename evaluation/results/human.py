@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaluation import human_eval
 from evaluation.models import EvaluationRun
 from evaluation.results.leaderboards import Leaderboard
 from evaluation.results.paths import Cell, cell, display
@@ -78,8 +79,6 @@ def _shown(value) -> str:
 
 
 def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
-    from evaluation import human_eval
-
     rows = []
     for group in human_eval.baseline_groups(version):
         try:
@@ -96,8 +95,6 @@ def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
 
 
 def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]]:
-    from evaluation import human_eval
-
     studies = human_eval.studies_of(human_eval.RATING, version=version)
     if not studies:
         return [], []
@@ -121,8 +118,6 @@ def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]
 
 
 def explanation_rows(version, board: Leaderboard) -> tuple[list[ExplanationRow], list[str]]:
-    from evaluation import human_eval
-
     studies = human_eval.studies_of(human_eval.VOTE, version=version)
     if not studies:
         return [], []

@@ -9,12 +9,11 @@ from evaluation.models import EvaluationRun
 from evaluation.results.metrics import RunResults, run_results
 from evaluation.results.paths import Cell, cell
 from evaluation.results.specs import MetricSpec, main_metrics
+from generation.frames import FramePolicy
 
 
 def frame_text(run: EvaluationRun) -> str:
     """The run's frame policy as written on the command line (`uniform:8@448`)."""
-    from generation.frames import FramePolicy
-
     if not run.frame_policy:
         return ""
     try:

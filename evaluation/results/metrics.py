@@ -20,15 +20,10 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from evaluation import benchmarks, model_metrics, parsers, runner, scoring
-from evaluation.models import EvaluationRun, Prediction, RunModelMetric
+from evaluation import benchmarks, judges, model_metrics, parsers, runner, scoring
+from evaluation.models import EvaluationRun, Judgment, Prediction, RunModelMetric
 from evaluation.results.consistency_views import views_of
 from evaluation.results.outcomes import Outcome, outcome
-
-try:  # stored LLM-judge verdicts (evaluation.judges); results work without them
-    from evaluation.models import Judgment
-except ImportError:  # pragma: no cover - installations without judges
-    Judgment = None
 
 logger = logging.getLogger("evaluation.results")
 
@@ -78,11 +73,7 @@ def run_results(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults
     found = cache.get(key)
     if found is not None:
         return found
-    # score_run is looked up on the package, so that replacing `evaluation.results.score_run` (as tests do)
-    # still takes effect here, as it did when this was one module.
-    from evaluation import results as package
-
-    results = package.score_run(run, parser=parser)
+    results = score_run(run, parser=parser)
     results.key = key
     if results.ok:
         cache.set(key, results, CACHE_SECONDS)
@@ -146,12 +137,6 @@ def disagreements(run: EvaluationRun) -> list[Disagreement]:
 def stored_verdicts(run: EvaluationRun, slug: str) -> tuple[dict | None, dict]:
     """(what was used, {(request id, sample): verdict}) from the judge model that judged most of the
     run's predictions with the benchmark's judge; (None, {}) when there are no stored judgments."""
-    if Judgment is None:
-        return None, {}
-    try:
-        from evaluation import judges
-    except ImportError:  # pragma: no cover - installations without judges
-        return None, {}
     kind = judges.kind_for_benchmark(slug)
     if kind is None:
         return None, {}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
-from evaluation import benchmarks
+from evaluation import benchmarks, plots
 from evaluation.models import EvaluationRun
 from evaluation.results.consistency_views import views_of
 from evaluation.results.leaderboards import Leaderboard, leaderboard
@@ -79,8 +79,6 @@ CHART_KINDS = ("bar", "radar")
 def chart_image(version, key: str, kind: str, fmt: str) -> bytes:
     """A series of the version as a bar or radar chart (PNG or SVG), cached with the runs' results;
     UnknownMetric for a series, kind or format the benchmark does not have."""
-    from evaluation import plots
-
     board = leaderboard(version)
     found = find_series(version, key, board)
     if found is None or kind not in CHART_KINDS or (kind == "radar" and not found.spec.radar):

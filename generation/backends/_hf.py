@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from generation.backends.base import BackendError
+from generation.backends.base import BackendError, ChatResult
 
 logger = logging.getLogger(__name__)
 
@@ -428,8 +428,6 @@ class BatchedChatGeneration:
         return kwargs
 
     def generate(self, requests: list) -> list:
-        from generation.backends.base import ChatResult
-
         results: list = [None] * len(requests)
         groups: dict[tuple, list[Prepared]] = {}
         for index, request in enumerate(requests):
@@ -464,8 +462,6 @@ class BatchedChatGeneration:
     def _generate_batch(self, batch: list[Prepared]) -> list:
         """One `model.generate` call over a batch: the inner step (a CUDA OOM here halves the batch)."""
         import torch
-
-        from generation.backends.base import ChatResult
 
         params = batch[0].request.params
         inputs = self._encode(batch)

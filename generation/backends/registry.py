@@ -3,6 +3,8 @@ platform does not import torch."""
 
 import importlib
 
+from generation.backends import _hf
+
 LOADERS = {
     # name: (module, class)
     "transformers": ("generation.backends.transformers_vlm", "TransformersVLM"),
@@ -31,6 +33,5 @@ def resolve_revision(name: str, model_id: str, revision: str = "") -> str:
     Raises BackendError when the model cannot be found."""
     if name not in HF_BACKENDS:
         return revision or ""
-    from generation.backends import _hf
 
     return _hf.resolve_revision(model_id, revision, _hf.load_config(name, model_id, revision))

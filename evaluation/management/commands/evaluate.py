@@ -5,7 +5,6 @@ scored under `--parser` (default `authors`, the benchmark authors' released rule
 that parser's readings are stored, and the headline metrics are printed (per variant: value, n,
 unparsed), as `manage.py score` prints them."""
 
-import json
 import sys
 import time
 
@@ -13,20 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import benchmarks, headlines, parsers, readings, results, runs
 from evaluation.benchmarks.base import Benchmark
-from evaluation.cli_options import add_benchmark_argument
+from evaluation.cli_options import add_benchmark_argument, parse_option
 from evaluation.models import EvaluationRun
-
-
-def parse_option(text: str) -> tuple[str, object]:
-    """`key=value`; the value is read as JSON when it is JSON (numbers, true/false, objects), else text."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise CommandError(f"--backend-option takes key=value (got {text!r}).")
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = value
-    return key.strip(), parsed
 
 
 class ProgressBar:

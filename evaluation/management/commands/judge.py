@@ -6,7 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import judges
-from evaluation.management.commands.evaluate import parse_option
+from evaluation.cli_options import parse_option
 from evaluation.models import EvaluationRun
 from generation.backends.base import BackendError
 

@@ -28,7 +28,8 @@ from evaluation import benchmarks, headlines, judges, model_metrics, parsers, re
 from evaluation.benchmarks.base import parse_option_order
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
-from evaluation.similarity import CLIP_MODEL
+from evaluation.similarity import CLIP_MODEL, BertScore
+from generation.backends import registry
 
 MODEL_FLAGS = {"clip": "--clip-model", "judge": "--judge-model", "bertscore": "--bertscore-model"}
 
@@ -171,14 +172,10 @@ class Command(BaseCommand):
     def _load(name: str, model: str, slug: str, options):
         try:
             if name == "clip":
-                from generation.backends import registry
-
                 device = {"device": options["device"]} if options["device"] else {}
                 return registry.load_backend("clip", model, **device)
             if name == "bertscore":
-                from evaluation.similarity import BertScore
-
                 return BertScore(model, num_layers=options["bertscore_layers"], device=options["device"])
-            return scoring.load_judge(slug, model)
+            return judges.for_benchmark(slug, model)
         except (OSError, ValueError, RuntimeError) as exc:
             raise CommandError(f"Cannot load the {name} model {model!r}: {exc}") from None

@@ -3,6 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from generation.tiny_models import TINY_MODEL_NAMES, build_tiny_model, folder_size
+
 
 class Command(BaseCommand):
     help = ("Build tiny, randomly initialised models of real architectures (Qwen2.5-VL, LLaVA-OneVision, "
@@ -10,8 +12,6 @@ class Command(BaseCommand):
             "offline with from_pretrained like hub ids. For tests and demos: the weights are random.")
 
     def add_arguments(self, parser):
-        from generation.tiny_models import TINY_MODEL_NAMES
-
         parser.add_argument("folder", type=Path)
         parser.add_argument("--only", nargs="+", choices=TINY_MODEL_NAMES, metavar="NAME",
                             help=f"Build only these ({', '.join(TINY_MODEL_NAMES)}).")
@@ -21,7 +21,6 @@ class Command(BaseCommand):
         import os
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from generation.tiny_models import TINY_MODEL_NAMES, build_tiny_model, folder_size
 
         if folder.exists() and not folder.is_dir():
             raise CommandError(f"{folder} exists and is not a folder.")

@@ -1,0 +1,31 @@
+"""Read paths of the results and run pages: the querysets they show."""
+
+from django.db.models import Count, Prefetch, Q
+
+from annotation.models import BenchmarkVersion
+from evaluation.models import EvaluationRun, Judgment, Prediction
+
+
+def versions_with_runs(benchmark_slug: str = ""):
+    """The frozen versions (of one benchmark when given), each with its runs newest first and the number
+    of its succeeded runs as `succeeded`."""
+    runs = EvaluationRun.objects.order_by("-created_at")
+    versions = (BenchmarkVersion.objects.filter(frozen=True).select_related("benchmark")
+                .annotate(succeeded=Count("runs", filter=Q(runs__status=EvaluationRun.Status.SUCCEEDED)))
+                .prefetch_related(Prefetch("runs", queryset=runs))
+                .order_by("benchmark__slug", "-created_at"))
+    return versions.filter(benchmark__slug=benchmark_slug) if benchmark_slug else versions
+
+
+def runs_with_benchmark():
+    return EvaluationRun.objects.select_related("version__benchmark")
+
+
+def predictions_of(run: EvaluationRun, request_ids):
+    """The run's predictions of these requests, by request and sample."""
+    return Prediction.objects.filter(run=run, request_id__in=request_ids).order_by("request_id", "sample_index")
+
+
+def judgments_of(predictions):
+    """The stored judge verdicts of these predictions, by prediction, kind and reference."""
+    return Judgment.objects.filter(prediction__in=predictions).order_by("prediction_id", "kind", "reference_key")
