@@ -4,6 +4,10 @@ from django.db import models
 from config.state import StateMachine
 
 
+def _each_to_any_other(states) -> dict:
+    return {state: set(states) - {state} for state in states}
+
+
 class Job(models.Model):
     """One background job: what it is, who asked, and how far it got."""
 
@@ -106,6 +110,14 @@ class Proposal(models.Model):
         CORRECTED = "corrected", "Corrected"
         REJECTED = "rejected", "Rejected"
         DISPUTED = "disputed", "Disputed"
+
+    SETTLED = (Outcome.ACCEPTED, Outcome.CORRECTED, Outcome.REJECTED, Outcome.DISPUTED)
+    # what people decided: a first decision settles it (or leaves reviewers disputing); a curator's
+    # later direct decision may settle it otherwise (`generation.proposals.resolve_outcome`)
+    STATES = StateMachine("outcome", {
+        Outcome.UNDECIDED: set(SETTLED),
+        **_each_to_any_other(SETTLED),
+    })
 
     proposal_set = models.ForeignKey(ProposalSet, on_delete=models.PROTECT, related_name="proposals")
     task_kind = models.CharField(max_length=64, db_index=True)

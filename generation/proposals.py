@@ -35,6 +35,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from config import state
 from config.roles import ADMIN, CURATOR, has_role
 from generation import frames, jobs
 from generation.backends._hf import check_params
@@ -581,8 +582,11 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
             decided_at=decided_at or timezone.now(), origin=origin, study_slug=study_slug,
             submission_id=submission_id)
         outcome, final_fields = resolve_outcome(list(proposal.decisions.all()), proposal.fields)
-        Proposal.objects.filter(pk=proposal.pk).update(outcome=outcome, final_fields=final_fields,
-                                                       outcome_at=timezone.now())
+        if outcome != proposal.outcome:
+            state.transition(proposal, outcome, by=user, reason=f"{decision.get_origin_display()}: {verdict}",
+                             final_fields=final_fields, outcome_at=timezone.now())
+        else:  # the same outcome with other fields (a curator's new correction)
+            Proposal.objects.filter(pk=proposal.pk).update(final_fields=final_fields, outcome_at=timezone.now())
     return decision
 
 

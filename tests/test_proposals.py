@@ -17,6 +17,7 @@ from django.urls import reverse
 from annotation.crowd import assignment, forms, proposal_review, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem
+from config import state
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from generation import jobs, proposals
 from generation.backends import registry
@@ -476,6 +477,18 @@ def test_direct_decisions_follow_the_rules(generated, curator, annotator):
     assert (malformed.outcome, malformed.fields, malformed.final_fields) == ("corrected", {}, fixed.fields)
     assert all(d.decided_by == curator and d.origin == "direct" and d.decided_at
                for d in ProposalDecision.objects.all())
+
+
+def test_an_outcome_moves_through_its_declared_transitions_with_history(generated, curator):
+    first = parsed(generated)[0]
+    proposals.decide(first, curator, "accept")
+    proposals.decide(first, curator, "reject", reason="On a second look the answer is wrong.")
+    first.refresh_from_db()
+    assert first.outcome == "rejected" and first.final_fields is None
+    changes = list(state.history(first).values_list("from_state", "to_state", "actor", "reason"))
+    assert changes == [("undecided", "accepted", curator.pk, "Curator, directly: accept"),
+                       ("accepted", "rejected", curator.pk, "Curator, directly: reject")]
+    assert not Proposal.STATES.allows("accepted", "undecided")  # a decision is never taken back to none
 
 
 def test_the_database_guards_decisions(generated, curator):
