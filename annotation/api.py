@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from annotation import media, versions
+from annotation import media, selectors, versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, Image, Video
 from annotation.serializers import (
     BenchmarkItemSerializer,
@@ -42,9 +42,7 @@ class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     kind = ""
 
     def get_queryset(self):
-        queryset = self.queryset.select_related("uploaded_by", "probe_job")
-        status_filter = self.request.query_params.get("status")
-        return queryset.filter(status=status_filter) if status_filter else queryset
+        return selectors.media_assets(self.queryset.model, self.request.query_params.get("status", ""))
 
     @extend_schema(request={"multipart/form-data": UploadSerializer})
     def create(self, request):
@@ -94,9 +92,7 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
     serializer_class = BenchmarkVersionSerializer
 
     def get_queryset(self):
-        queryset = super().get_queryset()
-        benchmark = self.request.query_params.get("benchmark")
-        return queryset.filter(benchmark__slug=benchmark) if benchmark else queryset
+        return selectors.versions_with_creator(self.request.query_params.get("benchmark", ""))
 
     def perform_create(self, serializer):
         serializer.save(created_by=self.request.user)
@@ -119,7 +115,7 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
     def items(self, request, pk=None):
         version = self.get_object()
         if request.method == "GET":
-            page = self.paginate_queryset(version.items.prefetch_related("media"))
+            page = self.paginate_queryset(selectors.version_items(version))
             return self.get_paginated_response(BenchmarkItemSerializer(page, many=True).data)
         if not has_role(request.user, CURATOR, ADMIN):
             return Response({"error": "Only curators add items."}, status=403)

@@ -1,4 +1,4 @@
-"""Read paths of the media, benchmark and version pages: the querysets they show."""
+"""Read paths of the media, benchmark and version pages and of their API: the querysets they show."""
 
 from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
 
@@ -28,3 +28,21 @@ def frozen_versions():
 def splits():
     """Video splits with their video."""
     return VideoSplit.objects.select_related("video")
+
+
+def media_assets(model, status: str = ""):
+    """The library's videos or images (`model`) with who uploaded them and their probe job; only
+    those in `status` when given."""
+    assets = model.objects.select_related("uploaded_by", "probe_job")
+    return assets.filter(status=status) if status else assets
+
+
+def versions_with_creator(benchmark_slug: str = ""):
+    """Versions with their benchmark and creator; one benchmark's when a slug is given."""
+    found = BenchmarkVersion.objects.select_related("benchmark", "created_by")
+    return found.filter(benchmark__slug=benchmark_slug) if benchmark_slug else found
+
+
+def version_items(version):
+    """A version's items with their media links."""
+    return version.items.prefetch_related("media")

@@ -12,7 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.roles import ADMIN, RESEARCHER
-from evaluation import run_control, runs
+from evaluation import run_control, runs, selectors
 from evaluation.models import EvaluationRun
 from evaluation.serializers import (
     PredictionSerializer,
@@ -34,13 +34,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     queryset = EvaluationRun.objects.none()  # the real one is get_queryset's; this types the schema's `id`
 
     def get_queryset(self):
-        queryset = run_control.visible_runs()
         params = self.request.query_params
-        filters = {"status": params.get("status"), "version__benchmark__slug": params.get("benchmark"),
-                   "model_id__icontains": params.get("model")}
-        if params.get("version", "").isdigit():
-            filters["version_id"] = int(params["version"])
-        return queryset.filter(**{key: value for key, value in filters.items() if value})
+        return selectors.filter_runs(run_control.visible_runs(), status=params.get("status", ""),
+                                     benchmark=params.get("benchmark", ""), version=params.get("version", ""),
+                                     model=params.get("model", ""))
 
     @extend_schema(parameters=[
         OpenApiParameter("status", OpenApiTypes.STR, description="pending, running, succeeded, failed or cancelled"),
@@ -108,10 +105,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def predictions(self, request, pk=None):
         """The run's predictions, each with the exact prompt and the inputs (frame indices) it recorded."""
         run = self.get_object()
-        queryset = run.predictions.select_related("item").order_by("request_id", "sample_index")
-        if request.query_params.get("variant"):
-            queryset = queryset.filter(variant=request.query_params["variant"])
-        if request.query_params.get("errors", "").lower() in ("1", "true", "yes"):
-            queryset = queryset.exclude(error="")
+        queryset = selectors.run_predictions(
+            run, variant=request.query_params.get("variant", ""),
+            errors_only=request.query_params.get("errors", "").lower() in ("1", "true", "yes"))
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(PredictionSerializer(page, many=True).data)

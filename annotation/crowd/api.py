@@ -17,6 +17,7 @@ from annotation.crowd import (
     history,
     reports,
     review,
+    selectors,
     study_settings,
     study_state,
     submissions,
@@ -175,7 +176,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     queryset = Claim.objects.none()  # the real one is the worker's own (get_queryset); this types the schema's `id`
 
     def get_queryset(self):
-        return Claim.objects.filter(worker=self.request.user).select_related("study", "item", "draft")
+        return selectors.claims_of(self.request.user)
 
     @extend_schema(request=AnswerSerializer, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["put", "post"])
@@ -266,8 +267,11 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
 
     allowed_roles = SUBMISSION_READERS
     action_roles = {"decide": SUBMISSION_REVIEWERS}
-    queryset = Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")
     serializer_class = SubmissionSerializer
+    queryset = Submission.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+
+    def get_queryset(self):
+        return selectors.submissions_with_context()
 
     @extend_schema(request=ReviewSerializer, responses=SubmissionSerializer)
     @action(detail=True, methods=["post"], url_path="review")

@@ -1,6 +1,6 @@
-"""Read paths of the crowd pages: the studies they show."""
+"""Read paths of the crowd pages and API: the studies, claims and submissions they show."""
 
-from annotation.crowd.models import Study
+from annotation.crowd.models import Claim, Study, Submission
 
 
 def study_by_slug(slug: str) -> Study | None:
@@ -10,3 +10,13 @@ def study_by_slug(slug: str) -> Study | None:
 def studies_with_settings():
     """Studies with their required qualification and creator, as the study page shows them."""
     return Study.objects.select_related("required_qualification", "created_by")
+
+
+def claims_of(worker):
+    """A worker's own claims with their study, item and draft."""
+    return Claim.objects.filter(worker=worker).select_related("study", "item", "draft")
+
+
+def submissions_with_context():
+    """Submissions with the study, item and worker of their claim and their reviewer."""
+    return Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")
