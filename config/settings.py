@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.not_found.PlainNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -274,7 +275,10 @@ X_FRAME_OPTIONS = "DENY"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # A refused request (403, 404) is logged as one line, without a traceback (config.log_filters).
+    "filters": {"no_client_error_traceback": {"()": "config.log_filters.NoTracebackForClientErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"},
+                "django.request": {"filters": ["no_client_error_traceback"]}},
 }

@@ -67,10 +67,15 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
 @admin.register(Prediction)
 class PredictionAdmin(admin.ModelAdmin):
-    list_display = ["run", "request_id", "sample_index", "variant", "parse_status", "from_cache", "latency_s"]
+    list_display = ["run", "request_id", "sample_index", "variant", "parse_status", "from_cache", "latency"]
     list_filter = ["variant", "parse_status", "from_cache", "run"]
     search_fields = ["request_id", "raw_output"]
     readonly_fields = [f.name for f in Prediction._meta.fields]
+
+    @admin.display(description="latency", ordering="latency_s")
+    def latency(self, prediction):
+        """Seconds, rounded to hundredths (the stored value keeps full precision)."""
+        return "—" if prediction.latency_s is None else f"{prediction.latency_s:.2f} s"
 
 
 @admin.register(RunModelMetric)

@@ -155,6 +155,9 @@ class Prediction(models.Model):
             models.UniqueConstraint(fields=["run", "request_id", "sample_index"], name="one_prediction_per_sample"),
         ]
 
+    def __str__(self):
+        return f"run {self.run_id} {self.request_id} sample {self.sample_index}"
+
 
 class RunModelMetric(models.Model):
     """Metrics of a run that need a scoring model (BlackSwan CLIP score, MAIA BERTScore), computed by
@@ -197,6 +200,9 @@ class ResponseCache(models.Model):
     prompt_tokens = models.IntegerField(null=True, blank=True)
     completion_tokens = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"cached response of {self.model_id} ({self.key[:12]})"
 
 
 class Judgment(models.Model):

@@ -1,6 +1,7 @@
+from django.contrib import admin
 from django.urls import reverse
 
-from config.roles import ADMIN, primary_role, user_roles
+from config.roles import primary_role, user_roles
 from frontend.navigation import entries_for
 
 
@@ -15,4 +16,4 @@ def navigation(request):
                         "active": request.path == url or (url != "/" and request.path.startswith(url))})
     roles = user_roles(user)
     return {"nav_entries": entries, "user_roles": sorted(roles), "primary_role": primary_role(user),
-            "is_platform_admin": ADMIN in roles}
+            "can_use_admin": admin.site.has_permission(request)}

@@ -51,6 +51,9 @@ class WorkerQualification(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["profile", "qualification"], name="unique_worker_qualification")]
 
+    def __str__(self):
+        return f"{self.qualification} held by {self.profile.user}"
+
 
 MAX_ANNOTATORS_PER_ITEM = 100
 
@@ -242,6 +245,9 @@ class Draft(models.Model):
     active_seconds = models.FloatField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
+    def __str__(self):
+        return f"draft of claim {self.claim_id} (revision {self.revision})"
+
 
 class Submission(models.Model):
     class Review(models.TextChoices):
@@ -280,6 +286,9 @@ class Submission(models.Model):
     def final_data(self):
         return self.reviewed_data if self.reviewed_data is not None else self.data
 
+    def __str__(self):
+        return f"submission {self.pk} of claim {self.claim_id} ({self.get_review_state_display().lower()})"
+
 
 class StudyExclusion(models.Model):
     """A worker removed from a study's pool, and why."""
@@ -291,6 +300,9 @@ class StudyExclusion(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "worker"], name="unique_study_exclusion")]
+
+    def __str__(self):
+        return f"{self.worker} excluded from {self.study}: {self.reason}"
 
 
 class QualificationTest(models.Model):
@@ -316,6 +328,9 @@ class QualificationAttempt(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.worker} on {self.test}: {self.score:.0%} ({'passed' if self.passed else 'failed'})"
 
 
 STAGED_STEP_CHOICES = [("forecaster", "Forecaster"), ("detective", "Detective"), ("reporter", "Reporter")]

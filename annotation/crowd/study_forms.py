@@ -12,22 +12,39 @@ PAGE_FIELDS = ["name", "step_kind", "form_schema", "annotators_per_item", "count
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
                "platform_study_id", "required_submissions", "completion_code", "completion_url"]
 
+# What a person reads beside each setting (the pages and the admin), instead of the field's name.
+SETTING_LABELS = {
+    "step_kind": "Kind of task", "form_schema": "Form (JSON)", "annotators_per_item": "Annotators per item (k)",
+    "count_accepted_only": "Rejected answers free their place", "lease_seconds": "Item kept for a worker (seconds)",
+    "estimated_minutes": "Estimated minutes per item", "pay_per_item": "Pay per item",
+    "gold_share": "Share of gold items", "expert_share": "Share of answers sent to experts",
+    "expert_first": "First answers reviewed per worker", "min_accept_rate": "Lowest acceptance rate kept",
+    "min_reviews_for_exclusion": "Reviews before a worker can be excluded",
+    "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
+    "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
+    "completion_url": "Completion address",
+}
+
 
 class StudySettingsForm(forms.ModelForm):
     """A study's settings; `frozen` is set when a refused change touched what work has started on."""
 
     completion_url = forms.URLField(required=False, assume_scheme="https",
-                                    help_text=Study._meta.get_field("completion_url").help_text)
+                                    help_text=Study._meta.get_field("completion_url").help_text,
+                                    label=SETTING_LABELS["completion_url"])
+
     class Meta:
         model = Study
         fields = PAGE_FIELDS
+        labels = SETTING_LABELS
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frozen = False
         if "step_kind" in self.fields:
             self.fields["step_kind"] = forms.ChoiceField(
-                choices=[(name, name) for name in kinds.names()], help_text=self.fields["step_kind"].help_text)
+                choices=[(name, name) for name in kinds.names()], help_text=self.fields["step_kind"].help_text,
+                label=SETTING_LABELS["step_kind"])
 
     def clean(self):
         cleaned = super().clean()

@@ -138,6 +138,29 @@ function finishUploadItem(row, ok, text) {
   if (label) label.textContent = ` ${row.dataset.uploadLabel || ""}: ${text}`;
 }
 
+/* ---- Dates and times ------------------------------------------------------------------- */
+
+/* One format everywhere: "2025-03-01 14:05 CET", in the viewer's own time zone. The server writes
+   the same format in its zone (template filter `when`); these rewrite it where the browser knows better. */
+function formatWhen(iso, seconds = false) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const parts = {};
+  new Intl.DateTimeFormat("en-CA", {
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: seconds ? "2-digit" : undefined, hourCycle: "h23", timeZoneName: "short",
+  }).formatToParts(date).forEach((part) => { parts[part.type] = part.value; });
+  const time = `${parts.hour}:${parts.minute}${seconds ? `:${parts.second}` : ""}`;
+  return `${parts.year}-${parts.month}-${parts.day} ${time} ${parts.timeZoneName}`;
+}
+
+function localiseTimes(root = document) {
+  root.querySelectorAll("time[datetime][data-when]").forEach((node) => {
+    node.textContent = formatWhen(node.getAttribute("datetime"), node.dataset.when === "seconds");
+    node.title = node.getAttribute("datetime");
+  });
+}
+
 /* ---- Live jobs -------------------------------------------------------------------------- */
 
 let polling = false;
@@ -157,7 +180,7 @@ async function pollOnce() {
     }
     if (job.is_finished) {
       delete node.dataset.jobId;
-      if (job.finished_at) setField(node, "finished", new Date(job.finished_at).toLocaleTimeString());
+      if (job.finished_at) setField(node, "finished", formatWhen(job.finished_at, true));
       if (node.dataset.assetUrl && job.status === "succeeded") {
         try { fillAsset(node, await getJSON(node.dataset.assetUrl)); } catch (e) { /* row stays as is */ }
         finishUploadItem(node, true, job.message ? `ready (${job.message})` : "ready");
@@ -182,6 +205,7 @@ function watchJobs() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  localiseTimes();
   setupUpload();
   if (document.querySelector("[data-job-id]")) watchJobs();
 });

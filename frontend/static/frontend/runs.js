@@ -18,7 +18,7 @@
     setField(node, "throughput", run.throughput ? `${run.throughput.toFixed(2)}/s` : "—");
     setField(node, "eta", run.eta || "—");
     setField(node, "message", run.message);
-    if (run.finished_at) setField(node, "finished", new Date(run.finished_at).toLocaleString());
+    if (run.finished_at) setField(node, "finished", formatWhen(run.finished_at, true));
   }
 
   async function pollOnce() {

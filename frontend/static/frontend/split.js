@@ -308,7 +308,7 @@
   function splitRow(row) {
     const tr = el("tr", { "data-split-id": row.id, "data-status": row.status });
     tr.append(el("td", {}, `#${row.id}`));
-    tr.append(el("td", {}, `${new Date(row.created_at).toLocaleString()}${row.requested_by ? ` by ${row.requested_by}` : ""}`));
+    tr.append(el("td", {}, `${formatWhen(row.created_at)}${row.requested_by ? ` by ${row.requested_by}` : ""}`));
     tr.append(el("td", {}, `${secs(row.event_start)} – ${secs(row.event_end)}${row.snap ? "" : " (no snapping)"}`));
     tr.append(el("td", {}, row.main_start_frame === null ? "…"
       : `${row.main_start_frame} / ${row.main_end_frame} of ${row.frame_count}`));
