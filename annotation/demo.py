@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.benchmarks import registry
-from annotation.blackswan.splits import current_split, split_library_video
+from annotation.blackswan.splits import current_split, resolve_flagged, split_library_video
 from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
 from annotation.crowd import studies
@@ -126,30 +126,44 @@ def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
 
 
 DEMO_STAGED_SLUG = "demo-blackswan"
-DEMO_STAGED_VIDEO, DEMO_EVENT = "bigbuckbunny.mp4", (1.6, 3.4)  # seconds: V_pre, V_main, V_post of ~1.7 s each
+DEMO_STAGED_K = 3  # several people can try the staged task on the same videos
+# video file name → its event (seconds), so that V_pre, V_main and V_post each last a moment
+DEMO_EVENTS = {"bigbuckbunny.mp4": (1.6, 3.4), "bikes.mp4": (3.0, 6.5), OPENCV_VIDEO.name: (2.0, 5.0)}
 
 
-def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
-    """A BlackSwanSuite staged-reveal study over one demo video, split into its parts here (not on a
-    worker), so that the annotator can try the Forecaster → Detective → Reporter steps."""
-    study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
-    if study is not None:
-        return study
-    video = Video.objects.filter(original_name=DEMO_STAGED_VIDEO, status=Video.Status.READY).first()
-    if video is None:
-        return None
+def _demo_split(video, event, curator, say):
+    """The finished split of a demo video, made here (not on a worker) when it has none; a video with
+    several scenes is split anyway, as a curator may decide."""
     split = current_split(video)
     if split is None:
         say(f"Splitting {video.title} into its BlackSwanSuite parts ...")
-        split = split_library_video(video, *DEMO_EVENT, user=curator)
+        split = split_library_video(video, *event, user=curator)
+        jobs.run_job(split.job_id)
+        split.refresh_from_db()
+    if split.status == VideoSplit.Status.FLAGGED:  # several scenes: the demo's curator splits it anyway
+        split = resolve_flagged(split, split_anyway=True, user=curator, reason="demo video, split anyway")
         jobs.run_job(split.job_id)
         split.refresh_from_db()
     if split.status != VideoSplit.Status.DONE:
-        say(f"The demo split of {video.title} is {split.status}: no staged study.")
+        say(f"The demo split of {video.title} is {split.status}: it is left out of the staged study.")
+        return None
+    return split
+
+
+def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
+    """A BlackSwanSuite staged-reveal study over the demo videos (k = 3), split into their parts here,
+    so that several annotators can try the Forecaster → Detective → Reporter steps."""
+    study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
+    if study is not None:
+        return study
+    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
+    splits = [split for video in videos
+              if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+    if not splits:
         return None
     return create_staged_study(
-        [split], "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
-        pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
+        splits, "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
+        annotators_per_item=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
 
 
 def ensure_demo_models(say=lambda line: None) -> dict:
@@ -157,6 +171,16 @@ def ensure_demo_models(say=lambda line: None) -> dict:
     folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
     say(f"Building tiny demo models under {folder} (once) ...")
     return {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}
+
+
+# Steps that higher layers add to the demo (evaluation's judged tiny-model runs), registered in their
+# `AppConfig.ready`: each is called as step(versions=…, models=…, user=…, say=…) and returns what it made.
+DEMO_STEPS = []
+
+
+def register_demo_step(step) -> None:
+    if step not in DEMO_STEPS:
+        DEMO_STEPS.append(step)
 
 
 def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
@@ -169,5 +193,8 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     demo_versions = ensure_demo_versions(curator)
     staged = ensure_demo_staged_study(curator, say)
     tiny = ensure_demo_models(say) if models else {}
+    researcher = get_user_model().objects.get(username="researcher")
+    made = [thing for step in DEMO_STEPS
+            for thing in step(versions=demo_versions, models=tiny, user=researcher, say=say)]
     return {"logins": logins, "media": report, "study": study, "staged_study": staged, "versions": demo_versions,
-            "models": tiny}
+            "models": tiny, "runs": made}

@@ -20,3 +20,6 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo benchmark version: {version} ({version.item_count} items)")
         for name, path in result["models"].items():
             self.stdout.write(f"Tiny model {name}: {path}")
+        for run in result["runs"]:
+            self.stdout.write(f"Demo run {run.pk}: {run} is {run.status}, judged; its results: "
+                              f"/results/runs/{run.pk}/")
