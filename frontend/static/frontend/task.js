@@ -229,6 +229,7 @@
   function setupReview() {
     const root = document.getElementById("review-queue");
     if (!root) return;
+    setupCounters(root);
 
     function markDecided(row, state, note) {
       const decided = row.querySelector("[data-decision]");
