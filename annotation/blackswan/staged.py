@@ -605,8 +605,8 @@ def edit_form(_schema: dict, _payload: dict, data: dict) -> dict:
              "forecast_valid": entry_at(detective, "forecast_valid", i),
              "new_hypothesis": entry_at(detective, "new_hypotheses", i) or "",
              "hypothesis_valid": entry_at(reporter, "hypothesis_valid", i)} for i in range(HYPOTHESES)]
-    return {"template": "crowd/_edit_staged.html", "shape": "paths", "rows": rows, "caption": reporter.get("caption") or "",
-            "limits": {"max_text": MAX_TEXT, "max_caption": MAX_CAPTION}}
+    return {"template": "crowd/_edit_staged.html", "shape": "paths", "rows": rows,
+            "caption": reporter.get("caption") or "", "limits": {"max_text": MAX_TEXT, "max_caption": MAX_CAPTION}}
 
 
 kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers,
