@@ -23,6 +23,7 @@ urlpatterns = [
     path("library/splits/<int:pk>/resolve/", split_views.split_resolve, name="video-split-resolve"),
     path("benchmarks/", views.benchmarks, name="benchmarks"),
     path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
+    path("benchmarks/versions/<int:pk>/freeze/", views.version_freeze, name="version-freeze"),
     path("runs/", run_views.runs_page, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),

@@ -1,13 +1,15 @@
 """Server-rendered pages. Views stay thin: they pick what to show and call services."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from annotation import selectors
+from annotation import selectors, version_pages, versions
 from annotation.crowd import curation, task_page
 from annotation.media import max_upload_bytes
-from annotation.models import Image, Video
+from annotation.models import FrozenError, Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, STAFF_ROLES, has_role
 from frontend.navigation import entries_for
@@ -64,11 +66,35 @@ def benchmarks(request):
     return render(request, "frontend/benchmarks.html", {"benchmarks": rows})
 
 
+def _version_page(request, version, *, problems=(), status=200):
+    context = version_pages.version_page(version, request.GET.get("q", ""), request.GET.get("page"))
+    return render(request, "frontend/version_detail.html", {
+        **context, "can_freeze": not version.frozen and has_role(request.user, CURATOR, ADMIN),
+        "freeze_problems": list(problems)}, status=status)
+
+
 @roles_allowed(*STAFF_ROLES)
 def version_detail(request, pk):
+    """A version's items, searched (`q`) and paged, payloads as labelled fields, media previews."""
+    return _version_page(request, get_object_or_404(selectors.versions(), pk=pk))
+
+
+@roles_allowed(CURATOR, ADMIN)
+@require_POST
+def version_freeze(request, pk):
+    """Freeze a draft version for good: only with `confirm=yes` (400 otherwise); refused items or an
+    already frozen version are 409, with the reasons on the page; nothing changes then."""
     version = get_object_or_404(selectors.versions(), pk=pk)
-    items = Paginator(version.items.prefetch_related("media"), 50).get_page(request.GET.get("page"))
-    return render(request, "frontend/version_detail.html", {"version": version, "items": items})
+    if request.POST.get("confirm") != "yes":
+        return _version_page(request, version, status=400, problems=[
+            "Tick the box to confirm: a frozen version can never change again."])
+    try:
+        versions.freeze(version)
+    except FrozenError as exc:
+        return _version_page(request, version, status=409, problems=[str(exc)])
+    except ValidationError as exc:
+        return _version_page(request, version, status=409, problems=exc.messages)
+    return redirect("version-detail", pk=version.pk)
 
 
 @roles_allowed(*STAFF_ROLES)

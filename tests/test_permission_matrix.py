@@ -81,6 +81,8 @@ MATRIX: dict[str, Case] = {
     "video-split-resolve": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "benchmarks": Case(GET=page(STAFF)),
     "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
+    # without the confirmation box ticked, allowed roles get 400 and nothing is frozen
+    "version-freeze": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400), kwargs={"pk": "version"}),
     # the start form posted empty: allowed roles get the form back with its errors (400)
     "runs": Case(GET=page(RESEARCHERS), POST=page(RESEARCHERS, ok=400)),
     "run-detail": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),

@@ -153,25 +153,20 @@ def is_staged(study: Study) -> bool:
     return staged.is_staged(study)
 
 
-def _entry(values: dict, key: str, index: int):
-    entries = values.get(key)
-    return entries[index] if isinstance(entries, list) and index < len(entries) else None
-
-
 def _step_rows(step: str, draft: dict, earlier: dict) -> dict:
     """The step's questions with the draft's answers filled in, and the earlier answers they are about."""
     numbers = range(staged.HYPOTHESES)
     if step == staged.FORECASTER:
-        return {"scenarios": [{"index": i, "number": i + 1, "text": _entry(draft, "scenarios", i) or ""}
+        return {"scenarios": [{"index": i, "number": i + 1, "text": staged.entry_at(draft, "scenarios", i) or ""}
                               for i in numbers]}
     if step == staged.DETECTIVE:
         return {"forecasts": [{"index": i, "number": i + 1, "forecast": earlier["forecasts"][i],
-                               "mark": _entry(draft, "forecast_valid", i),
-                               "text": _entry(draft, "new_hypotheses", i) or ""} for i in numbers]}
+                               "mark": staged.entry_at(draft, "forecast_valid", i),
+                               "text": staged.entry_at(draft, "new_hypotheses", i) or ""} for i in numbers]}
     if step == staged.REPORTER:
         return {"hypotheses": [{"index": i, "number": i + 1, "hypothesis": earlier["hypotheses"][i],
                                 "kept": earlier["forecast_valid"][i] == "yes",
-                                "mark": _entry(draft, "hypothesis_valid", i)} for i in numbers],
+                                "mark": staged.entry_at(draft, "hypothesis_valid", i)} for i in numbers],
                 "caption": draft.get("caption") or ""}
     return {}
 
