@@ -127,6 +127,7 @@ MATRIX: dict[str, Case] = {
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
     # crowd platforms' entry links are public (they sign the worker in)
     "crowd-entry-prolific": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
     "crowd-entry-mturk": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
