@@ -8,6 +8,7 @@ urlpatterns = [
     # workers
     path("work/<slug:slug>/", crowd_views.work, name="crowd-work"),
     path("work/<slug:slug>/done/", crowd_views.work_done, name="crowd-work-done"),
+    path("tasks/answers/<int:pk>/", crowd_views.past_answer, name="crowd-past-answer"),
     # crowd platforms' entry links (public)
     path("crowd/prolific/<slug:slug>/", crowd_views.prolific_entry, name="crowd-entry-prolific"),
     path("crowd/mturk/<slug:slug>/", crowd_views.mturk_entry, name="crowd-entry-mturk"),

@@ -95,6 +95,13 @@ def work_done(request, slug):
     return _frameable_by_mturk(response) if "mturk" in context else response
 
 
+@roles_allowed(*WORKERS)
+def past_answer(request, pk):
+    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404."""
+    claim = get_object_or_404(selectors.handed_in_claims_of(request.user), pk=pk)
+    return render(request, "crowd/past_answer.html", task_page.past_answer_context(claim))
+
+
 # --- Crowd platform entry links (public) ----------------------------------------------------------
 
 def _enter(request, study: Study, visit):

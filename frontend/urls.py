@@ -43,4 +43,5 @@ urlpatterns = [
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),
     path("exports/", include("evaluation.urls")),
     path("", include("frontend.crowd_urls")),
+    path("", include("frontend.library_urls")),
 ]

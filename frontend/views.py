@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, version_pages, versions
@@ -39,11 +40,22 @@ def generation_page(request):
 
 @roles_allowed(*STAFF_ROLES)
 def media_library(request):
-    videos = Paginator(selectors.videos(), 24).get_page(request.GET.get("vpage"))
-    images = Paginator(selectors.images(), 24).get_page(request.GET.get("ipage"))
+    """The library, searched (`q`: title or file name) and filtered by `kind`, `status` and `tag`."""
+    filters = {"query": request.GET.get("q", "").strip()[:200], "status": request.GET.get("status", ""),
+               "tag": request.GET.get("tag", "")}
+    if filters["status"] not in Video.Status.values:
+        filters["status"] = ""
+    kind = request.GET.get("kind", "")
+    videos = Paginator(selectors.library_assets(Video, **filters), 24).get_page(request.GET.get("vpage"))
+    images = Paginator(selectors.library_assets(Image, **filters), 24).get_page(request.GET.get("ipage"))
     accept = ",".join(sorted(VIDEO_EXTENSIONS | IMAGE_EXTENSIONS))
     return render(request, "frontend/media_library.html", {
-        "videos": videos, "images": images, "accept": accept,
+        "videos": videos if kind != "images" else None, "images": images if kind != "videos" else None,
+        "accept": accept, "filters": {**filters, "kind": kind}, "statuses": Video.Status.choices,
+        "tags": selectors.media_tags(),
+        "filter_query": urlencode({key: value for key, value in (("q", filters["query"]), ("kind", kind),
+                                                                 ("status", filters["status"]), ("tag", filters["tag"]))
+                                   if value}),
         "can_upload": has_role(request.user, CURATOR, ADMIN),
         "max_upload_mb": max_upload_bytes() // (1024 * 1024),
     })
@@ -51,13 +63,15 @@ def media_library(request):
 
 @roles_allowed(*STAFF_ROLES)
 def video_detail(request, pk):
+    may_manage = has_role(request.user, CURATOR, ADMIN)
     return render(request, "frontend/video_detail.html", {"video": get_object_or_404(Video, pk=pk),
-                                                          "may_split": has_role(request.user, CURATOR, ADMIN)})
+                                                          "may_split": may_manage, "may_manage": may_manage})
 
 
 @roles_allowed(*STAFF_ROLES)
 def image_detail(request, pk):
-    return render(request, "frontend/image_detail.html", {"image": get_object_or_404(Image, pk=pk)})
+    return render(request, "frontend/image_detail.html", {"image": get_object_or_404(Image, pk=pk),
+                                                          "may_manage": has_role(request.user, CURATOR, ADMIN)})
 
 
 @roles_allowed(*STAFF_ROLES)

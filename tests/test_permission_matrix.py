@@ -68,6 +68,13 @@ MATRIX: dict[str, Case] = {
     "media-library": Case(GET=page(STAFF)),
     "video-detail": Case(GET=page(STAFF), kwargs={"pk": "video"}),
     "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    # curating the library: POST without a field is refused (400); unknown media are 404
+    "media-rename": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400),
+                         kwargs={"kind": "images", "pk": "image"}),
+    "media-tags": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                       kwargs={"kind": "videos", "pk": MISSING}),
+    "media-delete": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                         kwargs={"kind": "videos", "pk": MISSING}),
     # the curator's split timeline of the video (frontend/split_views.py): curators and admins only
     "video-split": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
     "video-split-timeline": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
@@ -122,6 +129,7 @@ MATRIX: dict[str, Case] = {
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
     # crowd platforms' entry links are public (they sign the worker in)
     "crowd-entry-prolific": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
     "crowd-entry-mturk": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
