@@ -41,6 +41,11 @@ def names() -> list[str]:
     return [FORM.name, *sorted(name for name in _KINDS if name != FORM.name)]
 
 
+def with_forms() -> list[str]:
+    """The kinds whose workers fill in the study's configured form."""
+    return [name for name in names() if named(name).uses_form]
+
+
 def named(name: str) -> StudyKind:
     """The kind registered under `name`; generic forms unless a workflow registered its own."""
     return _KINDS.get(name) or FORM

@@ -140,6 +140,29 @@ def _standing(study: Study, worker) -> dict:
     return {"progress": progress.progress(study, worker), "earnings": progress.earnings(study, worker)}
 
 
+CONSENT_SESSION_KEY = "crowd_consent"
+
+
+def needs_consent(study: Study, user, session) -> bool:
+    """Whether the worker must see the study's consent / introduction page before their first item:
+    the study has one, they have not agreed to it in this session and they have no item of it yet."""
+    if not study.consent_text.strip() or study.slug in (session.get(CONSENT_SESSION_KEY) or []):
+        return False
+    return not Claim.objects.filter(study=study, worker=user).exists()
+
+
+def give_consent(study: Study, session) -> None:
+    """Remember in the session that the worker agreed to the study's consent page."""
+    agreed = list(session.get(CONSENT_SESSION_KEY) or [])
+    if study.slug not in agreed:
+        session[CONSENT_SESSION_KEY] = [*agreed, study.slug]
+
+
+def consent_context(study: Study) -> dict:
+    return {"study": study, "consent": render_markdown(study.consent_text),
+            "instructions": render_markdown(study.instructions)}
+
+
 def preview_context(study: Study) -> dict:
     """A read-only example of the task (the study's first regular item): no claim, no account."""
     if study.state != Study.State.OPEN:
