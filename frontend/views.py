@@ -30,11 +30,6 @@ def queues(request):
     return render(request, "frontend/queues.html", {"queues": curation.queue_overview()})
 
 
-@roles_allowed(CURATOR, ADMIN)
-def generation_page(request):
-    return render(request, "frontend/generation.html")
-
-
 @roles_allowed(*STAFF_ROLES)
 def media_library(request):
     videos = Paginator(selectors.videos(), 24).get_page(request.GET.get("vpage"))
