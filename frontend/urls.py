@@ -1,7 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import blackswan_views, login_views, report_views, results_views, run_views, split_views, views
+from frontend import (
+    blackswan_views,
+    login_views,
+    proposal_views,
+    report_views,
+    results_views,
+    run_views,
+    split_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,7 +18,12 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("tasks/", views.my_tasks, name="my-tasks"),
     path("queues/", views.queues, name="queues"),
-    path("generation/", views.generation_page, name="generation"),
+    path("generation/", proposal_views.queue_page, name="generation"),
+    path("generation/proposals/<int:pk>/decide/", proposal_views.decide_one, name="proposal-decide"),
+    path("generation/proposals/decide/", proposal_views.decide_many, name="proposals-decide"),
+    path("generation/start/", proposal_views.start, name="proposals-start"),
+    path("generation/sets/<int:pk>/generate/", proposal_views.generate, name="proposal-set-generate"),
+    path("generation/sets/<int:pk>/review/", proposal_views.review_study, name="proposal-set-review"),
     path("library/", views.media_library, name="media-library"),
     path("library/videos/<int:pk>/", views.video_detail, name="video-detail"),
     path("library/images/<int:pk>/", views.image_detail, name="image-detail"),

@@ -33,11 +33,6 @@ def queues(request):
     return render(request, "frontend/queues.html", {"queues": curation.queue_overview()})
 
 
-@roles_allowed(CURATOR, ADMIN)
-def generation_page(request):
-    return render(request, "frontend/generation.html")
-
-
 @roles_allowed(*STAFF_ROLES)
 def media_library(request):
     """The library, searched (`q`: title or file name) and filtered by `kind`, `status` and `tag`."""

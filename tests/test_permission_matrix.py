@@ -65,6 +65,13 @@ MATRIX: dict[str, Case] = {
     "my-tasks": Case(GET=page((ANNOTATOR,))),
     "queues": Case(GET=page(CURATORS)),
     "generation": Case(GET=page(CURATORS)),
+    # the proposals queue's JSON endpoints (frontend/proposal_views.py): a missing proposal or set
+    # is 404 for curators and admins, an empty bulk decision or start form 400
+    "proposal-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "proposals-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "proposals-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "proposal-set-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "proposal-set-review": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "media-library": Case(GET=page(STAFF)),
     "video-detail": Case(GET=page(STAFF), kwargs={"pk": "video"}),
     "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
