@@ -7,6 +7,18 @@ from annotation.payloads import validate_payload
 from config.state import StateMachine
 
 
+class MediaTag(models.Model):
+    """A curator's label for media in the library (e.g. "outdoor", "batch-3"), shared by videos and images."""
+
+    name = models.CharField(max_length=40, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
 class MediaAsset(models.Model):
     """What videos and images share: the stored file, its checksum and who brought it."""
 
@@ -28,6 +40,7 @@ class MediaAsset(models.Model):
     provenance = models.JSONField(default=dict, blank=True)
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     probe_job = models.ForeignKey("generation.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    tags = models.ManyToManyField(MediaTag, blank=True, related_name="%(class)ss")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

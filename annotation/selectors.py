@@ -1,6 +1,8 @@
 """Read paths of the media, benchmark and version pages and of their API: the querysets they show."""
 
-from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
+from django.db.models import Q
+
+from annotation.models import Benchmark, BenchmarkVersion, Image, MediaTag, Video, VideoSplit
 
 
 def videos():
@@ -9,6 +11,24 @@ def videos():
 
 def images():
     return Image.objects.select_related("probe_job")
+
+
+def library_assets(model, *, query: str = "", status: str = "", tag: str = ""):
+    """The library's videos or images (`model`) with their probe job and tags, narrowed by a search
+    text (in the title or the original file name), a status and a tag when given."""
+    found = model.objects.select_related("probe_job").prefetch_related("tags")
+    if query:
+        found = found.filter(Q(title__icontains=query) | Q(original_name__icontains=query))
+    if status:
+        found = found.filter(status=status)
+    if tag:
+        found = found.filter(tags__name=tag)
+    return found
+
+
+def media_tags():
+    """Every tag in use, by name."""
+    return MediaTag.objects.all()
 
 
 def benchmarks_with_versions():

@@ -13,8 +13,19 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.views.decorators.http import require_POST
 
-from annotation.crowd import assignment, curation, payments, platforms, selectors, study_settings, task_page
+from annotation.crowd import (
+    assignment,
+    curation,
+    kinds,
+    payments,
+    platforms,
+    selectors,
+    study_settings,
+    study_state,
+    task_page,
+)
 from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
@@ -60,6 +71,9 @@ def work(request, slug):
     study = get_object_or_404(Study, slug=slug)
     visit = platforms.recalled(request.session, slug)
     assignment_id = visit.assignment_id if visit else ""
+    if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user, request.session):
+        response = render(request, "crowd/consent.html", task_page.consent_context(study))
+        return _frameable_by_mturk(response) if assignment_id else response
     try:
         claim = assignment.claim_next(study, request.user, platform_assignment_id=assignment_id)
     except CrowdError as exc:
@@ -87,12 +101,28 @@ def _private(response):
 
 
 @roles_allowed(*WORKERS)
+@require_POST
+def work_consent(request, slug):
+    """The worker agrees to the study's consent / introduction page and goes on to their first item."""
+    study = get_object_or_404(Study, slug=slug)
+    task_page.give_consent(study, request.session)
+    return redirect("crowd-work", slug=study.slug)
+
+
+@roles_allowed(*WORKERS)
 def work_done(request, slug):
     """Completion: the study's code and link; MTurk workers' assignment goes back to MTurk."""
     study = get_object_or_404(Study, slug=slug)
     context = task_page.completion_context(study, request.user, platforms.recalled(request.session, slug))
     response = render(request, "crowd/done.html", context)
     return _frameable_by_mturk(response) if "mturk" in context else response
+
+
+@roles_allowed(*WORKERS)
+def past_answer(request, pk):
+    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404."""
+    claim = get_object_or_404(selectors.handed_in_claims_of(request.user), pk=pk)
+    return render(request, "crowd/past_answer.html", task_page.past_answer_context(claim))
 
 
 # --- Crowd platform entry links (public) ----------------------------------------------------------
@@ -165,6 +195,7 @@ def study_detail(request, slug):
     base = request.build_absolute_uri("/").rstrip("/")
     return render(request, "crowd/study_detail.html", {
         **curation.study_summary(study),
+        "verbs": study_state.moves(study),
         "prolific_link": base + reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
         + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "mturk_link": base + reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
@@ -187,7 +218,8 @@ def study_settings_page(request, slug):
             return redirect("crowd-study-detail", slug=study.slug)
         else:
             status = 409 if form.frozen else 400
-    return render(request, "crowd/study_settings.html", {"study": study, "form": form}, status=status)
+    return render(request, "crowd/study_settings.html",
+                  {"study": study, "form": form, "form_kinds": kinds.with_forms()}, status=status)
 
 
 @roles_allowed(*SUBMISSION_READERS)

@@ -1,7 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import blackswan_views, login_views, report_views, results_views, run_views, split_views, views
+from frontend import (
+    blackswan_views,
+    login_views,
+    proposal_views,
+    report_views,
+    results_views,
+    run_views,
+    split_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,7 +18,12 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("tasks/", views.my_tasks, name="my-tasks"),
     path("queues/", views.queues, name="queues"),
-    path("generation/", views.generation_page, name="generation"),
+    path("generation/", proposal_views.queue_page, name="generation"),
+    path("generation/proposals/<int:pk>/decide/", proposal_views.decide_one, name="proposal-decide"),
+    path("generation/proposals/decide/", proposal_views.decide_many, name="proposals-decide"),
+    path("generation/start/", proposal_views.start, name="proposals-start"),
+    path("generation/sets/<int:pk>/generate/", proposal_views.generate, name="proposal-set-generate"),
+    path("generation/sets/<int:pk>/review/", proposal_views.review_study, name="proposal-set-review"),
     path("library/", views.media_library, name="media-library"),
     path("library/videos/<int:pk>/", views.video_detail, name="video-detail"),
     path("library/images/<int:pk>/", views.image_detail, name="image-detail"),
@@ -23,6 +37,7 @@ urlpatterns = [
     path("library/splits/<int:pk>/resolve/", split_views.split_resolve, name="video-split-resolve"),
     path("benchmarks/", views.benchmarks, name="benchmarks"),
     path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
+    path("benchmarks/versions/<int:pk>/freeze/", views.version_freeze, name="version-freeze"),
     path("runs/", run_views.runs_page, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
@@ -42,4 +57,5 @@ urlpatterns = [
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),
     path("exports/", include("evaluation.urls")),
     path("", include("frontend.crowd_urls")),
+    path("", include("frontend.library_urls")),
 ]

@@ -1,13 +1,16 @@
 """Server-rendered pages. Views stay thin: they pick what to show and call services."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
-from annotation import selectors
+from annotation import selectors, version_pages, versions
 from annotation.crowd import curation, task_page
 from annotation.media import max_upload_bytes
-from annotation.models import Image, Video
+from annotation.models import FrozenError, Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, STAFF_ROLES, has_role
 from frontend.navigation import entries_for
@@ -30,18 +33,24 @@ def queues(request):
     return render(request, "frontend/queues.html", {"queues": curation.queue_overview()})
 
 
-@roles_allowed(CURATOR, ADMIN)
-def generation_page(request):
-    return render(request, "frontend/generation.html")
-
-
 @roles_allowed(*STAFF_ROLES)
 def media_library(request):
-    videos = Paginator(selectors.videos(), 24).get_page(request.GET.get("vpage"))
-    images = Paginator(selectors.images(), 24).get_page(request.GET.get("ipage"))
+    """The library, searched (`q`: title or file name) and filtered by `kind`, `status` and `tag`."""
+    filters = {"query": request.GET.get("q", "").strip()[:200], "status": request.GET.get("status", ""),
+               "tag": request.GET.get("tag", "")}
+    if filters["status"] not in Video.Status.values:
+        filters["status"] = ""
+    kind = request.GET.get("kind", "")
+    videos = Paginator(selectors.library_assets(Video, **filters), 24).get_page(request.GET.get("vpage"))
+    images = Paginator(selectors.library_assets(Image, **filters), 24).get_page(request.GET.get("ipage"))
     accept = ",".join(sorted(VIDEO_EXTENSIONS | IMAGE_EXTENSIONS))
     return render(request, "frontend/media_library.html", {
-        "videos": videos, "images": images, "accept": accept,
+        "videos": videos if kind != "images" else None, "images": images if kind != "videos" else None,
+        "accept": accept, "filters": {**filters, "kind": kind}, "statuses": Video.Status.choices,
+        "tags": selectors.media_tags(),
+        "filter_query": urlencode({key: value for key, value in (("q", filters["query"]), ("kind", kind),
+                                                                 ("status", filters["status"]), ("tag", filters["tag"]))
+                                   if value}),
         "can_upload": has_role(request.user, CURATOR, ADMIN),
         "max_upload_mb": max_upload_bytes() // (1024 * 1024),
     })
@@ -49,13 +58,15 @@ def media_library(request):
 
 @roles_allowed(*STAFF_ROLES)
 def video_detail(request, pk):
+    may_manage = has_role(request.user, CURATOR, ADMIN)
     return render(request, "frontend/video_detail.html", {"video": get_object_or_404(Video, pk=pk),
-                                                          "may_split": has_role(request.user, CURATOR, ADMIN)})
+                                                          "may_split": may_manage, "may_manage": may_manage})
 
 
 @roles_allowed(*STAFF_ROLES)
 def image_detail(request, pk):
-    return render(request, "frontend/image_detail.html", {"image": get_object_or_404(Image, pk=pk)})
+    return render(request, "frontend/image_detail.html", {"image": get_object_or_404(Image, pk=pk),
+                                                          "may_manage": has_role(request.user, CURATOR, ADMIN)})
 
 
 @roles_allowed(*STAFF_ROLES)
@@ -64,11 +75,35 @@ def benchmarks(request):
     return render(request, "frontend/benchmarks.html", {"benchmarks": rows})
 
 
+def _version_page(request, version, *, problems=(), status=200):
+    context = version_pages.version_page(version, request.GET.get("q", ""), request.GET.get("page"))
+    return render(request, "frontend/version_detail.html", {
+        **context, "can_freeze": not version.frozen and has_role(request.user, CURATOR, ADMIN),
+        "freeze_problems": list(problems)}, status=status)
+
+
 @roles_allowed(*STAFF_ROLES)
 def version_detail(request, pk):
+    """A version's items, searched (`q`) and paged, payloads as labelled fields, media previews."""
+    return _version_page(request, get_object_or_404(selectors.versions(), pk=pk))
+
+
+@roles_allowed(CURATOR, ADMIN)
+@require_POST
+def version_freeze(request, pk):
+    """Freeze a draft version for good: only with `confirm=yes` (400 otherwise); refused items or an
+    already frozen version are 409, with the reasons on the page; nothing changes then."""
     version = get_object_or_404(selectors.versions(), pk=pk)
-    items = Paginator(version.items.prefetch_related("media"), 50).get_page(request.GET.get("page"))
-    return render(request, "frontend/version_detail.html", {"version": version, "items": items})
+    if request.POST.get("confirm") != "yes":
+        return _version_page(request, version, status=400, problems=[
+            "Tick the box to confirm: a frozen version can never change again."])
+    try:
+        versions.freeze(version)
+    except FrozenError as exc:
+        return _version_page(request, version, status=409, problems=[str(exc)])
+    except ValidationError as exc:
+        return _version_page(request, version, status=409, problems=exc.messages)
+    return redirect("version-detail", pk=version.pk)
 
 
 @roles_allowed(*STAFF_ROLES)

@@ -103,17 +103,11 @@ class ProposalAdmin(CuratorsOnly, admin.ModelAdmin):
     actions = ["accept", "reject_unparsed"]
 
     def _decide_each(self, request, queryset, verdict, reason_for):
-        done, refused = 0, []
-        for proposal in queryset:
-            try:
-                proposals.decide(proposal, request.user, verdict, reason=reason_for(proposal))
-            except proposals.ProposalError as exc:
-                refused.append(f"#{proposal.pk}: {exc}")
-            else:
-                done += 1
-        self.message_user(request, f"{done} proposal(s) {verdict}ed.")
+        done, refused = proposals.decide_many(queryset, request.user, verdict, reason_for=reason_for)
+        self.message_user(request, f"{len(done)} proposal(s) {verdict}ed.")
         if refused:
-            self.message_user(request, "Refused: " + "; ".join(refused[:20]), messages.WARNING)
+            shown = list(refused.items())[:20]
+            self.message_user(request, "Refused: " + "; ".join(f"#{pk}: {why}" for pk, why in shown), messages.WARNING)
 
     @admin.action(description="Accept selected proposals as the model proposed them")
     def accept(self, request, queryset):

@@ -54,6 +54,7 @@ from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 MAKE_PROPOSALS = "make_proposals"
 MAKE_PROPOSALS_API = "make_proposals_api"
 API_BACKENDS = {"openai"}  # backends that call a server: no GPU needed on the worker
+SCORING_BACKENDS = {"nli", "clip"}  # backends that score text or images; they cannot answer a chat
 
 
 class ProposalError(ValueError):
@@ -400,6 +401,9 @@ def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, mod
                         user=None) -> ProposalSet:
     """A set of pending proposals, one per entry: {"inputs": {...}, "key": "caller's reference"}."""
     kind = task_kind(task)
+    if backend in SCORING_BACKENDS:
+        raise ProposalError(f"The {backend} backend scores; it cannot make proposals. "
+                            f"Choose one of {', '.join(proposal_backends())}.")
     if backend not in LOADERS:
         raise ProposalError(f"Unknown backend {backend!r}; choose one of {', '.join(sorted(LOADERS))}.")
     if not str(model_id).strip():
@@ -426,6 +430,25 @@ def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, mod
     return proposal_set
 
 
+def proposal_backends() -> list[str]:
+    """The registered backends that can answer a chat request, i.e. that can make proposals."""
+    return sorted(name for name in LOADERS if name not in SCORING_BACKENDS)
+
+
+def set_entries(proposal_set: ProposalSet) -> list[dict]:
+    """The set's inputs as entries for `create_proposal_set`, once each (the first sample and record
+    of each input), in the order they were given: to ask another model the same."""
+    rows = (Proposal.objects.filter(proposal_set=proposal_set, sample_index=0, record_index=0)
+            .order_by("pk").values_list("source_key", "inputs"))
+    seen, entries = set(), []
+    for key, inputs in rows:
+        marker = (key, json.dumps(inputs, sort_keys=True))
+        if marker not in seen:
+            seen.add(marker)
+            entries.append({"key": key, "inputs": inputs})
+    return entries
+
+
 def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
     """Queue the job that fills in the set's pending proposals (one job per set at a time)."""
     with transaction.atomic():
@@ -440,6 +463,16 @@ def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
     proposal_set.job = job
     return job
 
+
+
+def start_proposals(task: str, entries: Iterable[dict], *, user, backend: str, model_id: str, revision: str = "",
+                    params: dict | None = None, batch_size: int = 8, name: str = "") -> ProposalSet:
+    """A new set over `entries` and its generation job, both or neither (the set's `job` is the job)."""
+    with transaction.atomic():
+        proposal_set = create_proposal_set(task, entries, backend=backend, model_id=model_id, revision=revision,
+                                           params=params, batch_size=batch_size, name=name, user=user)
+        start_generation(proposal_set, user=user)
+    return proposal_set
 
 
 @jobs.job_handler(MAKE_PROPOSALS, queue="gpu", label="Make model proposals (local model)")
@@ -588,6 +621,37 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
         else:  # the same outcome with other fields (a curator's new correction)
             Proposal.objects.filter(pk=proposal.pk).update(final_fields=final_fields, outcome_at=timezone.now())
     return decision
+
+
+def decide_many(proposals: Iterable[Proposal], user, verdict: str, *, reason_for=None) -> tuple[list[int], dict]:
+    """The same verdict on each proposal, one decision each: ([decided ids], {refused id: why}).
+    `reason_for(proposal)` gives each one's reason (none by default). A refusal leaves the others."""
+    decided, refused = [], {}
+    for proposal in proposals:
+        try:
+            decide(proposal, user, verdict, reason=reason_for(proposal) if reason_for else "")
+        except ProposalError as exc:
+            refused[proposal.pk] = str(exc)
+        else:
+            decided.append(proposal.pk)
+    return decided, refused
+
+
+def typed_correction(task: ProposalTask, typed: dict) -> dict:
+    """A correction's fields from what a person typed, one text per field of the kind; empty texts
+    are left out (the proposed value stays). ProposalError says which value is wrong."""
+    fields, problems = {}, []
+    for spec in task.fields:
+        text = str(typed.get(spec.name) or "").strip()
+        if not text:
+            continue
+        try:
+            fields[spec.name] = spec.from_text(text)
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ProposalError(f"The correction is not valid: {'; '.join(problems)}")
+    return fields
 
 
 def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[str, dict | None]:

@@ -1,7 +1,7 @@
-"""Read paths of the jobs pages and API: the querysets they show."""
+"""Read paths of the jobs pages and API and of the proposals queue: the querysets they show."""
 
 from config.roles import STAFF_ROLES, has_role
-from generation.models import Job
+from generation.models import Job, Proposal, ProposalSet
 
 
 def visible_jobs(user):
@@ -13,3 +13,54 @@ def visible_jobs(user):
 def jobs_of_kind(kind: str):
     """The jobs of one kind, with who asked for them."""
     return Job.objects.filter(kind=kind).select_related("requested_by")
+
+
+def queue_proposals(*, state: str = "", output: str = "", kind: str = "", model: str = ""):
+    """The proposals queue, newest set first, each set's proposals in order, with their set, job and
+    decisions; narrowed to an outcome (`state`), a parse status (`output`), a task kind and a model
+    id when given."""
+    found = (Proposal.objects.select_related("proposal_set", "proposal_set__job")
+             .prefetch_related("decisions__decided_by")
+             .order_by("-proposal_set__created_at", "-proposal_set_id", "pk"))
+    if state:
+        found = found.filter(outcome=state)
+    if output:
+        found = found.filter(status=output)
+    if kind:
+        found = found.filter(task_kind=kind)
+    if model:
+        found = found.filter(proposal_set__model_id=model)
+    return found
+
+
+def proposals_by_id(ids):
+    """The proposals with these ids (unknown ids are simply absent)."""
+    return Proposal.objects.filter(pk__in=list(ids)).order_by("pk")
+
+
+def proposal(pk: int):
+    """One proposal (DoesNotExist if there is none)."""
+    return Proposal.objects.select_related("proposal_set").get(pk=pk)
+
+
+def proposal_sets():
+    """Every proposal set with its latest job, newest first."""
+    return ProposalSet.objects.select_related("job")
+
+
+def queue_choices() -> dict:
+    """What the queue's filters offer: the task kinds and model ids that sets use."""
+    sets = ProposalSet.objects.order_by()
+    return {"kinds": sorted(set(sets.values_list("task_kind", flat=True))),
+            "models": sorted(set(sets.values_list("model_id", flat=True)))}
+
+
+def recent_model_ids(limit: int = 10) -> list[str]:
+    """The model ids of the latest sets, most recent first, each once."""
+    seen: list[str] = []
+    for model_id in ProposalSet.objects.order_by("-created_at", "-id").values_list("model_id", flat=True)[:200]:
+        if model_id not in seen:
+            seen.append(model_id)
+        if len(seen) == limit:
+            break
+    return seen

@@ -657,3 +657,22 @@ def test_an_open_staged_study_with_claims_cannot_switch_to_a_form(study, claim, 
     # so the worker at step 1 still may not stream the whole video
     split = staged.split_of(claim.item)
     assert not staged.may_stream(claim.worker, split.full_video)
+
+
+def test_the_review_queue_shows_the_clips_the_worker_saw_and_an_edit_form_of_the_steps(worker_api, claim, study,
+                                                                                        split, curator):
+    advance(worker_api, claim, DONE)
+    submission = Submission.objects.get(claim=claim)
+    page = logged_in_client(curator).get(reverse("crowd-study-queue", kwargs={"slug": study.slug})).content.decode()
+    urls = media_urls(split.pre_video)[:1] + media_urls(split.post_video)[:1] + media_urls(split.full_video)[:1]
+    for url in urls:
+        assert f'<video src="{url}"' in page
+    for hidden in (split.main_video, split.detective_video, split.video):
+        assert f'<video src="{media_urls(hidden)[0]}"' not in page
+    assert 'data-shape="paths"' in page
+    for index in range(3):
+        assert f'data-path="forecaster.scenarios.{index}">{SCENARIOS[index]}<' in page
+    assert 'value="no" data-path="detective.forecast_valid.0" checked' in page
+    assert 'value="yes" data-path="reporter.hypothesis_valid.0" checked' in page
+    assert f'data-path="reporter.caption">{REPORTER_ANSWERS["caption"]}<' in page
+    assert f'data-submission-id="{submission.pk}"' in page

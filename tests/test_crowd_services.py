@@ -236,7 +236,9 @@ def test_queue_context_pages_submissions_with_their_answers_and_decidability():
     (shown,) = list(context["page"])
     assert shown.pk == pending.pk and shown.decidable is True
     assert shown.answers == answers.format_answers(FORM, PAYLOAD, pending.final_data)
-    assert '"note": "A cup and a pen."' in shown.edit_json
+    assert shown.edit["shape"] == "form" and shown.queues == ["all"]
+    note = next(field for field in shown.edit["fields"] if field["name"] == "note")
+    assert note["text"] == "A cup and a pen." and note["dom_id"].startswith(f"s{pending.pk}-")
     assert [(t["name"], t["count"]) for t in context["state_tabs"]] == [("pending", 1), ("approved", 1),
                                                                         ("rejected", 0)]
     assert (context["queue_label"], context["state_label"]) == ("All submissions", "Awaiting review")

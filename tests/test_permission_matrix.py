@@ -65,9 +65,23 @@ MATRIX: dict[str, Case] = {
     "my-tasks": Case(GET=page((ANNOTATOR,))),
     "queues": Case(GET=page(CURATORS)),
     "generation": Case(GET=page(CURATORS)),
+    # the proposals queue's JSON endpoints (frontend/proposal_views.py): a missing proposal or set
+    # is 404 for curators and admins, an empty bulk decision or start form 400
+    "proposal-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "proposals-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "proposals-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "proposal-set-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "proposal-set-review": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "media-library": Case(GET=page(STAFF)),
     "video-detail": Case(GET=page(STAFF), kwargs={"pk": "video"}),
     "image-detail": Case(GET=page(STAFF), kwargs={"pk": "image"}),
+    # curating the library: POST without a field is refused (400); unknown media are 404
+    "media-rename": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400),
+                         kwargs={"kind": "images", "pk": "image"}),
+    "media-tags": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                       kwargs={"kind": "videos", "pk": MISSING}),
+    "media-delete": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                         kwargs={"kind": "videos", "pk": MISSING}),
     # the curator's split timeline of the video (frontend/split_views.py): curators and admins only
     "video-split": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
     "video-split-timeline": Case(GET=page(CURATORS), kwargs={"pk": "video"}),
@@ -81,6 +95,8 @@ MATRIX: dict[str, Case] = {
     "video-split-resolve": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "benchmarks": Case(GET=page(STAFF)),
     "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
+    # without the confirmation box ticked, allowed roles get 400 and nothing is frozen
+    "version-freeze": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400), kwargs={"pk": "version"}),
     # the start form posted empty: allowed roles get the form back with its errors (400)
     "runs": Case(GET=page(RESEARCHERS), POST=page(RESEARCHERS, ok=400)),
     "run-detail": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
@@ -116,10 +132,21 @@ MATRIX: dict[str, Case] = {
     "crowd-study-queue": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                  kwargs={"slug": "no-such-study"}),
+    "crowd-study-new": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),  # an empty form: 400
+    "crowd-markdown-preview": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS)),
+    "crowd-study-items": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                              kwargs={"slug": "no-such-study"}),
+    "crowd-study-state": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                              kwargs={"slug": "no-such-study"}),
+    "crowd-study-duplicate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                  kwargs={"slug": "no-such-study"}),
+    "crowd-work-consent": Case(GET=page((ANNOTATOR, CURATOR), ok=405), POST=page((ANNOTATOR, CURATOR), ok=404),
+                               kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
+    "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),
     # crowd platforms' entry links are public (they sign the worker in)
     "crowd-entry-prolific": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),
     "crowd-entry-mturk": Case(GET=everyone(404), kwargs={"slug": "no-such-study"}),

@@ -41,23 +41,35 @@ class UnknownBenchmark(KeyError):
 
 
 class BenchmarkDefinition:
-    """What a benchmark is as data. Subclasses set the attributes and implement `read` and `write`."""
+    """What a benchmark is as data. Subclasses set the attributes; reading and writing the release go
+    to the `importer` module (`read(root, problems)`, optionally `check_media_facts(spec, facts,
+    problems)`) and the `exporter` module (`write(items, writer)`), or a subclass overrides `read`
+    and `write` itself."""
 
     slug: str = ""
     name: str = ""
     description: str = ""
     payloads: tuple[type[Payload], ...] = ()  # one model per record kind, each with `kind: Literal[...]`
+    importer = None  # the module that reads the release
+    exporter = None  # the module that writes it back
 
     def read(self, root, problems) -> list:
         """The release in folder `root` as `ItemSpec`s (`annotation.importers.base`); problems collected."""
-        raise NotImplementedError
+        if self.importer is None:
+            raise NotImplementedError(f"{self.slug} has no release importer.")
+        return self.importer.read(root, problems)
 
     def check_media_facts(self, spec, facts: dict, problems) -> None:
-        """Checks that need the probed media (`facts` by role); none by default."""
+        """Checks that need the probed media (`facts` by role); the importer's, if it has any."""
+        check = getattr(self.importer, "check_media_facts", None)
+        if check is not None:
+            check(spec, facts, problems)
 
     def write(self, items, writer) -> None:
         """Write `items` (in release order) with the `ReleaseWriter` in the release's layout."""
-        raise NotImplementedError
+        if self.exporter is None:
+            raise NotImplementedError(f"{self.slug} has no release exporter.")
+        self.exporter.write(items, writer)
 
     def demo_items(self, videos: dict) -> list[tuple[str, dict, dict]]:
         """(external id, payload, media by role) of a demo version over the sample videos (by file name);

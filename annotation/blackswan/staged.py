@@ -42,7 +42,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.crowd import assignment, history, kinds, quality, studies, study_settings
+from annotation.crowd import assignment, history, kinds, quality, review_media, studies, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
 from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
 from annotation.models import VideoSplit
@@ -568,5 +568,47 @@ def clean_answers(_schema: dict, _payload: dict, data) -> dict:
     return {step: clean_step(step, data[step]) for step in STEPS}
 
 
+def entry_at(values: dict, key: str, index: int):
+    """The `index`-th entry of the list `values[key]`, or None."""
+    entries = (values or {}).get(key)
+    return entries[index] if isinstance(entries, list) and index < len(entries) else None
+
+
+def seen_parts(item: StudyItem) -> list[dict]:
+    """For a reviewer: each clip the worker saw, once, with the steps that showed it (no hidden clip,
+    so the middle is only shown as part of the whole video the Reporter step played)."""
+    split_id = (item.payload or {}).get("split_id")
+    shown = {PART_FIELDS[part] for step in STEPS for part in SHOWN[step]}
+    found = VideoSplit.objects.select_related(*shown).filter(status=VideoSplit.Status.DONE)
+    split = found.filter(pk=split_id).first() if str(split_id).isdigit() else None
+    if split is None:
+        return []
+    steps_of_part: dict[str, list[int]] = {}
+    for step in STEPS:
+        for part in SHOWN[step]:
+            steps_of_part.setdefault(part, []).append(step_number(step))
+    media = []
+    for part, numbers in steps_of_part.items():
+        clip = getattr(split, PART_FIELDS[part])
+        if clip is not None:
+            steps = " and ".join(str(n) for n in numbers)
+            media.append(review_media.video_entry(clip, f"{PART_LABELS[part]} (step{'s' if len(numbers) > 1 else ''} "
+                                                        f"{steps})"))
+    return media
+
+
+def edit_form(_schema: dict, _payload: dict, data: dict) -> dict:
+    """The reviewer's edit form: per hypothesis the forecast, its Detective mark and new hypothesis and
+    the Reporter's mark, then the caption; each input names its place in the answers (`step.field.index`)."""
+    forecaster, detective, reporter = ((data or {}).get(step) or {} for step in STEPS)
+    rows = [{"index": i, "number": i + 1, "forecast": entry_at(forecaster, "scenarios", i) or "",
+             "forecast_valid": entry_at(detective, "forecast_valid", i),
+             "new_hypothesis": entry_at(detective, "new_hypotheses", i) or "",
+             "hypothesis_valid": entry_at(reporter, "hypothesis_valid", i)} for i in range(HYPOTHESES)]
+    return {"template": "crowd/_edit_staged.html", "shape": "paths", "rows": rows,
+            "caption": reporter.get("caption") or "", "limits": {"max_text": MAX_TEXT, "max_caption": MAX_CAPTION}}
+
+
 kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers,
-                               uses_form=False, one_item_per_video=True))
+                               uses_form=False, one_item_per_video=True, review_media=seen_parts,
+                               edit_form=edit_form))

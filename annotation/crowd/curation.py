@@ -1,16 +1,14 @@
 """What curators are shown: the list of studies with claim counts per status, a study's summary,
-one page of a review queue with each submission's answers in readable form, and the pending
-counts behind the "Queues" page.
+one page of a review queue with each submission's answers in readable form, the media its worker
+saw and an edit form shaped like its answers, and the pending counts behind the "Queues" page.
 
 Decisions themselves go through `annotation.crowd.review`; this module only reads.
 """
 
-import json
-
 from django.core.paginator import Paginator
 from django.db.models import Count
 
-from annotation.crowd import kinds, review
+from annotation.crowd import forms, kinds, review, review_media, task_page
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Study, StudyItem
@@ -63,17 +61,33 @@ def study_summary(study: Study) -> dict:
     }
 
 
+def form_edit(study: Study, submission) -> dict:
+    """The generic edit form: the study's form as its worker saw it (same option order), filled in
+    with the answers; DOM ids carry the submission so many forms fit on one page."""
+    claim, data = submission.claim, submission.final_data or {}
+    fields = forms.render_fields(study.form_schema, claim.item.payload, claim.presentation, data)
+    decorated = task_page.decorate_fields(fields, data)
+    for field in decorated:
+        field["dom_id"] = f"s{submission.pk}-{field['dom_id']}"
+    return {"template": "crowd/_edit_form.html", "shape": "form", "fields": decorated}
+
+
 def queue_context(study: Study, name: str, state: str, page_number=None) -> dict:
     """One page of a review queue (`name` × `state`), each submission with its readable answers, the
-    JSON a reviewer may correct, and whether it still awaits a decision. CrowdError (400) for an
-    unknown queue or state."""
+    media its worker saw, an edit form shaped like its answers, the queues it counts in, and whether
+    it still awaits a decision. CrowdError (400) for an unknown queue or state."""
     if name not in review.QUEUES or state not in review.STATES:
         raise CrowdError(f"Unknown queue {name!r} or state {state!r}.")
-    page = Paginator(review.queue(study, name, state), QUEUE_PAGE_SIZE).get_page(page_number)
+    kind = kinds.of(study)
+    submissions = review.queue(study, name, state).select_related("claim__item__video", "claim__item__image")
+    page = Paginator(submissions, QUEUE_PAGE_SIZE).get_page(page_number)
     for submission in page:
         claim = submission.claim
-        submission.answers = kinds.of(study).readable(study.form_schema, claim.item.payload, submission.final_data)
-        submission.edit_json = json.dumps(submission.final_data, indent=2, ensure_ascii=False)
+        submission.answers = kind.readable(study.form_schema, claim.item.payload, submission.final_data)
+        submission.media = (kind.review_media or review_media.item_media)(claim.item)
+        submission.edit = (kind.edit_form(study.form_schema, claim.item.payload, submission.final_data)
+                           if kind.edit_form else form_edit(study, submission))
+        submission.queues = review.queues_of(submission)
         submission.decidable = claim.status == Claim.Status.SUBMITTED
     counts = review.queue_counts(study)
     return {

@@ -2,7 +2,10 @@
 
 Ordinary studies (`step_kind` "form") use the generic forms of `annotation.crowd.forms`. A benchmark
 workflow with its own answer shape (BlackSwanSuite's staged reveal) registers its kind here, so the
-review queue shows its answers readably and an edit-and-approve is checked against its own rules.
+review queue shows its answers readably, shows the media as its workers saw them (`review_media`),
+offers an edit form shaped like its answers (`edit_form`) and checks an edit-and-approve against its
+own rules. A kind that leaves `review_media` or `edit_form` unset gets the generic ones
+(`annotation.crowd.curation`): the item's image and video, and the study's form filled in.
 """
 
 from collections.abc import Callable
@@ -18,6 +21,11 @@ class StudyKind:
     validate: Callable[[dict, dict, dict], dict]  # (form schema, item payload, answers) → clean answers
     uses_form: bool = True  # whether the study's `form_schema` is the form its workers fill in
     one_item_per_video: bool = False  # whether a study of this kind holds each video once
+    # item → [{"kind": "video"|"image", "url", "poster_url", "label"}], the media a reviewer sees
+    review_media: Callable[[object], list[dict]] | None = None
+    # (form schema, item payload, answers) → {"template", "shape": how the page reads it back ("form":
+    # the generic form's fields, "paths": inputs named `data-path="step.field.index"`), **context}
+    edit_form: Callable[[dict, dict, dict], dict] | None = None
 
 
 _KINDS: dict[str, StudyKind] = {}
@@ -31,6 +39,11 @@ def register(kind: StudyKind) -> StudyKind:
 def names() -> list[str]:
     """Every kind a study may have: the generic form and the registered workflows."""
     return [FORM.name, *sorted(name for name in _KINDS if name != FORM.name)]
+
+
+def with_forms() -> list[str]:
+    """The kinds whose workers fill in the study's configured form."""
+    return [name for name in names() if named(name).uses_form]
 
 
 def named(name: str) -> StudyKind:

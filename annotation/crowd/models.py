@@ -97,6 +97,8 @@ class Study(KeepsHistory, models.Model):
         default=True, help_text="a rejected answer frees its place, so each item gets k accepted answers")
     lease_seconds = models.PositiveIntegerField(default=30 * 60)
     instructions = models.TextField(blank=True, help_text="Markdown")
+    consent_text = models.TextField(
+        blank=True, help_text="Markdown; when set, a worker agrees to it on a page before their first item")
     estimated_minutes = models.DecimalField(max_digits=6, decimal_places=2, default=1)
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     currency = models.CharField(max_length=8, default="USD")

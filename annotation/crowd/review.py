@@ -9,11 +9,9 @@ from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from config import state
 
-QUEUES = {
-    "expert_sample": Q(review_queue="expert_sample"),
-    "gold": Q(review_queue__in=["gold", "attention"]),
-    "all": Q(),
-}
+# each review queue: the submissions' `review_queue` values it holds (None: every submission)
+QUEUE_MEMBERS = {"expert_sample": ("expert_sample",), "gold": ("gold", "attention"), "all": None}
+QUEUES = {name: Q(review_queue__in=members) if members else Q() for name, members in QUEUE_MEMBERS.items()}
 STATES = {"pending": Q(claim__status=Claim.Status.SUBMITTED), "approved": Q(claim__status=Claim.Status.APPROVED),
           "rejected": Q(claim__status=Claim.Status.REJECTED)}
 
@@ -25,6 +23,11 @@ def queue(study: Study, name: str = "all", state: str = "pending"):
     if state:
         submissions = submissions.filter(STATES[state])
     return submissions.select_related("claim__item", "claim__worker", "reviewed_by").order_by("submitted_at")
+
+
+def queues_of(submission: Submission) -> list[str]:
+    """The review queues a submission is listed in."""
+    return [name for name, members in QUEUE_MEMBERS.items() if members is None or submission.review_queue in members]
 
 
 def queue_counts(study: Study) -> dict:

@@ -17,6 +17,12 @@ def claims_of(worker):
     return Claim.objects.filter(worker=worker).select_related("study", "item", "draft")
 
 
+def handed_in_claims_of(worker):
+    """A worker's own claims that were handed in (they have a submission)."""
+    return claims_of(worker).filter(status__in=(Claim.Status.SUBMITTED, Claim.Status.APPROVED,
+                                                Claim.Status.REJECTED), submission__isnull=False)
+
+
 def submissions_with_context():
     """Submissions with the study, item and worker of their claim and their reviewer."""
     return Submission.objects.select_related("claim__study", "claim__item", "claim__worker", "reviewed_by")

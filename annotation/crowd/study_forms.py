@@ -4,13 +4,22 @@ frozen setting changed after work started is a form error naming the field, neve
 
 from django import forms
 
-from annotation.crowd import kinds, study_settings
-from annotation.crowd.models import Study, StudyItem
+from annotation.crowd import kinds, studies, study_settings
+from annotation.crowd.models import Qualification, Study, StudyItem
 
 PAGE_FIELDS = ["name", "step_kind", "form_schema", "annotators_per_item", "count_accepted_only", "lease_seconds",
-               "instructions", "estimated_minutes", "pay_per_item", "currency", "gold_share", "expert_share",
+               "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
+               "required_qualification", "required_attributes", "gold_share", "expert_share",
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
                "platform_study_id", "required_submissions", "completion_code", "completion_url"]
+
+
+class QualificationChoice(forms.ModelChoiceField):
+    """A qualification, named with the tests that grant it."""
+
+    def label_from_instance(self, obj):
+        tests = ", ".join(test.name for test in obj.tests.all())
+        return f"{obj.name} (test: {tests})" if tests else f"{obj.name} (no test; granted by hand)"
 
 # What a person reads beside each setting (the pages and the admin), instead of the field's name.
 SETTING_LABELS = {
@@ -22,7 +31,8 @@ SETTING_LABELS = {
     "min_reviews_for_exclusion": "Reviews before a worker can be excluded",
     "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
     "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
-    "completion_url": "Completion address",
+    "completion_url": "Completion address", "consent_text": "Consent / introduction page",
+    "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes",
 }
 
 
@@ -43,8 +53,26 @@ class StudySettingsForm(forms.ModelForm):
         self.frozen = False
         if "step_kind" in self.fields:
             self.fields["step_kind"] = forms.ChoiceField(
-                choices=[(name, name) for name in kinds.names()], help_text=self.fields["step_kind"].help_text,
-                label=SETTING_LABELS["step_kind"])
+                label=SETTING_LABELS["step_kind"], choices=[(name, name) for name in kinds.names()],
+                help_text=self.fields["step_kind"].help_text)
+        if "required_qualification" in self.fields:
+            self.fields["required_qualification"] = QualificationChoice(
+                queryset=Qualification.objects.prefetch_related("tests").order_by("name"), required=False,
+                label=SETTING_LABELS["required_qualification"], empty_label="none: anyone eligible may work",
+                help_text="workers must first pass a test that grants this qualification")
+        if "form_schema" in self.fields:
+            self.fields["form_schema"].widget.attrs.update({"data-form-schema": "", "rows": 8})
+        for name in ("instructions", "consent_text"):
+            if name in self.fields:
+                self.fields[name].widget.attrs.update({"data-markdown": "", "rows": 8})
+
+    def clean_required_attributes(self):
+        value = self.cleaned_data.get("required_attributes")
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise forms.ValidationError('a JSON object of attribute names and values, e.g. {"native_language": "it"}')
+        return value
 
     def clean(self):
         cleaned = super().clean()
@@ -54,6 +82,18 @@ class StudySettingsForm(forms.ModelForm):
         for name, message in {**study_settings.problems(cleaned, study=study), **frozen}.items():
             self.add_error(name if name in self.fields else None, f"{name}: {message}")
         return cleaned
+
+
+class NewStudyForm(StudySettingsForm):
+    """A new study's settings; `create` makes it through `annotation.crowd.studies.create_study`."""
+
+    slug = forms.SlugField(required=False, max_length=studies.SLUG_LENGTH, label="Address (optional)",
+                           help_text="made from the name when left empty")
+
+    def create(self, user) -> Study:
+        values = {name: self.cleaned_data[name] for name in PAGE_FIELDS}
+        return studies.create_study(created_by=user, slug=self.cleaned_data.get("slug") or None,
+                                    history_reason="created on the studies page", **values).study
 
 
 class StudyAdminForm(StudySettingsForm):

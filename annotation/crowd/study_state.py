@@ -31,3 +31,14 @@ def change(study: Study, verb: str, user=None, reason: str = "") -> Study:
 def verb_for(target: str) -> str:
     """The action that moves a study to `target`."""
     return next(verb for verb, state_ in VERBS.items() if state_ == target)
+
+
+LABELS = {"open": "Open", "pause": "Pause", "close": "Close"}
+
+
+def moves(study: Study) -> list[dict]:
+    """The actions the study's state allows now, as {"verb", "label"} in a fixed order ("Reopen"
+    for a paused study)."""
+    allowed = Study.STATES.targets(study.state)
+    return [{"verb": verb, "label": "Reopen" if verb == "open" and study.state == Study.State.PAUSED else LABELS[verb]}
+            for verb, target in VERBS.items() if target in allowed]

@@ -13,10 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.blackswan import staged
-from annotation.crowd import eligibility, forms, platforms
+from annotation.crowd import eligibility, forms, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
-from annotation.crowd.models import Claim, Draft, Study, StudyItem
+from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
 
 # payload keys whose lists the form draws itself (as options, candidates or statements)
 _FORM_SOURCE_KEYS = ("options_from", "candidates_from", "statements_from")
@@ -131,8 +131,36 @@ def task_context(study: Study, claim: Claim) -> dict:
     return {
         **_item_context(study, claim.item, claim.presentation, values),
         "claim": claim, "draft": draft, "preview": False, "show_instructions": earlier == 0,
-        "items_done": earlier, **item_media(claim.item),
+        "items_done": earlier, **item_media(claim.item), **_standing(study, claim.worker),
     }
+
+
+def _standing(study: Study, worker) -> dict:
+    """The worker's "item X of N" and pay earned so far in the study."""
+    return {"progress": progress.progress(study, worker), "earnings": progress.earnings(study, worker)}
+
+
+CONSENT_SESSION_KEY = "crowd_consent"
+
+
+def needs_consent(study: Study, user, session) -> bool:
+    """Whether the worker must see the study's consent / introduction page before their first item:
+    the study has one, they have not agreed to it in this session and they have no item of it yet."""
+    if not study.consent_text.strip() or study.slug in (session.get(CONSENT_SESSION_KEY) or []):
+        return False
+    return not Claim.objects.filter(study=study, worker=user).exists()
+
+
+def give_consent(study: Study, session) -> None:
+    """Remember in the session that the worker agreed to the study's consent page."""
+    agreed = list(session.get(CONSENT_SESSION_KEY) or [])
+    if study.slug not in agreed:
+        session[CONSENT_SESSION_KEY] = [*agreed, study.slug]
+
+
+def consent_context(study: Study) -> dict:
+    return {"study": study, "consent": render_markdown(study.consent_text),
+            "instructions": render_markdown(study.instructions)}
 
 
 def preview_context(study: Study) -> dict:
@@ -153,25 +181,20 @@ def is_staged(study: Study) -> bool:
     return staged.is_staged(study)
 
 
-def _entry(values: dict, key: str, index: int):
-    entries = values.get(key)
-    return entries[index] if isinstance(entries, list) and index < len(entries) else None
-
-
 def _step_rows(step: str, draft: dict, earlier: dict) -> dict:
     """The step's questions with the draft's answers filled in, and the earlier answers they are about."""
     numbers = range(staged.HYPOTHESES)
     if step == staged.FORECASTER:
-        return {"scenarios": [{"index": i, "number": i + 1, "text": _entry(draft, "scenarios", i) or ""}
+        return {"scenarios": [{"index": i, "number": i + 1, "text": staged.entry_at(draft, "scenarios", i) or ""}
                               for i in numbers]}
     if step == staged.DETECTIVE:
         return {"forecasts": [{"index": i, "number": i + 1, "forecast": earlier["forecasts"][i],
-                               "mark": _entry(draft, "forecast_valid", i),
-                               "text": _entry(draft, "new_hypotheses", i) or ""} for i in numbers]}
+                               "mark": staged.entry_at(draft, "forecast_valid", i),
+                               "text": staged.entry_at(draft, "new_hypotheses", i) or ""} for i in numbers]}
     if step == staged.REPORTER:
         return {"hypotheses": [{"index": i, "number": i + 1, "hypothesis": earlier["hypotheses"][i],
                                 "kept": earlier["forecast_valid"][i] == "yes",
-                                "mark": _entry(draft, "hypothesis_valid", i)} for i in numbers],
+                                "mark": staged.entry_at(draft, "hypothesis_valid", i)} for i in numbers],
                 "caption": draft.get("caption") or ""}
     return {}
 
@@ -195,7 +218,7 @@ def staged_task_context(study: Study, claim: Claim) -> dict:
         "step_label": staged.STEP_LABELS.get(step, ""), "step_count": len(staged.STEPS),
         "draft_saved": bool(state["draft"]), **_step_rows(step, state["draft"], state["earlier"]),
         "instructions": render_markdown(study.instructions), "show_instructions": earlier_items == 0,
-        "items_done": earlier_items, "limits": _limits(), **urls,
+        "items_done": earlier_items, "limits": _limits(), **urls, **_standing(study, claim.worker),
     }
 
 
@@ -266,14 +289,32 @@ def completion_context(study: Study, user, visit=None) -> dict:
 
 
 def my_tasks_context(user) -> dict:
-    """Open studies the worker may join, and the worker's own claims with their status."""
+    """Open studies the worker may join that still have an item for them (with how many are left),
+    and the worker's own claims with their status."""
     now = timezone.now()
-    studies = [study for study in Study.objects.filter(state=Study.State.OPEN).order_by("name")
-               if eligibility.is_eligible(study, user)]
+    studies = []
+    for study in Study.objects.filter(state=Study.State.OPEN).order_by("name"):
+        if not eligibility.is_eligible(study, user):
+            continue
+        study.progress = progress.progress(study, user, now=now)
+        if study.progress.has_work:
+            studies.append(study)
     claims = list(Claim.objects.filter(worker=user).select_related("study", "item").order_by("-claimed_at")[:200])
     for claim in claims:
         expired = claim.status == Claim.Status.ACTIVE and claim.lease_expires_at < now
         claim.label = Claim.Status.EXPIRED.label if expired else claim.get_status_display()
         claim.badge = Claim.Status.EXPIRED if expired else claim.status
         claim.can_continue = claim.status == Claim.Status.ACTIVE and not expired
+        claim.can_open = claim.status in FINISHED
     return {"studies": studies, "claims": claims}
+
+
+def past_answer_context(claim: Claim) -> dict:
+    """A handed-in item with the worker's answer, read-only (the caller checked that the claim is
+    the worker's own and handed in). Staged answers are shown as rows; form answers in the form."""
+    study, submission = claim.study, Submission.objects.get(claim=claim)
+    if is_staged(study):
+        return {"study": study, "claim": claim, "item": claim.item, "submission": submission,
+                "answers": payload_rows(submission.data, {}), "fields": []}
+    context = _item_context(study, claim.item, claim.presentation, submission.data)
+    return {**context, "claim": claim, "submission": submission, "answers": []}

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from annotation.benchmarks.types import as_number
+
 
 class ImportFailed(Exception):
     """The release cannot be imported; `problems` lists every reason, nothing was created. `summary` holds
@@ -100,19 +102,7 @@ def text(value) -> str:
     return str(value).strip()
 
 
-def number(value) -> float | int | None:
-    """A JSON number or numeric string as int/float; None when it is neither."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = float(value.strip())
-        except ValueError:
-            return None
-        return int(parsed) if parsed.is_integer() and "." not in value else parsed
-    return None
+number = as_number  # a release value read as a number, by the rule the payload types check
 
 
 def first_duplicate(seen: dict, key, where: str) -> str | None:

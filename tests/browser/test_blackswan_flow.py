@@ -90,6 +90,7 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
 
     # --- Step 1: Forecaster sees V_pre only -------------------------------------------------------
     expect(page.get_by_role("heading", name="Step 1 of 3: Forecaster")).to_be_visible()
+    expect(page.locator("[data-progress]")).to_have_text("Video 1 of 1")
     expect(page.locator('.staged-step[aria-current="step"]')).to_contain_text("Forecaster")
     expect(page.locator(".staged-example")).to_contain_text("Example")
     check_reach(page, base, split, reachable={"pre"})
@@ -157,10 +158,17 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
         page.get_by_role("button", name="Submit the last step").click()
     assert answer.value.status == 201, answer.value.text()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
-    expect(page.get_by_role("link", name="Next video")).to_be_focused()
+    # a clean end: no stepper, lease line, players or questions; the last video leads to the finish
+    for gone in (".staged-steps", "[data-lease]", "#staged-form", ".instructions"):
+        expect(page.locator(gone)).to_be_hidden()
+    expect(page.locator("#result-earnings")).to_contain_text("That was the last video for you")
+    expect(page.get_by_role("link", name="Finish")).to_be_focused()
+    result = page.locator("#task-result").bounding_box()
+    assert result["x"] > 0 and result["x"] + result["width"] <= 1366, "the thank-you card fits the screen"
+    page.screenshot(path=str(SCREENSHOTS / "blackswan_done.png"), full_page=True)
 
     # once handed in, nothing streams any longer
-    page.get_by_role("link", name="Next video").click()
+    page.goto(f"{base}/work/{study.slug}/")
     expect(page.locator("body")).to_contain_text("There is no item left")
     check_reach(page, base, split, reachable=set())
     claim = Claim.objects.get(worker=worker)

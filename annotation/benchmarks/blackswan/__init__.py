@@ -11,12 +11,5 @@ class BlackSwan(BenchmarkDefinition):
     name = "BlackSwanSuite"
     description = "Staged video reveal: Forecaster, Detective, Reporter (abductive and defeasible reasoning)."
     payloads = PAYLOADS
-
-    def read(self, root, problems):
-        return importer.read(root, problems)
-
-    def check_media_facts(self, spec, facts, problems):
-        importer.check_media_facts(spec, facts, problems)
-
-    def write(self, items, writer):
-        exporter.write(items, writer)
+    importer = importer
+    exporter = exporter

@@ -11,9 +11,5 @@ class Cvqa(BenchmarkDefinition):
     name = "C-VQA"
     description = "Counterfactual VQA on real and synthetic images."
     payloads = PAYLOADS
-
-    def read(self, root, problems):
-        return importer.read(root, problems)
-
-    def write(self, items, writer):
-        exporter.write(items, writer)
+    importer = importer
+    exporter = exporter

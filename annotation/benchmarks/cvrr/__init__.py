@@ -12,12 +12,8 @@ class CvrrEs(BenchmarkDefinition):
     name = "CVRR-ES"
     description = "Open-ended video QA across 11 dimensions, with an LLM judge and DSCP prompting."
     payloads = PAYLOADS
-
-    def read(self, root, problems):
-        return importer.read(root, problems)
-
-    def write(self, items, writer):
-        exporter.write(items, writer)
+    importer = importer
+    exporter = exporter
 
     def demo_items(self, videos):
         return demo.demo_items(videos)

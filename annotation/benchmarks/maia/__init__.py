@@ -11,9 +11,5 @@ class Maia(BenchmarkDefinition):
     name = "MAIA"
     description = "Italian video statement verification and open-ended QA, aggregate accuracy."
     payloads = PAYLOADS
-
-    def read(self, root, problems):
-        return importer.read(root, problems)
-
-    def write(self, items, writer):
-        exporter.write(items, writer)
+    importer = importer
+    exporter = exporter

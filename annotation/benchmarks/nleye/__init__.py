@@ -11,9 +11,5 @@ class NlEye(BenchmarkDefinition):
     name = "NL-EYE"
     description = "Image triplets for abductive NLI, with explanation voting."
     payloads = PAYLOADS
-
-    def read(self, root, problems):
-        return importer.read(root, problems)
-
-    def write(self, items, writer):
-        exporter.write(items, writer)
+    importer = importer
+    exporter = exporter

@@ -96,6 +96,9 @@
       autosave.stop();
       fields.disabled = true;
       form.querySelector(".task-actions").hidden = true;
+      // a clean end: no stepper, lease line, players or questions any longer, only the result
+      form.querySelectorAll("video").forEach((video) => video.pause());
+      form.closest(".staged-page").classList.add("is-finished");
       const result = document.getElementById("task-result");
       document.getElementById("result-title").textContent = title;
       document.getElementById("result-message").textContent = message;
@@ -169,6 +172,7 @@
       if (answer && (answer.ok || answer.status === 409)) {
         finish("Video returned", answer.ok ? "You returned this video; someone else will get it."
           : (answer.data.error || "This video is no longer yours."));
+        document.getElementById("result-earnings")?.setAttribute("hidden", "");
         return;
       }
       busy = false;

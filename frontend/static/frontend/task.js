@@ -48,6 +48,25 @@
     return data;
   }
 
+  /* Answers of a form whose inputs name their place (`data-path="step.field.index"`): text as written,
+     radios by their checked value, list entries by index. */
+  function collectPaths(form) {
+    const data = {};
+    form.querySelectorAll("[data-path]").forEach((input) => {
+      const keys = input.dataset.path.split(".");
+      let place = data;
+      keys.slice(0, -1).forEach((key, i) => {
+        if (!(key in place)) place[key] = /^\d+$/.test(keys[i + 1]) ? [] : {};
+        place = place[key];
+      });
+      const last = keys[keys.length - 1];
+      if (input.type !== "radio") place[last] = input.value;
+      else if (input.checked) place[last] = input.value;
+      else if (place[last] === undefined) place[last] = null;
+    });
+    return data;
+  }
+
   /* ---- The task page --------------------------------------------------------------------------- */
 
   function setupCounters(root) {
@@ -210,6 +229,7 @@
   function setupReview() {
     const root = document.getElementById("review-queue");
     if (!root) return;
+    setupCounters(root);
 
     function markDecided(row, state, note) {
       const decided = row.querySelector("[data-decision]");
@@ -224,9 +244,35 @@
       }
       decided.hidden = false;
       row.querySelector("[data-actions]")?.remove();
+      row.querySelector("details.edit")?.remove();
+      countDecision(row, state);
       const box = row.querySelector(".row-select");
       if (box) { box.checked = false; box.disabled = true; }
       row.classList.add(`is-${state}`);
+    }
+
+    /* The tabs' counters follow each decision in place: the row leaves "pending" of every queue it
+       is listed in and joins the decided state of the queue shown. */
+    function bump(selector, by) {
+      const counter = document.querySelector(selector);
+      if (counter) counter.textContent = String(Math.max(0, Number(counter.textContent) + by));
+    }
+
+    function countDecision(row, state) {
+      (row.dataset.queues || "").split(" ").filter(Boolean).forEach((queue) => {
+        bump(`[data-pending-count="${queue}"]`, -1);
+      });
+      bump('[data-state-count="pending"]', -1);
+      bump(`[data-state-count="${state}"]`, 1);
+    }
+
+    function readableDetails(details) {
+      if (!details) return "";
+      if (Array.isArray(details)) return ` ${details.join("; ")}`;
+      if (typeof details === "object") {
+        return ` ${Object.entries(details).map(([key, message]) => `${key}: ${message}`).join("; ")}`;
+      }
+      return ` ${details}`;
     }
 
     async function decide(row, action) {
@@ -241,12 +287,8 @@
         return;
       }
       if (action === "edit") {
-        try {
-          body.data = JSON.parse(row.querySelector("[data-edit]").value);
-        } catch (e) {
-          error.textContent = `The corrected answers are not valid JSON: ${e.message}`;
-          return;
-        }
+        const form = row.querySelector("[data-edit-form]");
+        body.data = form.dataset.shape === "paths" ? collectPaths(form) : collect(form);
       }
       const buttons = row.querySelectorAll("[data-action]");
       buttons.forEach((b) => { b.disabled = true; });
@@ -259,8 +301,7 @@
       }
       buttons.forEach((b) => { b.disabled = false; });
       if (!answer) { error.textContent = "The connection failed. Please try again."; return; }
-      const details = answer.data.details ? ` ${JSON.stringify(answer.data.details)}` : "";
-      error.textContent = (answer.data.error || `Refused (${answer.status}).`) + details;
+      error.textContent = (answer.data.error || `Refused (${answer.status}).`) + readableDetails(answer.data.details);
     }
 
     root.addEventListener("click", (event) => {
