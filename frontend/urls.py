@@ -1,7 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from frontend import blackswan_views, login_views, report_views, results_views, run_views, split_views, views
+from frontend import (
+    blackswan_views,
+    login_views,
+    report_views,
+    result_action_views,
+    results_views,
+    run_views,
+    split_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -35,6 +44,12 @@ urlpatterns = [
     path("results/runs/<int:pk>/metrics.json", results_views.results_run_json, name="results-run-json"),
     path("results/runs/<int:pk>/metrics/<str:metric>/", results_views.results_drill, name="results-drill"),
     path("results/runs/<int:pk>/parsers/", results_views.results_disagreements, name="results-disagreements"),
+    path("results/runs/<int:pk>/judge/", result_action_views.start_judge, name="results-run-judge"),
+    path("results/runs/<int:pk>/score/", result_action_views.start_scoring, name="results-run-score"),
+    path("results/versions/<int:pk>/baseline/", result_action_views.start_baseline, name="results-version-baseline"),
+    path("results/versions/<int:pk>/human-evaluation/", result_action_views.start_human_evaluation,
+         name="results-version-human"),
+    path("results/versions/<int:pk>/export/", result_action_views.start_export, name="results-version-export"),
     path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
     path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("jobs/", views.jobs_page, name="jobs"),
