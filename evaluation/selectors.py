@@ -3,7 +3,10 @@
 from django.db.models import Count, Prefetch, Q
 
 from annotation.models import BenchmarkVersion
+from evaluation.exports import EXPORT_JOB_KIND
 from evaluation.models import EvaluationRun, Judgment, Prediction
+from evaluation.result_actions import METRIC_JOBS
+from generation.models import Job
 
 
 def versions_with_runs(benchmark_slug: str = ""):
@@ -47,3 +50,22 @@ def run_predictions(run: EvaluationRun, *, variant: str = "", errors_only: bool 
     if variant:
         found = found.filter(variant=variant)
     return found.exclude(error="") if errors_only else found
+
+
+RECENT_JOBS = 10
+
+
+def result_jobs(*, run_ids=(), version=None):
+    """The latest judge, scoring and baseline jobs started from the results pages for these runs or this
+    version, newest first."""
+    query = Q(kind__in=METRIC_JOBS) & (Q(params__run__in=list(run_ids)) |
+                                       (Q(params__version=version.pk) if version is not None else Q(pk__in=[])))
+    return Job.objects.filter(query).select_related("requested_by").order_by("-pk")[:RECENT_JOBS]
+
+
+def export_jobs(user, run_ids) -> list:
+    """The user's latest export jobs whose runs are all among `run_ids`, newest first."""
+    wanted = set(run_ids)
+    recent = Job.objects.filter(kind=EXPORT_JOB_KIND, requested_by=user).order_by("-pk")[:50]
+    return [job for job in recent
+            if (job.params or {}).get("runs") and set(job.params["runs"]) <= wanted][:RECENT_JOBS]

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation import selectors as annotation_selectors
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, parsers, plots, results, selectors
+from evaluation import benchmarks, exports, parsers, plots, result_actions, results, selectors
 from evaluation.models import EvaluationRun
 
 REQUESTS_PER_PAGE = 40
@@ -33,17 +33,33 @@ def results_index(request):
                                                      "chosen": chosen})
 
 
-@roles_allowed(RESEARCHER, ADMIN)
-def results_version(request, pk):
-    version = get_object_or_404(annotation_selectors.versions(), pk=pk)
+def version_page(request, version, *, status: int = 200, error: str = ""):
+    """The leaderboard of a version with what can be started from it (baselines, human evaluation,
+    exports) and the jobs started; `error` says why an action was refused."""
     board = results.leaderboard(version)
     series = [s for s in results.series(version, board) if s.has_data]
+    run_ids = list(version.runs.values_list("pk", flat=True))
     return render(request, "frontend/results_version.html", {
         "version": version, "board": board, "series": series, "consistency": results.consistency(board),
         "human": results.human_section(version, board),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
-        "formats": list(plots.FORMATS),
-    })
+        "formats": list(plots.FORMATS), "error": error,
+        "baselines": result_actions.baseline_offers(version), "human_offers": result_actions.human_offers(version),
+        "may_create_studies": result_actions.may_create_studies(request.user),
+        "jobs": selectors.result_jobs(run_ids=run_ids, version=version),
+        **_export_context(request, version, run_ids),
+    }, status=status)
+
+
+def _export_context(request, version, run_ids) -> dict:
+    return {"export_sources": result_actions.EXPORT_SOURCES, "export_formats": result_actions.EXPORT_FORMATS,
+            "format_labels": exports.FORMAT_LABELS, "export_jobs": selectors.export_jobs(request.user, run_ids),
+            "export_version": version}
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_version(request, pk):
+    return version_page(request, get_object_or_404(annotation_selectors.versions(), pk=pk))
 
 
 @roles_allowed(RESEARCHER, ADMIN)
@@ -60,7 +76,7 @@ def results_chart(request, pk, series, kind, fmt):
     return response
 
 
-def _run(pk) -> EvaluationRun:
+def run_of(pk) -> EvaluationRun:
     return get_object_or_404(selectors.runs_with_benchmark(), pk=pk)
 
 
@@ -76,22 +92,30 @@ def _parser_query(parser: str) -> str:
     return "" if parser == parsers.DEFAULT else f"parser={parser}"
 
 
-@roles_allowed(RESEARCHER, ADMIN)
-def results_run(request, pk):
-    run = _run(pk)
+def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
+    """A run's every metric with the judges and scoring models its benchmark offers, the jobs started
+    for it and its export; `error` says why an action was refused."""
     parser = _parser(request)
     found = results.run_results(run, parser)
     return render(request, "frontend/results_run.html", {
         "run": run, "label": results.run_label(run), "results": found, "frames": results.frame_text(run),
         "cells": results.flat_metrics(found.metrics) if found.ok else [],
         "summary": found.metrics.get("predictions", {}), "parser": parser, "parsers": parsers.NAMES,
-        "parser_query": _parser_query(parser),
-    })
+        "parser_query": _parser_query(parser), "error": error,
+        "judges": result_actions.judge_offers(run), "scoring": result_actions.scoring_offers(run),
+        "jobs": selectors.result_jobs(run_ids=[run.pk]), "export_scope": run.pk,
+        **_export_context(request, run.version, [run.pk]),
+    }, status=status)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+def results_run(request, pk):
+    return run_page(request, run_of(pk))
 
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_run_json(request, pk):
-    run = _run(pk)
+    run = run_of(pk)
     parser = _parser(request)
     found = results.run_results(run, parser)
     if not found.ok:
@@ -153,7 +177,7 @@ def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_drill(request, pk, metric):
-    run = _run(pk)
+    run = run_of(pk)
     parser = _parser(request)
     outcome = request.GET.get("outcome", "")
     if outcome and outcome not in results.OUTCOMES:
@@ -180,7 +204,7 @@ def results_drill(request, pk, metric):
 @roles_allowed(RESEARCHER, ADMIN)
 def results_disagreements(request, pk):
     """The run's predictions that the authors' and the strict parser read differently, both readings side by side."""
-    run = _run(pk)
+    run = run_of(pk)
     try:
         found = results.disagreements(run)
     except (KeyError, ImportError, ValueError) as exc:

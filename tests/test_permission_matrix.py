@@ -115,6 +115,15 @@ MATRIX: dict[str, Case] = {
     "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
     "results-disagreements": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
+    # what the results pages start (frontend/result_action_views.py), posted empty: allowed roles get 400
+    "results-run-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
+    "results-run-score": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
+    "results-version-baseline": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                     kwargs={"pk": "version"}),
+    "results-version-human": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                  kwargs={"pk": "version"}),
+    "results-version-export": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                   kwargs={"pk": "version"}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from django.db import transaction
 
@@ -18,10 +19,12 @@ def _requests_of(run: EvaluationRun) -> dict:
 
 
 def judge_run(run: EvaluationRun, kind: str, spec: runner.BackendSpec, *, batch_size: int = 8, params=None,
-              pool: runner.BackendPool | None = None) -> JudgeStats:
+              pool: runner.BackendPool | None = None,
+              progress: Callable[[int, int], None] | None = None) -> JudgeStats:
     """Judge every successful prediction of a run that `kind` judges and store one `Judgment` per
     (prediction, reference key). Pairs already judged (ok or unparsed) by this judge model are skipped;
-    failed calls are replaced. Returns what was done."""
+    failed calls are replaced. `progress(done, total)` is called after each batch of judge calls.
+    Returns what was done."""
     judge = Judge(kind, spec, params=params, batch_size=batch_size, pool=pool)
     requests = {rid: request for rid, request in _requests_of(run).items() if judge.kind.applies(request)}
     predictions = list(Prediction.objects.filter(run=run, error="", request_id__in=list(requests))
@@ -54,6 +57,8 @@ def judge_run(run: EvaluationRun, kind: str, spec: runner.BackendSpec, *, batch_
             Judgment.objects.filter(prediction__in=[p for p, _ in batch], kind=judge.kind.name,
                                     judge_model=spec.model_id, parse_status=FAILED).delete()
             Judgment.objects.bulk_create(rows, ignore_conflicts=True)
+        if progress:
+            progress(start + len(batch), len(todo))
     return stats
 
 

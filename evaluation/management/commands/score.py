@@ -24,12 +24,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, headlines, judges, model_metrics, parsers, readings, runner, scoring
+from evaluation import benchmarks, headlines, judges, model_metrics, parsers, readings, run_scoring, runner, scoring
 from evaluation.benchmarks.base import parse_option_order
 from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
-from evaluation.similarity import CLIP_MODEL, BertScore
-from generation.backends import registry
+from evaluation.similarity import CLIP_MODEL
 
 MODEL_FLAGS = {"clip": "--clip-model", "judge": "--judge-model", "bertscore": "--bertscore-model"}
 
@@ -171,11 +170,7 @@ class Command(BaseCommand):
     @staticmethod
     def _load(name: str, model: str, slug: str, options):
         try:
-            if name == "clip":
-                device = {"device": options["device"]} if options["device"] else {}
-                return registry.load_backend("clip", model, **device)
-            if name == "bertscore":
-                return BertScore(model, num_layers=options["bertscore_layers"], device=options["device"])
-            return judges.for_benchmark(slug, model)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise CommandError(f"Cannot load the {name} model {model!r}: {exc}") from None
+            return run_scoring.load_model(name, model, slug, device=options["device"],
+                                          bertscore_layers=options["bertscore_layers"])
+        except run_scoring.ScoringModelError as exc:
+            raise CommandError(str(exc)) from None

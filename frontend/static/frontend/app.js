@@ -180,6 +180,7 @@ async function pollOnce() {
     }
     if (job.is_finished) {
       delete node.dataset.jobId;
+      node.dispatchEvent(new CustomEvent("job-finished", { bubbles: true, detail: job }));
       if (job.finished_at) setField(node, "finished", formatWhen(job.finished_at, true));
       if (node.dataset.assetUrl && job.status === "succeeded") {
         try { fillAsset(node, await getJSON(node.dataset.assetUrl)); } catch (e) { /* row stays as is */ }

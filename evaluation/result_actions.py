@@ -1,0 +1,198 @@
+"""What a researcher starts from the results pages: an LLM judge over a run, the run's similarity
+scoring (CLIP score, BERTScore), a paper baseline over a version (each a background `Job` on the `gpu`
+queue, calling the services `manage.py judge`, `score --run` and `run_baseline` call), a
+human-evaluation study over a version's runs (made at once, as `manage.py human_eval` makes it), and
+an export of a version's or a run's results (the `export_results` job of `evaluation.exports`).
+
+Only what the run's benchmark declares is offered and accepted (`judge_kinds`, `scoring_models`,
+`baselines`, `human_evaluations`); anything else is a `ResultActionError` (400). The offers carry the
+default model of each (the judge kind's, CLIP's, BERTScore's), which the page pre-fills.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotation.models import BenchmarkVersion
+from config.roles import ADMIN, CURATOR, has_role
+from evaluation import baselines, benchmarks, exports, human_eval, judges, parsers, run_scoring, runs
+from evaluation.models import EvaluationRun
+from evaluation.similarity import CLIP_MODEL
+from generation import jobs
+from generation.backends.base import BackendError
+from generation.jobs import job_handler
+
+JUDGE_JOB = "judge_run"
+SCORE_JOB = "score_run_models"
+BASELINE_JOB = "run_baseline"
+METRIC_JOBS = (JUDGE_JOB, SCORE_JOB, BASELINE_JOB)
+# the model pre-filled for each kept scoring model (BERTScore: bert-score's own English default)
+SCORING_DEFAULTS = {"clip": CLIP_MODEL, "bertscore": "roberta-large"}
+SCORING_LABELS = {"clip": "CLIP score", "bertscore": "BERTScore"}
+# baselines that answer with a model, which the page asks for
+BASELINES_WITH_MODELS = ("nli", "unimodal")
+HUMAN_LABELS = {human_eval.RATING: "People rate generated responses",
+                human_eval.VOTE: "People vote on explanations",
+                human_eval.BASELINE: "Human baseline: people answer the version's requests"}
+EXPORT_SOURCES = tuple(name for name, src in exports.SOURCES.items() if src.run_lookup)
+EXPORT_FORMATS = tuple(exports.FORMATS)
+
+
+class ResultActionError(Exception):
+    """The action cannot be started as asked (the benchmark does not support it, a model is missing, …)."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    name: str
+    label: str
+    default_model: str = ""
+    needs_model: bool = True
+
+
+def _benchmark(version):
+    return benchmarks.get(version.benchmark.slug)
+
+
+def _default_judge(kind: str) -> str:
+    try:
+        return judges.default_model(kind)
+    except judges.JudgeError:
+        return ""
+
+
+def judge_offers(run: EvaluationRun) -> list[Offer]:
+    return [Offer(kind, f"{kind} judge", _default_judge(kind)) for kind in _benchmark(run.version).judge_kinds]
+
+
+def scoring_offers(run: EvaluationRun) -> list[Offer]:
+    return [Offer(name, SCORING_LABELS.get(name, name), SCORING_DEFAULTS.get(name, ""))
+            for name in run_scoring.kept_models(_benchmark(run.version))]
+
+
+def baseline_offers(version) -> list[Offer]:
+    names = ["random", *(name for name in _benchmark(version).baselines if name != "random")]
+    return [Offer(name, f"{name} baseline", needs_model=name in BASELINES_WITH_MODELS) for name in names]
+
+
+def human_offers(version) -> list[Offer]:
+    names = [*_benchmark(version).human_evaluations, human_eval.BASELINE]
+    return [Offer(name, HUMAN_LABELS.get(name, name), needs_model=False) for name in dict.fromkeys(names)]
+
+
+def may_create_studies(user) -> bool:
+    """Human-evaluation studies are crowd studies: curators and admins make them (`human_eval`)."""
+    return has_role(user, CURATOR, ADMIN)
+
+
+def _model(model: str) -> str:
+    model = (model or "").strip()
+    if not model:
+        raise ResultActionError("Name the model: a hub id or a local folder.")
+    return model
+
+
+def _offered(name: str, offers: list[Offer], what: str, slug: str):
+    if name not in {offer.name for offer in offers}:
+        known = ", ".join(offer.name for offer in offers) or "none"
+        raise ResultActionError(f"{slug} does not support the {what} {name!r} (it supports: {known}).")
+
+
+# --- Judges ------------------------------------------------------------------------------------------
+
+def start_judge(run: EvaluationRun, user, *, kind: str, model: str):
+    """Queue a judge job over `run` with judge `kind` (one its benchmark declares) on `model`."""
+    _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
+    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _model(model)}, user=user)
+
+
+@job_handler(JUDGE_JOB, queue="gpu", label="Judge a run")
+def judge_job(job, *, run: int, kind: str, judge_model: str) -> dict:
+    found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
+    spec = judges.judge_spec(judge_model)
+    job.progress(1, f"Judging run {run} with {judge_model}")
+    stats = judges.judge_run(found, kind, spec,
+                             progress=lambda done, total: job.progress(100 * done / max(total, 1),
+                                                                       f"{done} of {total} judge calls"))
+    counts = judges.judgment_counts(found, kind, spec.model_id)
+    return {"message": f"{stats.calls} judge calls; stored {counts['ok']} ok, {counts['unparsed']} unparsed, "
+                       f"{counts['failed']} failed", "run": run, "counts": counts}
+
+
+# --- Similarity scoring ------------------------------------------------------------------------------
+
+def start_scoring(run: EvaluationRun, user, *, models: dict[str, str]):
+    """Queue the scoring of `run` with the kept scoring models named (name → model id)."""
+    offers = scoring_offers(run)
+    for name in models:
+        _offered(name, offers, "scoring model", run.version.benchmark.slug)
+    if not models:
+        raise ResultActionError("Choose a scoring model.")
+    chosen = {name: _model(model) for name, model in models.items()}
+    return jobs.enqueue(SCORE_JOB, params={"run": run.pk, "models": chosen}, user=user)
+
+
+@job_handler(SCORE_JOB, queue="gpu", label="Score a run with its scoring models")
+def score_job(job, *, run: int, models: dict, parser: str = parsers.DEFAULT) -> dict:
+    found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
+    kept = run_scoring.score_run_with_models(found, models, parser=parser, progress=job.progress)
+    return {"message": f"Kept {', '.join(row.kind for row in kept) or 'nothing'} with run {run}", "run": run}
+
+
+# --- Baselines ---------------------------------------------------------------------------------------
+
+def start_baseline(version, user, *, baseline: str, model: str = "", seed: int = 0, limit: int | None = None):
+    """Queue a paper baseline (one the version's benchmark supports) over the frozen `version`."""
+    offers = {offer.name: offer for offer in baseline_offers(version)}
+    _offered(baseline, list(offers.values()), "baseline", version.benchmark.slug)
+    models = [_model(model)] if offers[baseline].needs_model else []
+    if not version.frozen:
+        raise ResultActionError(f"Version {version} is not frozen: freeze it before evaluating on it.")
+    return jobs.enqueue(BASELINE_JOB, params={"version": version.pk, "baseline": baseline, "models": models,
+                                              "seed": seed, "limit": limit}, user=user)
+
+
+@job_handler(BASELINE_JOB, queue="gpu", label="Run a baseline")
+def baseline_job(job, *, version: int, baseline: str, models: list, seed: int = 0, limit: int | None = None) -> dict:
+    found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
+    job.progress(1, f"Running the {baseline} baseline")
+    try:
+        run = baselines.run_baseline(found, baseline, seed=seed, models=models, limit=limit,
+                                     user=job.job.requested_by)
+    except (baselines.BaselineError, BackendError, runs.RunConfigError) as exc:
+        raise RuntimeError(str(exc)) from None
+    return {"message": f"Run {run.pk}: {run.status}. {run.message}".strip(), "run": run.pk}
+
+
+# --- Human evaluation --------------------------------------------------------------------------------
+
+def start_human_evaluation(version, user, *, kind: str, run_ids=(), sample: int | None = None, k: int = 3):
+    """Create a human-evaluation study of `kind` (one the benchmark supports) over `version` or its runs."""
+    _offered(kind, human_offers(version), "human evaluation", version.benchmark.slug)
+    fields = {"curator": user, "sample": sample, "k": k}
+    if kind == human_eval.BASELINE:
+        return human_eval.create_human_baseline_study(version, **fields)
+    chosen = list(version.runs.filter(pk__in=list(run_ids)).select_related("version__benchmark"))
+    if not chosen or len(chosen) != len(set(run_ids)):
+        raise ResultActionError("Choose one or more runs of this version.")
+    if kind == human_eval.RATING:
+        return human_eval.create_rating_study(chosen, **fields)
+    return human_eval.create_explanation_vote_study(chosen, **fields)
+
+
+# --- Exports -----------------------------------------------------------------------------------------
+
+def start_export(version, user, *, what: str, fmt: str, scope: str):
+    """Queue an export of `what` as `fmt` for the version's runs (`scope` "all") or one of them (its id)."""
+    if what not in EXPORT_SOURCES:
+        raise ResultActionError(f"Choose what to export: {', '.join(EXPORT_SOURCES)}.")
+    if fmt not in EXPORT_FORMATS:
+        raise ResultActionError(f"Choose a format: {', '.join(EXPORT_FORMATS)}.")
+    run_ids = list(version.runs.values_list("pk", flat=True))
+    if scope != "all":
+        if not scope.isdigit() or int(scope) not in run_ids:
+            raise ResultActionError("The scope is all runs of this version or one of them.")
+        run_ids = [int(scope)]
+    if not run_ids:
+        raise ResultActionError("This version has no run to export.")
+    return exports.enqueue_export(user, what, fmt, runs=run_ids)

@@ -1,0 +1,142 @@
+"""Actions of the results pages (POST only): start a judge or the similarity scoring of a run, a baseline
+over a version, a human-evaluation study, an export. Each checks its form here and hands it to
+`evaluation.result_actions`, which accepts only what the benchmark supports; a refusal re-renders the
+page with the reason (400), a started job sends the researcher back to the page, which shows its progress."""
+
+from django import forms
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_POST
+
+from annotation import selectors as annotation_selectors
+from annotation.crowd.errors import CrowdError
+from config.permissions import roles_allowed
+from config.roles import ADMIN, RESEARCHER
+from evaluation import result_actions
+from frontend.results_views import run_of, run_page, version_page
+
+
+class JudgeForm(forms.Form):
+    kind = forms.CharField(max_length=64)
+    model = forms.CharField(max_length=255, required=False)
+
+
+class BaselineForm(forms.Form):
+    baseline = forms.CharField(max_length=64)
+    model = forms.CharField(max_length=255, required=False)
+    seed = forms.IntegerField(required=False, min_value=0)
+    limit = forms.IntegerField(required=False, min_value=1)
+
+
+class HumanEvaluationForm(forms.Form):
+    kind = forms.CharField(max_length=64)
+    runs = forms.TypedMultipleChoiceField(required=False, coerce=int)
+    sample = forms.IntegerField(required=False, min_value=1)
+    k = forms.IntegerField(initial=3, min_value=1, max_value=50)
+
+    def __init__(self, *args, run_ids=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["runs"].choices = [(pk, pk) for pk in run_ids]
+
+
+class ExportForm(forms.Form):
+    what = forms.CharField(max_length=32)
+    fmt = forms.CharField(max_length=16)
+    scope = forms.CharField(max_length=32, initial="all")
+
+
+def _form_error(form) -> str:
+    return "; ".join(f"{name}: {' '.join(errors)}" if name != "__all__" else " ".join(errors)
+                     for name, errors in form.errors.items())
+
+
+def _started(request, job, what: str, to: str, pk: int):
+    messages.success(request, f"{what} started as job #{job.pk}; its progress is shown below.")
+    return redirect(to, pk=pk)
+
+
+def _version(pk):
+    return get_object_or_404(annotation_selectors.versions(), pk=pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_judge(request, pk):
+    run = run_of(pk)
+    form = JudgeForm(request.POST)
+    if not form.is_valid():
+        return run_page(request, run, status=400, error=_form_error(form))
+    try:
+        job = result_actions.start_judge(run, request.user, kind=form.cleaned_data["kind"],
+                                         model=form.cleaned_data["model"])
+    except result_actions.ResultActionError as exc:
+        return run_page(request, run, status=400, error=str(exc))
+    return _started(request, job, f"The {form.cleaned_data['kind']} judge", "results-run", run.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_scoring(request, pk):
+    """`use` names the scoring models to run; `model_<name>` gives each one's model."""
+    run = run_of(pk)
+    chosen = {name: request.POST.get(f"model_{name}", "") for name in request.POST.getlist("use")}
+    try:
+        job = result_actions.start_scoring(run, request.user, models=chosen)
+    except result_actions.ResultActionError as exc:
+        return run_page(request, run, status=400, error=str(exc))
+    return _started(request, job, "Scoring", "results-run", run.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_baseline(request, pk):
+    version = _version(pk)
+    form = BaselineForm(request.POST)
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    data = form.cleaned_data
+    try:
+        job = result_actions.start_baseline(version, request.user, baseline=data["baseline"], model=data["model"],
+                                            seed=data["seed"] or 0, limit=data["limit"])
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    return _started(request, job, f"The {data['baseline']} baseline", "results-version", version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_human_evaluation(request, pk):
+    """Creates the study at once (curators and admins: the service refuses anyone else with 403)."""
+    version = _version(pk)
+    form = HumanEvaluationForm(request.POST, run_ids=list(version.runs.values_list("pk", flat=True)))
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    data = form.cleaned_data
+    try:
+        made = result_actions.start_human_evaluation(version, request.user, kind=data["kind"], run_ids=data["runs"],
+                                                     sample=data["sample"], k=data["k"])
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    except CrowdError as exc:
+        return version_page(request, version, status=exc.status, error=exc.message)
+    messages.success(request, f"Study {made.study.slug} created with {len(made.items)} item(s), "
+                              f"{made.study.annotators_per_item} people each.")
+    return redirect("results-version", pk=version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_export(request, pk):
+    """Exports the version's runs, or one of them (`scope`); the run page posts here with its run."""
+    version = _version(pk)
+    form = ExportForm(request.POST)
+    scope = request.POST.get("scope", "all")
+    back = ("results-run", int(scope)) if scope.isdigit() else ("results-version", version.pk)
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    try:
+        job = result_actions.start_export(version, request.user, what=form.cleaned_data["what"],
+                                          fmt=form.cleaned_data["fmt"], scope=form.cleaned_data["scope"])
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    return _started(request, job, "The export", *back)
