@@ -106,19 +106,20 @@ DEMO_MODELS = ("qwen2-vl", "causal-lm")
 
 
 def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
-    """A small frozen version of every registered benchmark that has demo items over the sample videos."""
-    videos = {video.original_name: video for video in Video.objects.filter(status=Video.Status.READY)}
+    """A small frozen version of every registered benchmark that has demo items over the sample media."""
+    media = {asset.original_name: asset for model in (Video, Image)
+             for asset in model.objects.filter(status=model.Status.READY).order_by("pk")}
     found = []
     for definition in registry.all():
         version = BenchmarkVersion.objects.filter(benchmark__slug=definition.slug, label=DEMO_VERSION_LABEL).first()
-        items = [] if version is not None else definition.demo_items(videos)
+        items = [] if version is not None else definition.demo_items(media)
         if version is None and items:
             with transaction.atomic():
                 version = BenchmarkVersion.objects.create(
                     benchmark=Benchmark.objects.get(slug=definition.slug), label=DEMO_VERSION_LABEL,
-                    created_by=curator, description="Demo questions about the bundled sample videos.")
-                for external_id, payload, media in items:
-                    add_item(version, external_id, payload, media=media)
+                    created_by=curator, description="Demo items over the bundled sample videos and pictures.")
+                for external_id, payload, by_role in items:
+                    add_item(version, external_id, payload, media=by_role)
                 version = freeze(version)
         if version is not None:
             found.append(version)

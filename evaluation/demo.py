@@ -1,12 +1,13 @@
-"""The demo's evaluation: a tiny-model run on every demo version, judged by the tiny chat model, so
-that the demo's leaderboard and charts show computed numbers (`manage.py seed_demo`).
+"""The demo's evaluation: a tiny-model run on every demo version, judged by the tiny chat model, and
+the paper baselines that need no model (the random one, and those a benchmark declares), so that the
+demo's leaderboards and charts show computed numbers (`manage.py seed_demo`).
 
-Registered with `annotation.demo` in `EvaluationConfig.ready`; it calls the services the `evaluate`
-and `judge` commands call. The tiny models answer and judge at random: the numbers are real
-computations, not meaningful scores.
+Registered with `annotation.demo` in `EvaluationConfig.ready`; it calls the services the `evaluate`,
+`judge` and `baseline` commands call. The tiny models answer and judge at random: the numbers are
+real computations, not meaningful scores.
 """
 
-from evaluation import judges, runs
+from evaluation import baselines, benchmarks, judges, runs
 from evaluation.models import EvaluationRun
 
 RUN_MODEL, JUDGE_MODEL = "qwen2-vl", "causal-lm"
@@ -35,4 +36,39 @@ def seed_demo_runs(*, versions, models: dict, user, say=lambda line: None) -> li
             say(f"Judging run {run.pk} with the tiny {JUDGE_MODEL} model ({kind}) ...")
             judges.judge_run(run, kind, judges.judge_spec(models[JUDGE_MODEL]), params=JUDGE_PARAMS)
         made.append(run)
+    return made
+
+
+BASELINE_SEED = 0
+
+
+def demo_baselines(slug: str) -> list[baselines.Baseline]:
+    """The baselines of a benchmark that run without a model: `random` and those it declares."""
+    found = []
+    for name in ("random", *benchmarks.get(slug).baselines):
+        maker = baselines.BASELINE_CLASSES[name](seed=BASELINE_SEED)
+        try:
+            maker.check()
+        except baselines.BaselineError:  # it needs models (nli, unimodal): not part of the demo
+            continue
+        found.append(maker)
+    return found
+
+
+def seed_demo_baselines(*, versions, models: dict, user, say=lambda line: None) -> list[EvaluationRun]:
+    """One run of every model-free baseline on every demo version whose answers it can give (kept when
+    there is one already); a baseline with no answer for the version's questions (open answers) is skipped."""
+    made = []
+    for version in versions:
+        for maker in demo_baselines(version.benchmark.slug):
+            run = EvaluationRun.objects.filter(version=version, backend=baselines.BACKEND,
+                                               model_id=maker.model_id()).order_by("pk").first()
+            if run is None:
+                try:
+                    run = baselines.run_baseline(version, maker.name, seed=BASELINE_SEED, user=user)
+                except baselines.BaselineError as exc:
+                    say(f"No {maker.name} baseline on {version}: {exc}")
+                    continue
+                say(f"Ran the {maker.name} baseline on {version}.")
+            made.append(run)
     return made

@@ -71,9 +71,9 @@ class BenchmarkDefinition:
             raise NotImplementedError(f"{self.slug} has no release exporter.")
         self.exporter.write(items, writer)
 
-    def demo_items(self, videos: dict) -> list[tuple[str, dict, dict]]:
-        """(external id, payload, media by role) of a demo version over the sample videos (by file name);
-        none by default."""
+    def demo_items(self, media: dict) -> list[tuple[str, dict, dict]]:
+        """(external id, payload, media by role) of a demo version over the sample media (`media`: the
+        library's ready videos and images by file name); none by default."""
         return []
 
     @cached_property

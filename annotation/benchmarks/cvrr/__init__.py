@@ -15,5 +15,5 @@ class CvrrEs(BenchmarkDefinition):
     importer = importer
     exporter = exporter
 
-    def demo_items(self, videos):
-        return demo.demo_items(videos)
+    def demo_items(self, media):
+        return demo.demo_items(media)

@@ -23,9 +23,9 @@ DEMO_QUESTIONS = {
 }
 
 
-def demo_items(videos: dict) -> list[tuple[str, dict, dict]]:
-    """(external id, payload, media) of the demo questions whose video is in `videos` (by file name)."""
-    rows = [(name, question) for name, questions in DEMO_QUESTIONS.items() if name in videos
+def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
+    """(external id, payload, media) of the demo questions whose video is in `media` (by file name)."""
+    rows = [(name, question) for name, questions in DEMO_QUESTIONS.items() if name in media
             for question in questions]
     items = []
     for index, (name, (dimension, question, answer)) in enumerate(rows):
@@ -33,5 +33,5 @@ def demo_items(videos: dict) -> list[tuple[str, dict, dict]]:
         items.append((f"{dimension}/{video_id}/{index}",
                       {"kind": "qa", "dimension": dimension, "video_id": video_id, "question": question,
                        "answer": answer},
-                      {"video": videos[name]}))
+                      {"video": media[name]}))
     return items

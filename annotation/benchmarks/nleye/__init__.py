@@ -1,6 +1,7 @@
-"""NL-EYE: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`)."""
+"""NL-EYE: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
+items (`demo`)."""
 
-from annotation.benchmarks.nleye import exporter, importer
+from annotation.benchmarks.nleye import demo, exporter, importer
 from annotation.benchmarks.nleye.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -13,3 +14,6 @@ class NlEye(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
+
+    def demo_items(self, media):
+        return demo.demo_items(media)

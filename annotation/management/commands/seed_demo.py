@@ -21,5 +21,5 @@ class Command(BaseCommand):
         for name, path in result["models"].items():
             self.stdout.write(f"Tiny model {name}: {path}")
         for run in result["runs"]:
-            self.stdout.write(f"Demo run {run.pk}: {run} is {run.status}, judged; its results: "
+            self.stdout.write(f"Demo run {run.pk}: {run} is {run.status}; its results: "
                               f"/results/runs/{run.pk}/")
