@@ -39,6 +39,9 @@ def test_when_shows_an_iso_like_date_time_with_its_zone():
         assert render('{{ t|when:"seconds" }}', t=moment).endswith(">2025-03-01 14:05:09 CET</time>")
     assert when_text(moment) == "2025-03-01 13:05 UTC"
     assert render("{{ t|when }}", t=None) == "—"
+    # stored results keep their times as ISO strings
+    assert render("{{ t|when }}", t=moment.isoformat()).endswith(">2025-03-01 13:05 UTC</time>")
+    assert render("{{ t|when }}", t="not a time") == "—"
 
 
 @pytest.mark.django_db

@@ -152,7 +152,7 @@ def test_bertscore_of_score_run_is_kept_with_the_run_for_its_pages(tmp_path, tin
     assert shown.metrics["oevqa"]["similarity"]["bertscore"] == pytest.approx(1.0)
     assert shown.model_metrics[0]["model"] == model and shown.model_metrics[0]["current"] is True
     page = researcher_client.get(reverse("results-run", args=[run.pk])).content.decode()
-    assert 'data-metric="oevqa.similarity.bertscore"' in page and "computed by <code>manage.py score</code>" in page
+    assert 'data-metric="oevqa.similarity.bertscore"' in page and f"computed with <code>{model}</code>" in page
     cell = next(c for c in results.flat_metrics(shown.metrics) if c.path == "oevqa.similarity.bertscore")
     assert cell.computed and cell.value == pytest.approx(1.0)
 

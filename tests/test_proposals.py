@@ -78,14 +78,19 @@ class ScriptedBackend:
         raise NotImplementedError
 
 
-@pytest.fixture
-def scripted(monkeypatch):
+def use_scripted_backend(monkeypatch) -> type[ScriptedBackend]:
+    """Register `ScriptedBackend` as the `scripted` backend for one test, with no replies or calls yet."""
     monkeypatch.setitem(registry.LOADERS, "scripted", ("tests.test_proposals", "ScriptedBackend"))
     monkeypatch.setattr(ScriptedBackend, "REPLIES", {})
     monkeypatch.setattr(ScriptedBackend, "calls", [])
     monkeypatch.setattr(ScriptedBackend, "progress_seen", [])
     monkeypatch.setattr(ScriptedBackend, "on_call", None)
     return ScriptedBackend
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    return use_scripted_backend(monkeypatch)
 
 
 def run_set(proposal_set, user=None, capture=None) -> Job:

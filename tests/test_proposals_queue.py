@@ -11,9 +11,8 @@ from django.urls import reverse
 from annotation import proposal_media
 from annotation.crowd.models import Study
 from generation import proposals
-from generation.backends import registry
 from generation.models import Job, Proposal, ProposalDecision, ProposalSet
-from tests.test_proposals import FACT, ScriptedBackend
+from tests.test_proposals import FACT, use_scripted_backend
 
 pytestmark = pytest.mark.django_db
 
@@ -22,12 +21,7 @@ IMAGE_PROMPT = "Describe in detail what the image shows: the people, objects, ac
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setitem(registry.LOADERS, "scripted", ("tests.test_proposals", "ScriptedBackend"))
-    monkeypatch.setattr(ScriptedBackend, "REPLIES", {})
-    monkeypatch.setattr(ScriptedBackend, "calls", [])
-    monkeypatch.setattr(ScriptedBackend, "progress_seen", [])
-    monkeypatch.setattr(ScriptedBackend, "on_call", None)
-    return ScriptedBackend
+    return use_scripted_backend(monkeypatch)
 
 
 def fact_set(scripted, capture, replies: dict, *, model_id="scripted/facts", user=None) -> ProposalSet:

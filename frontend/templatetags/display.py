@@ -28,7 +28,13 @@ def when_text(value: datetime, seconds: bool = False) -> str:
 
 @register.filter
 def when(value, precision: str = ""):
-    """``<time>`` for a date-time (``{{ x|when }}``, or ``{{ x|when:"seconds" }}``); "—" for none."""
+    """``<time>`` for a date-time or an ISO 8601 string (``{{ x|when }}``, or ``{{ x|when:"seconds" }}``);
+    "—" for anything else."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return NOTHING
     if not isinstance(value, datetime):
         return NOTHING
     return format_html('<time datetime="{}" data-when="{}">{}</time>', value.isoformat(),
