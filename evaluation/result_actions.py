@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotation.models import BenchmarkVersion
-from config.roles import ADMIN, CURATOR, has_role
+from config.roles import has_role
 from evaluation import baselines, benchmarks, exports, human_eval, judges, parsers, run_scoring, runs
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
@@ -81,8 +81,8 @@ def human_offers(version) -> list[Offer]:
 
 
 def may_create_studies(user) -> bool:
-    """Human-evaluation studies are crowd studies: curators and admins make them (`human_eval`)."""
-    return has_role(user, CURATOR, ADMIN)
+    """Who may start human-evaluation studies (`human_eval.STUDY_MAKERS`)."""
+    return has_role(user, *human_eval.STUDY_MAKERS)
 
 
 def _model(model: str) -> str:

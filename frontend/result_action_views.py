@@ -106,7 +106,7 @@ def start_baseline(request, pk):
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def start_human_evaluation(request, pk):
-    """Creates the study at once (curators and admins: the service refuses anyone else with 403)."""
+    """Creates the study at once (`human_eval.STUDY_MAKERS`: the service refuses anyone else with 403)."""
     version = _version(pk)
     form = HumanEvaluationForm(request.POST, run_ids=list(version.runs.values_list("pk", flat=True)))
     if not form.is_valid():

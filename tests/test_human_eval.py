@@ -155,9 +155,9 @@ def test_rating_study_options_every_sample_and_a_drawn_sample(blackswan, curator
         human_eval.create_rating_study(run_a, curator=curator, variants=("detective_mcq",))
 
 
-@pytest.mark.parametrize("role_fixture, allowed", [("annotator", False), ("researcher", False), ("curator", True),
+@pytest.mark.parametrize("role_fixture, allowed", [("annotator", False), ("researcher", True), ("curator", True),
                                                    ("admin_user", True)])
-def test_only_curators_and_admins_create_studies(request, blackswan, role_fixture, allowed):
+def test_curators_researchers_and_admins_create_studies(request, blackswan, role_fixture, allowed):
     user = request.getfixturevalue(role_fixture)
     version, run_a, _ = blackswan
     if allowed:
@@ -273,7 +273,7 @@ def test_command_creates_a_rating_study_and_prints_results(blackswan, curator, a
     call_command("human_eval", "results", "--study", "bs-rating", stdout=printed)
     body = json.loads(printed.getvalue())
     assert body["kind"] == "blackswan_rating" and body["submissions"]["counted"] == 0
-    with pytest.raises(CommandError, match="curators and admins"):
+    with pytest.raises(CommandError, match="curators, researchers and admins"):
         call_command("human_eval", "rating-study", "--run", str(run_a.pk), "--user", annotator.username,
                      stdout=io.StringIO())
     with pytest.raises(CommandError, match="No run 999999"):

@@ -5,7 +5,8 @@ benchmark supports, and bad input; the leaderboard's short model labels; the run
 import pytest
 from django.urls import reverse
 
-from config.roles import CURATOR, RESEARCHER
+from annotation.crowd.models import Study
+from config.roles import ANNOTATOR, RESEARCHER
 from evaluation import human_eval, judges
 from evaluation.models import EvaluationRun, Judgment, Prediction
 from evaluation.result_actions import BASELINE_JOB, JUDGE_JOB
@@ -13,6 +14,7 @@ from generation import jobs
 from generation.models import Job
 from tests.conftest import logged_in_client, make_user
 from tests.eval_support import frozen_version
+from tests.test_human_eval import blackswan_video, make_run, predict
 
 LONG_MODEL = "/srv/models/cache/huggingface/hub/some-organisation/Qwen2.5-VL-72B-Instruct-AWQ-long-name"
 
@@ -152,15 +154,28 @@ def test_baselines_offered_are_those_the_benchmark_supports(researcher_client, r
     assert made.status == EvaluationRun.Status.SUCCEEDED and made.predictions.count() == made.total_predictions > 0
 
 
-def test_human_evaluation_studies_are_asked_for_by_curators_from_the_results_page(db, run):
+def test_human_evaluation_studies_are_refused_where_the_benchmark_has_none_of_that_kind(db, run):
     url = reverse("results-version-human", kwargs={"pk": run.version.pk})
     researcher = logged_in_client(make_user("res-only", RESEARCHER))
-    assert researcher.post(url, {"kind": "human_baseline", "k": 2}).status_code == 403
-    both = logged_in_client(make_user("res-cur", RESEARCHER, CURATOR))
-    assert both.post(url, {"kind": "blackswan_rating", "k": 2, "runs": [run.pk]}).status_code == 400  # not cvrr's
-    refused = both.post(url, {"kind": "human_baseline", "k": 2})  # CVRR's free answers would need a judge
+    assert researcher.post(url, {"kind": "blackswan_rating", "k": 2, "runs": [run.pk]}).status_code == 400  # not cvrr's
+    refused = researcher.post(url, {"kind": "human_baseline", "k": 2})  # CVRR's free answers would need a judge
     assert refused.status_code == 400 and "would need a judge" in refused.content.decode()
     assert not human_eval.studies_of(human_eval.BASELINE, version=run.version)
+
+
+def test_a_researcher_starts_a_rating_study_from_the_results_page(video, researcher_client):
+    version = frozen_version("blackswan", "rated", [("v1", blackswan_video("v1"), {"video": video})])
+    rated = make_run(version, "org/alpha", input_strategy="frames")
+    predict(rated, {"v1:forecaster_gen": "He slips.", "v1:detective_gen": "He tripped.",
+                    "v1:reporter_gen": "A man slips on ice."})
+    url = reverse("results-version-human", kwargs={"pk": version.pk})
+    annotator = logged_in_client(make_user("worker-only", ANNOTATOR))
+    assert annotator.post(url, {"kind": "blackswan_rating", "k": 2, "runs": [rated.pk]}).status_code == 403
+    response = researcher_client.post(url, {"kind": "blackswan_rating", "k": 2, "runs": [rated.pk]})
+    assert response.status_code == 302, response.content.decode()[:500]
+    study = Study.objects.get()
+    assert study.annotators_per_item == 2 and study.items.count() >= 1
+    assert human_eval.kind_of(study) == "blackswan_rating"
 
 
 # --- Exports -----------------------------------------------------------------------------------------

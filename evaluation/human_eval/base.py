@@ -14,7 +14,7 @@ from annotation.crowd import studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import BenchmarkVersion
-from config.roles import ADMIN, CURATOR, has_role
+from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
 from evaluation import benchmarks, scoring
 from evaluation.benchmarks.base import derived_seed
 from evaluation.models import EvaluationRun
@@ -36,9 +36,12 @@ class HumanStudy:
     left_out: dict[str, str] = field(default_factory=dict)  # what was not made into an item, and why
 
 
-def require_curator(user) -> None:
-    if not has_role(user, CURATOR, ADMIN):
-        raise PermissionDenied("Only curators and admins create human-evaluation studies.")
+STUDY_MAKERS = (CURATOR, RESEARCHER, ADMIN)  # researchers start them from the results pages
+
+
+def require_study_maker(user) -> None:
+    if not has_role(user, *STUDY_MAKERS):
+        raise PermissionDenied("Only curators, researchers and admins create human-evaluation studies.")
 
 
 def kind_of(study: Study) -> str:

@@ -25,7 +25,7 @@ from evaluation.human_eval.base import (
     _studies_for,
     counted_submissions,
     meta_of,
-    require_curator,
+    require_study_maker,
     studies_of,
 )
 from evaluation.human_eval.canvases import canvas_image
@@ -81,7 +81,7 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
                                 likelihood: bool | None = None, name: str = "", slug: str | None = None,
                                 instructions: str = "", open_now: bool = True, **study_fields) -> HumanStudy:
     """People answer a version's own requests (see the package docstring)."""
-    require_curator(curator)
+    require_study_maker(curator)
     if not version.frozen:
         raise HumanEvalError(f"{version} is not frozen: a baseline is measured on a frozen version.")
     meta = {"kind": BASELINE, "benchmark": version.benchmark.slug, "version": version.pk,

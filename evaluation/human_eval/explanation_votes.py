@@ -26,7 +26,7 @@ from evaluation.human_eval.base import (
     counted_submissions,
     kind_of,
     meta_of,
-    require_curator,
+    require_study_maker,
 )
 from evaluation.human_eval.baselines import ANSWER
 from evaluation.human_eval.canvases import (
@@ -70,7 +70,7 @@ def create_explanation_vote_study(runs, *, curator, baseline_studies=(), sample:
                                   k: int = 3, name: str = "", slug: str | None = None, instructions: str = "",
                                   open_now: bool = True, **study_fields) -> HumanStudy:
     """An NL-EYE explanation vote over runs' correct triplet answers (see the package docstring)."""
-    require_curator(curator)
+    require_study_maker(curator)
     runs = _as_list(runs)
     version = _one_version(runs, VOTE)
     baseline_studies = list(baseline_studies)

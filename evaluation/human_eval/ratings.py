@@ -22,7 +22,7 @@ from evaluation.human_eval.base import (
     _usable,
     _video_of,
     counted_submissions,
-    require_curator,
+    require_study_maker,
 )
 from evaluation.models import EvaluationRun
 
@@ -63,7 +63,7 @@ def create_rating_study(runs, *, curator, variants=GEN_VARIANTS, sample: int | N
                         k: int = 3, all_samples: bool = False, name: str = "", slug: str | None = None,
                         instructions: str = "", open_now: bool = True, **study_fields) -> HumanStudy:
     """A rating study over BlackSwan runs' generated responses (see the package docstring)."""
-    require_curator(curator)
+    require_study_maker(curator)
     runs = _as_list(runs)
     version = _one_version(runs, RATING)
     variants = tuple(variants)

@@ -1,9 +1,9 @@
 """`manage.py human_eval`: crowd studies of human evaluation over runs and versions, and their results
 (see `evaluation.human_eval`).
 
-    human_eval rating-study --run ID [--run ID …] --user CURATOR [--sample N] [--variants a,b] [--k 3]
-    human_eval vote-study --run ID [--run ID …] --user CURATOR [--baseline-study SLUG …] [--sample N]
-    human_eval baseline-study --benchmark B --version L --variant V [--variant V …] --user CURATOR [--sample N]
+    human_eval rating-study --run ID [--run ID …] --user USER [--sample N] [--variants a,b] [--k 3]
+    human_eval vote-study --run ID [--run ID …] --user USER [--baseline-study SLUG …] [--sample N]
+    human_eval baseline-study --benchmark B --version L --variant V [--variant V …] --user USER [--sample N]
     human_eval results --study SLUG
 """
 
