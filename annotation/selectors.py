@@ -2,15 +2,7 @@
 
 from django.db.models import Q
 
-from annotation.models import Benchmark, BenchmarkVersion, Image, MediaTag, Video, VideoSplit
-
-
-def videos():
-    return Video.objects.select_related("probe_job")
-
-
-def images():
-    return Image.objects.select_related("probe_job")
+from annotation.models import Benchmark, BenchmarkVersion, MediaTag, VideoSplit
 
 
 def library_assets(model, *, query: str = "", status: str = "", tag: str = ""):
