@@ -42,7 +42,7 @@ class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     kind = ""
 
     def get_queryset(self):
-        return selectors.media_assets(self.queryset.model, self.request.query_params.get("status", ""))
+        return selectors.library_assets(self.queryset.model, status=self.request.query_params.get("status", ""))
 
     @extend_schema(request={"multipart/form-data": UploadSerializer})
     def create(self, request):

@@ -6,9 +6,9 @@ from annotation.models import Benchmark, BenchmarkVersion, MediaTag, VideoSplit
 
 
 def library_assets(model, *, query: str = "", status: str = "", tag: str = ""):
-    """The library's videos or images (`model`) with their probe job and tags, narrowed by a search
+    """The library's videos or images (`model`) with their probe job, uploader and tags, narrowed by a search
     text (in the title or the original file name), a status and a tag when given."""
-    found = model.objects.select_related("probe_job").prefetch_related("tags")
+    found = model.objects.select_related("probe_job", "uploaded_by").prefetch_related("tags")
     if query:
         found = found.filter(Q(title__icontains=query) | Q(original_name__icontains=query))
     if status:
@@ -40,13 +40,6 @@ def frozen_versions():
 def splits():
     """Video splits with their video."""
     return VideoSplit.objects.select_related("video")
-
-
-def media_assets(model, status: str = ""):
-    """The library's videos or images (`model`) with who uploaded them and their probe job; only
-    those in `status` when given."""
-    assets = model.objects.select_related("uploaded_by", "probe_job")
-    return assets.filter(status=status) if status else assets
 
 
 def versions_with_creator(benchmark_slug: str = ""):

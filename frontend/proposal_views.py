@@ -87,8 +87,8 @@ def queue_page(request):
         "media_kinds": [name for name, task in kinds.items() if "media" in task.required_inputs],
         "backends": proposals.proposal_backends(), "recent_models": generation_selectors.recent_model_ids(),
         "demo_models": demo_models(), "sets": generation_selectors.proposal_sets()[:100],
-        "videos": selectors.media_assets(Video, Video.Status.READY)[:LIBRARY_CHOICES],
-        "images": selectors.media_assets(Image, Image.Status.READY)[:LIBRARY_CHOICES],
+        "videos": selectors.library_assets(Video, status=Video.Status.READY)[:LIBRARY_CHOICES],
+        "images": selectors.library_assets(Image, status=Image.Status.READY)[:LIBRARY_CHOICES],
         "frames_policy": proposal_media.DEFAULT_FRAMES,
     })
 

@@ -81,8 +81,8 @@ def _batch(request):
 def _items_context(study: Study) -> dict:
     return {
         "study": study, "sources": SOURCES, "item_count": study.items.count(),
-        "videos": media_selectors.media_assets(Video, MediaAsset.Status.READY).order_by("-created_at")[:MEDIA_CHOICES],
-        "images": media_selectors.media_assets(Image, MediaAsset.Status.READY).order_by("-created_at")[:MEDIA_CHOICES],
+        "videos": media_selectors.library_assets(Video, status=MediaAsset.Status.READY)[:MEDIA_CHOICES],
+        "images": media_selectors.library_assets(Image, status=MediaAsset.Status.READY)[:MEDIA_CHOICES],
         "versions": media_selectors.frozen_versions(),
     }
 
