@@ -22,14 +22,13 @@ from annotation.crowd import (
     payments,
     platforms,
     selectors,
-    study_settings,
     study_state,
     task_page,
 )
 from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
-from annotation.crowd.study_forms import StudySettingsForm
+from annotation.crowd.study_forms import StudySettingsForm, WorkerListsForm, save_settings
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
@@ -208,18 +207,19 @@ def study_settings_page(request, slug):
     setting changed after work started is 409, each with the field's reason (nothing saved)."""
     study = get_object_or_404(Study, slug=slug)
     form = StudySettingsForm(request.POST or None, instance=study)
+    lists = WorkerListsForm(request.POST or None, study=study)
     status = 200
     if request.method == "POST":
         if study.state == Study.State.CLOSED:
             form.add_error(None, "A closed study cannot change.")
             status = 409
-        elif form.is_valid():
-            study_settings.resize_items(form.save())
+        elif all([form.is_valid(), lists.is_valid()]):
+            save_settings(form, lists)
             return redirect("crowd-study-detail", slug=study.slug)
         else:
             status = 409 if form.frozen else 400
     return render(request, "crowd/study_settings.html",
-                  {"study": study, "form": form, "form_kinds": kinds.with_forms()}, status=status)
+                  {"study": study, "form": form, "lists": lists, "form_kinds": kinds.with_forms()}, status=status)
 
 
 @roles_allowed(*SUBMISSION_READERS)

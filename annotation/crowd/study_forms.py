@@ -3,8 +3,9 @@ admin: both check the rules of `annotation.crowd.study_settings`, so a value out
 frozen setting changed after work started is a form error naming the field, never a database error."""
 
 from django import forms
+from django.db import transaction
 
-from annotation.crowd import kinds, studies, study_settings
+from annotation.crowd import kinds, studies, study_settings, worker_lists
 from annotation.crowd.models import Qualification, Study, StudyItem
 
 PAGE_FIELDS = ["name", "step_kind", "form_schema", "annotators_per_item", "count_accepted_only", "lease_seconds",
@@ -82,6 +83,46 @@ class StudySettingsForm(forms.ModelForm):
         for name, message in {**study_settings.problems(cleaned, study=study), **frozen}.items():
             self.add_error(name if name in self.fields else None, f"{name}: {message}")
         return cleaned
+
+
+class WorkerListsForm(forms.Form):
+    """A study's "only these workers" and "never these workers" lists as usernames, one a line; an
+    unknown username is an error naming it, and `save` replaces both lists."""
+
+    include_workers = forms.CharField(
+        required=False, label="Only these workers", widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="usernames, one a line; when any are listed, nobody else may work on the study")
+    exclude_workers = forms.CharField(
+        required=False, label="Never these workers", widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="usernames, one a line; they never get an item of the study")
+
+    def __init__(self, *args, study: Study, **kwargs):
+        kwargs.setdefault("initial", {field: worker_lists.as_text(study, field) for field in worker_lists.LISTS})
+        super().__init__(*args, **kwargs)
+        self.study = study
+
+    def clean(self):
+        cleaned = super().clean()
+        self.lists = {field: worker_lists.usernames(cleaned.get(field, "")) for field in worker_lists.LISTS}
+        try:
+            worker_lists.resolve(self.lists)
+        except worker_lists.UnknownWorkers as exc:
+            for field, names in exc.details.items():
+                self.add_error(field, f"unknown username{'s' if len(names) != 1 else ''}: {', '.join(names)}")
+        return cleaned
+
+    def save(self) -> None:
+        worker_lists.set_lists(self.study, self.lists)
+
+
+def save_settings(settings: StudySettingsForm, lists: WorkerListsForm) -> Study:
+    """Save a study's valid settings and worker lists together (all or nothing); after k changed on a
+    study nobody has claimed from, its items get k places each."""
+    with transaction.atomic():
+        study = settings.save()
+        study_settings.resize_items(study)
+        lists.save()
+    return study
 
 
 class NewStudyForm(StudySettingsForm):
