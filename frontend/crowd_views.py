@@ -70,7 +70,7 @@ def work(request, slug):
     study = get_object_or_404(Study, slug=slug)
     visit = platforms.recalled(request.session, slug)
     assignment_id = visit.assignment_id if visit else ""
-    if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user, request.session):
+    if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user):
         response = render(request, "crowd/consent.html", task_page.consent_context(study))
         return _frameable_by_mturk(response) if assignment_id else response
     try:
@@ -104,7 +104,7 @@ def _private(response):
 def work_consent(request, slug):
     """The worker agrees to the study's consent / introduction page and goes on to their first item."""
     study = get_object_or_404(Study, slug=slug)
-    task_page.give_consent(study, request.session)
+    task_page.give_consent(study, request.user)
     return redirect("crowd-work", slug=study.slug)
 
 

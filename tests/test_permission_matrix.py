@@ -199,6 +199,8 @@ MATRIX: dict[str, Case] = {
     "api-study-detail": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "api-study-claim": Case(GET=api(CURATORS, ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
                             kwargs={"slug": "no-such-study"}),
+    "api-study-consent": Case(GET=api(CURATORS, ok=405), POST=api((ANNOTATOR, CURATOR), ok=404),
+                              kwargs={"slug": "no-such-study"}),
     "api-study-open-study": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404),
                                  kwargs={"slug": "no-such-study"}),
     "api-study-pause": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),

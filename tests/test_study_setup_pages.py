@@ -9,12 +9,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation import versions
-from annotation.crowd import assignment
-from annotation.crowd.models import Claim, Study, StudyItem
+from annotation.crowd import assignment, consent
+from annotation.crowd.models import Claim, Study, StudyConsent, StudyItem
 from annotation.models import Benchmark, BenchmarkVersion
 from config.models import StateChange
 from config.roles import ANNOTATOR
-from tests.conftest import create_study, cvqa_payload, logged_in_client, make_user
+from tests.conftest import create_study, cvqa_payload, logged_in_api, logged_in_client, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -225,6 +225,7 @@ def test_duplicate_copies_settings_and_items_not_claims(curator, annotator):
                          instructions="Be kind.")
     study.exclude_workers.add(annotator)
     other = make_user("other", ANNOTATOR)
+    consent.give(study, other)
     claim = assignment.claim_next(study, other)
     response = logged_in_client(curator).post(reverse("crowd-study-duplicate", args=[study.slug]))
     copy = Study.objects.exclude(pk=study.pk).get()
@@ -253,8 +254,9 @@ def test_consent_page_comes_before_the_first_item(annotator):
 
 
 def test_no_consent_page_for_a_worker_with_items_or_a_study_without_one(annotator):
-    study = create_study("later", form=FORM, items=2, consent_text="Agree.")
+    study = create_study("later", form=FORM, items=2)
     assignment.claim_next(study, annotator)  # started before the page was added
+    Study.objects.filter(pk=study.pk).update(consent_text="Agree.")
     assert b"data-external-id" in logged_in_client(annotator).get(reverse("crowd-work", args=[study.slug])).content
     plain = create_study("plain", form=FORM, items=1)
     other = make_user("worker2", ANNOTATOR)
@@ -264,3 +266,26 @@ def test_no_consent_page_for_a_worker_with_items_or_a_study_without_one(annotato
 def test_researcher_cannot_agree_to_consent(researcher):
     study = create_study("noresearch", form=FORM, items=1, consent_text="Agree.")
     assert logged_in_client(researcher).post(reverse("crowd-work-consent", args=[study.slug])).status_code == 403
+
+
+def test_the_claim_api_asks_for_consent_until_the_worker_agrees(annotator):
+    study = create_study("consent-api", form=FORM, items=2, consent_text="You agree to take part.")
+    api = logged_in_api(annotator)
+    refused = api.post(reverse("api-study-claim", args=[study.slug]))
+    assert refused.status_code == 409 and refused.json()["error"].startswith("this study asks for your consent first")
+    assert not Claim.objects.exists() and not StudyConsent.objects.exists()
+    agreed = api.post(reverse("api-study-consent", args=[study.slug]))
+    assert agreed.status_code == 201 and agreed.json()["study"] == study.slug
+    assert api.post(reverse("api-study-consent", args=[study.slug])).status_code == 201  # agreeing again is harmless
+    assert StudyConsent.objects.filter(study=study, worker=annotator).count() == 1
+    assert api.post(reverse("api-study-claim", args=[study.slug])).status_code == 201
+    assert api.post(reverse("api-study-consent", args=["no-such-study"])).status_code == 404
+
+
+def test_consent_given_on_the_page_is_kept_for_the_api_and_other_sessions(annotator):
+    study = create_study("consent-kept", form=FORM, items=2, consent_text="Agree.")
+    assert logged_in_client(annotator).post(reverse("crowd-work-consent", args=[study.slug])).status_code == 302
+    assert StudyConsent.objects.filter(study=study, worker=annotator).exists()
+    fresh = logged_in_client(annotator)  # another browser: no session of the first one
+    assert b"data-external-id" in fresh.get(reverse("crowd-work", args=[study.slug])).content
+    assert logged_in_api(annotator).post(reverse("api-study-claim", args=[study.slug])).status_code == 200

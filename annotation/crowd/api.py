@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from annotation.blackswan import staged
 from annotation.crowd import (
     assignment,
+    consent,
     eligibility,
     history,
     reports,
@@ -46,7 +47,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
 
     allowed_roles = CURATORS
     # the report and the queues show workers' answers: for whoever may read submissions
-    action_roles = {"claim": (ANNOTATOR, *CURATORS), "report": SUBMISSION_READERS,
+    action_roles = {"claim": (ANNOTATOR, *CURATORS), "consent": (ANNOTATOR, *CURATORS), "report": SUBMISSION_READERS,
                     "report_csv": SUBMISSION_READERS, "queue": SUBMISSION_READERS}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
@@ -119,6 +120,17 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         body = WorkerClaimSerializer(claim).data
         # 200: the worker's current claim again; 201: a new one (also when the old lease had expired)
         return Response(body, status=201 if new else 200)
+
+    @extend_schema(request=None, responses={201: inline_serializer("StudyConsent", {
+        "study": serializers.CharField(), "agreed_at": serializers.DateTimeField()})})
+    @action(detail=True, methods=["post"])
+    def consent(self, request, slug=None):
+        """The worker agrees to the study's consent / introduction page; their first claim needs it."""
+        found = eligibility.study_and_standing(slug, request.user)
+        if found is None:
+            raise CrowdError("No such study.", status=404)
+        agreed = consent.give(found[0], request.user)
+        return Response({"study": found[0].slug, "agreed_at": agreed.agreed_at}, status=201)
 
     @extend_schema(parameters=[OpenApiParameter("queue", str, enum=list(review.QUEUES)),
                                OpenApiParameter("state", str, enum=list(review.STATES))],

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.crowd import eligibility, forms, history, rows
+from annotation.crowd import consent, eligibility, forms, history, rows
 from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, StudyNotOpen
 from annotation.crowd.models import Claim, Study, StudyItem
 
@@ -68,6 +68,8 @@ def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = 
     current = _current_claim(study, worker, now)
     if current is not None:
         return current
+    if consent.asks_consent(study):  # no statement for a study without a consent page
+        consent.check_before_claim(study, worker)
     for roles in _roles_to_try(study, worker):
         claim = _claim_from(study, worker, roles, now, platform_assignment_id)
         if claim is not None:

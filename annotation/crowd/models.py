@@ -307,6 +307,20 @@ class StudyExclusion(models.Model):
         return f"{self.worker} excluded from {self.study}: {self.reason}"
 
 
+class StudyConsent(models.Model):
+    """A worker agreed to a study's consent / introduction page (on the page or through the API)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consents")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    agreed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "worker"], name="unique_study_consent")]
+
+    def __str__(self):
+        return f"{self.worker} agreed to the consent page of {self.study}"
+
+
 class QualificationTest(models.Model):
     """Questions with answer keys; passing grants the qualification."""
 

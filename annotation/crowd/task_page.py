@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.blackswan import staged
-from annotation.crowd import eligibility, forms, platforms, progress
+from annotation.crowd import consent, eligibility, forms, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
@@ -140,22 +140,15 @@ def _standing(study: Study, worker) -> dict:
     return {"progress": progress.progress(study, worker), "earnings": progress.earnings(study, worker)}
 
 
-CONSENT_SESSION_KEY = "crowd_consent"
+def needs_consent(study: Study, user) -> bool:
+    """Whether the worker must see the study's consent / introduction page before their first item
+    (`annotation.crowd.consent`: agreed once, kept in the database)."""
+    return consent.needs_consent(study, user)
 
 
-def needs_consent(study: Study, user, session) -> bool:
-    """Whether the worker must see the study's consent / introduction page before their first item:
-    the study has one, they have not agreed to it in this session and they have no item of it yet."""
-    if not study.consent_text.strip() or study.slug in (session.get(CONSENT_SESSION_KEY) or []):
-        return False
-    return not Claim.objects.filter(study=study, worker=user).exists()
-
-
-def give_consent(study: Study, session) -> None:
-    """Remember in the session that the worker agreed to the study's consent page."""
-    agreed = list(session.get(CONSENT_SESSION_KEY) or [])
-    if study.slug not in agreed:
-        session[CONSENT_SESSION_KEY] = [*agreed, study.slug]
+def give_consent(study: Study, user) -> None:
+    """Record that the worker agreed to the study's consent page."""
+    consent.give(study, user)
 
 
 def consent_context(study: Study) -> dict:
