@@ -102,7 +102,7 @@ def ensure_demo_study(curator) -> Study:
 
 
 DEMO_VERSION_LABEL = "demo"
-DEMO_MODELS = ("qwen2-vl", "causal-lm")
+DEMO_MODELS = ("qwen2-vl", "causal-lm", "nli", "clip")
 
 
 def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
@@ -168,7 +168,8 @@ def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
 
 
 def ensure_demo_models(say=lambda line: None) -> dict:
-    """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM) for demo runs on CPU."""
+    """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder and a CLIP) for
+    demo runs and their scoring on CPU."""
     folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
     say(f"Building tiny demo models under {folder} (once) ...")
     return {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}

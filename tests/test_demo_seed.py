@@ -13,7 +13,8 @@ from django.urls import reverse
 from annotation.crowd import kinds
 from annotation.crowd.models import Study
 from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, Video, VideoSplit
-from evaluation.models import EvaluationRun, Judgment
+from evaluation import results
+from evaluation.models import EvaluationRun, Judgment, RunModelMetric
 from frontend.navigation import ENTRIES
 
 pytestmark = pytest.mark.django_db
@@ -68,20 +69,21 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     assert VideoSplit.objects.get(video__original_name="bigbuckbunny.mp4").status == VideoSplit.Status.DONE
     assert VideoSplit.objects.filter(video__original_name="bikes.mp4", status=VideoSplit.Status.DONE).count() == 1
     built = dict(re.findall(r"^Tiny model (\S+): (\S+)$", seeded, re.MULTILINE))
-    assert set(built) == {"qwen2-vl", "causal-lm"}
+    assert set(built) == {"qwen2-vl", "causal-lm", "nli", "clip"}
     assert all((Path(path) / "config.json").exists() for path in built.values())
 
-    judged, runs = Judgment.objects.count(), EvaluationRun.objects.count()
+    judged, runs, kept = Judgment.objects.count(), EvaluationRun.objects.count(), RunModelMetric.objects.count()
     assert runs >= 4  # the tiny model on CVRR-ES and NL-EYE, and NL-EYE's random and dumb_pixel baselines
     out = io.StringIO()
     call_command("seed_demo", stdout=out)
     assert counts() == first
     assert set(BenchmarkVersion.objects.filter(label="demo").values_list("benchmark__slug", flat=True)) == {
-        "cvrr", "nleye"}
-    assert BenchmarkVersion.objects.filter(label="demo").count() == 2
+        "cvrr", "nleye", "maia"}
+    assert BenchmarkVersion.objects.filter(label="demo").count() == 3
     assert Study.objects.filter(slug="demo-blackswan").count() == 1
     assert VideoSplit.objects.filter(status=VideoSplit.Status.DONE).count() == staged.items.count()
     assert EvaluationRun.objects.count() == runs and Judgment.objects.count() == judged
+    assert RunModelMetric.objects.count() == kept
     assert "already in the library" in out.getvalue()
     assert sorted(p for p in media_root.rglob("*") if p.is_file()) == files
 
@@ -173,3 +175,23 @@ def test_every_study_kind_has_an_open_demo_study_on_the_annotators_task_list(see
     tasks = client.get(reverse("my-tasks")).content.decode()
     for study in open_studies:
         assert study.name in tasks, f"{study.slug} is not on the annotator's task list"
+
+
+def test_the_demo_maia_run_shows_its_bertscore_computed(seeded):
+    version = BenchmarkVersion.objects.get(benchmark__slug="maia", label="demo")
+    assert version.frozen and version.item_count >= 3
+    run = EvaluationRun.objects.get(version=version, model_id__contains="qwen2-vl")
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+    kept = RunModelMetric.objects.get(run=run, kind="bertscore")
+    assert kept.model_id.endswith("nli") and "Kept bertscore of run" in seeded
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    page = client.get(reverse("results-run", args=[run.pk])).content.decode()
+    assert 'data-metric="oevqa.similarity.bertscore"' in page and f"computed with <code>{kept.model_id}</code>" in page
+    cell = next(c for c in results.flat_metrics(results.run_results(run).metrics)
+                if c.path == "oevqa.similarity.bertscore")
+    assert cell.computed and isinstance(cell.value, float) and -1 <= cell.value <= 1
+    board = leaderboard_cells(client.get(reverse("results-version", args=[version.pk])).content.decode())
+    text = board[run.pk]["oevqa.similarity.bertscore"]
+    assert "not computed" not in text and re.search(r"\d", text), text

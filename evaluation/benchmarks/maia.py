@@ -106,6 +106,7 @@ class MaiaBenchmark(Benchmark):
         MetricSpec("vsv.pool_accuracy", "VSV pool"),
         MetricSpec("oevqa.judge_accuracy", "OEVQA judged"),
         MetricSpec("aggregate_accuracy", "Aggregate", n="aggregate_n"),
+        MetricSpec("oevqa.similarity.bertscore", "OEVQA BERTScore", rate=False),
     )
     series = (
         SeriesSpec("category-pool", "VSV pool accuracy per category", "categories", "vsv.pool_accuracy", radar=True),

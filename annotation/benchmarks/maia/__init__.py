@@ -1,6 +1,7 @@
-"""MAIA: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`)."""
+"""MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
+items (`demo`)."""
 
-from annotation.benchmarks.maia import exporter, importer
+from annotation.benchmarks.maia import demo, exporter, importer
 from annotation.benchmarks.maia.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -13,3 +14,6 @@ class Maia(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
+
+    def demo_items(self, media):
+        return demo.demo_items(media)

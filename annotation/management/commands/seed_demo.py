@@ -9,7 +9,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-models", action="store_true",
-                            help="skip building the tiny demo models (a Qwen2-VL-family VLM and a chat LM)")
+                            help="skip building the tiny demo models (VLM, chat LM, BERT encoder, CLIP)")
 
     def handle(self, **options):
         result = seed_demo(say=self.stdout.write, models=not options["no_models"])
