@@ -64,12 +64,8 @@ class TransitionActions:
             self.message_user(request, "Refused: " + "; ".join(refused[:20]), messages.WARNING)
 
 
-class StateChangeAdmin(admin.ModelAdmin):
-    """The insert-only state history, to read."""
-
-    list_display = ["created_at", "content_type", "object_id", "from_state", "to_state", "actor", "reason"]
-    list_filter = ["content_type", "to_state"]
-    search_fields = ["reason", "actor__username"]
+class RecordsOnly:
+    """Admin mixin for insert-only records: shown, never added, changed or deleted from the admin."""
 
     def has_add_permission(self, request):
         return False
@@ -79,3 +75,11 @@ class StateChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class StateChangeAdmin(RecordsOnly, admin.ModelAdmin):
+    """The insert-only state history, to read."""
+
+    list_display = ["created_at", "content_type", "object_id", "from_state", "to_state", "actor", "reason"]
+    list_filter = ["content_type", "to_state"]
+    search_fields = ["reason", "actor__username"]

@@ -43,8 +43,8 @@ class UnknownBenchmark(KeyError):
 class BenchmarkDefinition:
     """What a benchmark is as data. Subclasses set the attributes; reading and writing the release go
     to the `importer` module (`read(root, problems)`, optionally `check_media_facts(spec, facts,
-    problems)`) and the `exporter` module (`write(items, writer)`), or a subclass overrides `read`
-    and `write` itself."""
+    problems)`) and the `exporter` module (`write(items, writer)`), a demo version's items to the
+    `demo` module (`demo_items(media)`), or a subclass overrides those methods itself."""
 
     slug: str = ""
     name: str = ""
@@ -52,6 +52,7 @@ class BenchmarkDefinition:
     payloads: tuple[type[Payload], ...] = ()  # one model per record kind, each with `kind: Literal[...]`
     importer = None  # the module that reads the release
     exporter = None  # the module that writes it back
+    demo = None  # the module that makes a demo version's items, if the benchmark has one
 
     def read(self, root, problems) -> list:
         """The release in folder `root` as `ItemSpec`s (`annotation.importers.base`); problems collected."""
@@ -73,8 +74,8 @@ class BenchmarkDefinition:
 
     def demo_items(self, media: dict) -> list[tuple[str, dict, dict]]:
         """(external id, payload, media by role) of a demo version over the sample media (`media`: the
-        library's ready videos and images by file name); none by default."""
-        return []
+        library's ready videos and images by file name); none without a `demo` module."""
+        return [] if self.demo is None else self.demo.demo_items(media)
 
     @cached_property
     def kinds(self) -> dict[str, type[Payload]]:

@@ -16,7 +16,7 @@ from annotation.crowd.models import (
     WorkerProfile,
 )
 from annotation.crowd.study_forms import StudyAdminForm, StudyItemForm
-from config.admin_states import TransitionActions
+from config.admin_states import RecordsOnly, TransitionActions
 
 
 @admin.register(Study)
@@ -129,18 +129,9 @@ class StudyExclusionAdmin(admin.ModelAdmin):
 
 
 @admin.register(StagedStep)
-class StagedStepAdmin(SubmissionReadRule, admin.ModelAdmin):
+class StagedStepAdmin(RecordsOnly, SubmissionReadRule, admin.ModelAdmin):
     """Steps of BlackSwanSuite staged claims, read-only: submitted steps are frozen by the database."""
 
     list_display = ["claim", "step", "draft_revision", "submitted_at", "active_seconds", "wall_seconds"]
     list_filter = ["step", "claim__study"]
     readonly_fields = [f.name for f in StagedStep._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

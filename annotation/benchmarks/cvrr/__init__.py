@@ -14,6 +14,4 @@ class CvrrEs(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
-
-    def demo_items(self, media):
-        return demo.demo_items(media)
+    demo = demo
