@@ -255,6 +255,7 @@ class ItemMedia(models.Model):
             raise FrozenError("Media of a frozen version cannot change.")
         return super().delete(*args, **kwargs)
 
+from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,
