@@ -52,6 +52,9 @@ class ItemCheck(models.Model):
     aspect = models.CharField(max_length=64, help_text='e.g. "image:premise" or "plausibility"')
     verdict = models.CharField(max_length=8, choices=Verdict.choices)
     note = models.TextField(blank=True)
+    subject = models.JSONField(default=dict, blank=True,
+                               help_text="what was judged (e.g. the image's id and its scene text): a check of "
+                                         "something that has changed since no longer counts")
     checked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     checked_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,6 +1,7 @@
 """What the version page shows: a version's items, searched and paged, each payload as labelled
 fields (the labels come from the benchmark's payload schema: a field's title, else its name in
-words), and previews of the media each item uses (permission-checked file URLs)."""
+words), previews of the media each item uses (permission-checked file URLs) and the benchmark's own
+pages about the version (`BenchmarkDefinition.version_links`)."""
 
 import json
 
@@ -74,4 +75,12 @@ def version_page(version, query: str = "", page_number=None) -> dict:
     for item in page:
         item.fields = readable_payload(version.benchmark.slug, item.payload)
         item.previews = item_media(item)
-    return {"version": version, "items": page, "query": query}
+    return {"version": version, "items": page, "query": query, "links": version_links(version)}
+
+
+def version_links(version) -> list[tuple[str, str]]:
+    """(label, URL) of the pages the version's benchmark links its versions to (its curation pages)."""
+    try:
+        return registry.get(version.benchmark.slug).version_links(version)
+    except registry.UnknownBenchmark:
+        return []

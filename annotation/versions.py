@@ -1,8 +1,9 @@
 """Creating, filling and freezing benchmark versions.
 
 Freezing validates every payload and then runs the registered freeze checks: functions
-`check(version) -> [(external id, reason), …]` that other apps register at start-up with
-`register_freeze_check`. The evaluation app registers one that builds every item's evaluation
+`check(version) -> [(external id, reason), …]` that other apps (or a benchmark's own package) register at
+start-up with `register_freeze_check`, each with the phrase its refusals use ("cannot be evaluated",
+"is not validated"). The evaluation app registers one that builds every item's evaluation
 requests, so a version that cannot produce its requests is never frozen (the annotation layer does not
 import the evaluation layer: it only calls what was registered). A refusal is a `FreezeRefused`
 naming the items and the reasons, the same in the import command, the API and the admin.
@@ -21,6 +22,8 @@ from annotation.payloads import validate_payload
 
 FreezeCheck = Callable[[BenchmarkVersion], list[tuple[str, str]]]
 _freeze_checks: list[FreezeCheck] = []
+_phrases: dict[FreezeCheck, str] = {}
+DEFAULT_PHRASE = "cannot be evaluated"
 SHOWN_ITEMS = 20  # items a refusal names one by one; the rest are counted
 
 
@@ -32,22 +35,33 @@ class FreezeRefused(ValidationError):
         self.items = list(items or [])
 
 
-def register_freeze_check(check: FreezeCheck) -> None:
-    """Run `check` on every version about to be frozen (once, however often it is registered)."""
+def register_freeze_check(check: FreezeCheck, phrase: str = DEFAULT_PHRASE) -> None:
+    """Run `check` on every version about to be frozen (once, however often it is registered); a refused
+    item is named as "item 'x' <phrase>: <reason>"."""
     if check not in _freeze_checks:
         _freeze_checks.append(check)
+    _phrases[check] = phrase
+
+
+def _refused(version: BenchmarkVersion) -> list[tuple[str, str, str]]:
+    """(external id, phrase, reason) for every item a registered freeze check refuses."""
+    return [(external_id, _phrases.get(check, DEFAULT_PHRASE), reason)
+            for check in _freeze_checks for external_id, reason in check(version)]
 
 
 def item_problems(version: BenchmarkVersion) -> list[tuple[str, str]]:
     """(external id, reason) for every item a registered freeze check refuses."""
-    return [problem for check in _freeze_checks for problem in check(version)]
+    return [(external_id, reason) for external_id, _phrase, reason in _refused(version)]
 
 
-def _refusal(items: list[tuple[str, str]]) -> FreezeRefused:
-    messages = [f"item {external_id!r} cannot be evaluated: {reason}" for external_id, reason in items[:SHOWN_ITEMS]]
-    if len(items) > SHOWN_ITEMS:
-        messages.append(f"… and {len(items) - SHOWN_ITEMS} more item(s) that cannot be evaluated")
-    return FreezeRefused(messages, items)
+def _refusal(refused: list[tuple[str, str, str]]) -> FreezeRefused:
+    messages = [f"item {external_id!r} {phrase}: {reason}" for external_id, phrase, reason in refused[:SHOWN_ITEMS]]
+    rest = refused[SHOWN_ITEMS:]
+    if rest:
+        phrases = {phrase for _external_id, phrase, _reason in rest}
+        phrase = phrases.pop() if len(phrases) == 1 else "cannot be frozen"
+        messages.append(f"… and {len(rest)} more item(s) that {phrase}")
+    return FreezeRefused(messages, [(external_id, reason) for external_id, _phrase, reason in refused])
 
 
 def add_item(version: BenchmarkVersion, external_id: str, payload: dict, media: dict | None = None) -> BenchmarkItem:
@@ -94,7 +108,7 @@ def freeze(version: BenchmarkVersion) -> BenchmarkVersion:
             problems.append("a version needs at least one item")
         if problems:
             raise ValidationError(problems)
-        refused = item_problems(version)
+        refused = _refused(version)
         if refused:
             raise _refusal(refused)
         version.item_count = count

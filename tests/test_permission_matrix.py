@@ -129,6 +129,13 @@ MATRIX: dict[str, Case] = {
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
+    # NL-EYE triplets under curation (frontend/triplet_validation_views.py): an item or version that does not
+    # exist is 404 for curators and admins (GET and POST), other roles 403
+    "nleye-triplet-explain": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                  kwargs={"item_id": MISSING}),
+    "nleye-triplet-validate": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                   kwargs={"item_id": MISSING}),
+    "nleye-validation-state": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
     # an export job that does not exist: whoever may export something (curators export crowd submissions)

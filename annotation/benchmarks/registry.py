@@ -77,6 +77,10 @@ class BenchmarkDefinition:
         library's ready videos and images by file name); none without a `demo` module."""
         return [] if self.demo is None else self.demo.demo_items(media)
 
+    def version_links(self, version) -> list[tuple[str, str]]:
+        """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""
+        return []
+
     @cached_property
     def kinds(self) -> dict[str, type[Payload]]:
         """Record kind → its payload model."""
