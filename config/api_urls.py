@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
+from annotation.benchmarks.nleye.api import TripletCurationViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from config.auth_api import TokenView, WhoAmIView
@@ -22,6 +23,7 @@ router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
+router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
 
 urlpatterns = [
     path("", include(router.urls)),

@@ -14,7 +14,7 @@ from annotation.benchmarks.nleye import explanation, triplets, validation, vocab
 from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia
 from config.roles import CURATOR
-from tests.conftest import ingest_path, logged_in_client, make_user
+from tests.conftest import ingest_path, logged_in_api, logged_in_client, make_user
 
 SLOTS = ("premise", "hypothesis1", "hypothesis2")
 ASPECTS = ("image:premise", "image:hypothesis1", "image:hypothesis2", "plausibility")
@@ -442,3 +442,28 @@ def test_the_validation_state_page_lists_what_each_triplet_lacks(pool, pictures,
     assert logged_in_client(researcher).get(url).status_code == 403
     cvqa = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="cvqa"), label="c")
     assert logged_in_client(curator).get(f"/nleye/versions/{cvqa.pk}/validation/").status_code == 404
+
+
+# --- The API mirror -----------------------------------------------------------------------------------
+
+def test_the_api_explains_validates_and_reports_what_is_missing(triplet, people, researcher):
+    writer, checker = logged_in_api(people["writer"]), logged_in_api(people["checker"])
+    url = f"/api/nleye/triplets/{triplet.pk}/"
+
+    refused = writer.post(url + "explanation/", {**EXPLAINED, "time_direction": "parallel", "time_duration": "long"},
+                          format="json")
+    assert refused.status_code == 400 and "time_duration" in refused.json()["errors"]
+    assert writer.post(url + "explanation/", EXPLAINED, format="json").status_code == 200
+
+    state = checker.get(url).json()
+    assert state["missing"] == ["a check of the premise image", "a check of the hypothesis 1 image",
+                                "a check of the hypothesis 2 image", "a check of the plausibility"]
+    own = writer.post(url + "checks/", {"checks": [{"aspect": "plausibility", "verdict": "pass"}]}, format="json")
+    assert own.status_code == 403 and "wrote the explanation" in own.json()["error"]
+    seen = {aspect: value["fingerprint"] for aspect, value in state["aspects"].items()}
+    made = checker.post(url + "checks/", {"checks": [{"aspect": aspect, "verdict": "pass"} for aspect in ASPECTS],
+                                          "seen": seen}, format="json")
+    assert made.status_code == 201 and made.json()["validated"] is True
+    assert made.json()["aspects"]["plausibility"]["latest"]["checked_by"] == "checker"
+    assert checker.post(url + "checks/", {"checks": "pass"}, format="json").status_code == 400
+    assert logged_in_api(researcher).get(url).status_code == 403

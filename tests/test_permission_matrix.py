@@ -241,6 +241,11 @@ MATRIX: dict[str, Case] = {
     # readers may GET the route (405: POST only); only reviewers may decide
     "api-submission-decide": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "api-submission-history": Case(GET=api(STAFF, ok=404), kwargs={"pk": MISSING}),
+    # --- API: NL-EYE triplets under curation (a triplet that does not exist: curators -> 404) -------
+    "api-nleye-triplet-detail": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-nleye-triplet-explanation": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404),
+                                          kwargs={"pk": MISSING}),
+    "api-nleye-triplet-checks": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # --- API: auth and documentation -------------------------------------------------------
     "api-token": Case(GET=everyone(405), POST=everyone(400)),  # public; no credentials -> 400
     "api-me": Case(GET=api(EVERY_ROLE)),
