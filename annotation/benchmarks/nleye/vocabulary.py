@@ -22,11 +22,11 @@ PARALLEL = "parallel"
 PARALLEL_DURATION = "short"
 
 LABELS = {
-    "forward": "forward (the premise causes the hypothesis)",
-    "backward": "backward (the hypothesis causes the premise)",
-    "parallel": "parallel (both happen at the same time)",
-    "short": "short-term (close in time, same setting)",
-    "long": "long-term (noticeably different periods)",
+    "forward": "Forward (the premise causes the hypothesis)",
+    "backward": "Backward (the hypothesis causes the premise)",
+    "parallel": "Parallel (both happen at the same time)",
+    "short": "Short-term (close in time, same setting)",
+    "long": "Long-term (noticeably different periods)",
 }
 
 
