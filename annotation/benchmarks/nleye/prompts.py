@@ -108,7 +108,8 @@ def _described(components: list[str], environment: str, premise: str, plausible:
         parts.append(f"environment: {environment}")
     parts += [f"{CAPTION_NAMES['premise']}: {premise}", f"{CAPTION_NAMES['plausible']}: {plausible}",
               f"{CAPTION_NAMES['implausible']}: {implausible}"]
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def build_prompt(inputs: dict, options: dict) -> list:
@@ -125,9 +126,9 @@ def build_prompt(inputs: dict, options: dict) -> list:
                          hypotheses[2 - plausible])
     text = "\n".join([
         PAPER_INSTRUCTION.format(subjects=_subjects(components, environment), answer_format=answer_format(plausible)),
-        f"For example: {example}. Response: {json.dumps(EXAMPLE['response'], ensure_ascii=False)}",
+        f"For example: {example} Response: {json.dumps(EXAMPLE['response'], ensure_ascii=False)}",
         "",
-        f"{triplet}. Response:",
+        f"{triplet} Response:",
     ])
     return chat([text], system=options.get("system", ""))
 
