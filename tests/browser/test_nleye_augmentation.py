@@ -10,8 +10,15 @@ import pytest
 from playwright.sync_api import expect
 
 from config.roles import CURATOR
-from tests.test_nleye_augmentation import CHANGED, GOOD, SCENES, make_triplet, pool_version, record_of
-from tests.test_nleye_augmentation import scripted  # noqa: F401 (fixture)
+from tests.test_nleye_augmentation import (
+    CHANGED,
+    GOOD,
+    SCENES,
+    make_triplet,
+    pool_version,
+    record_of,
+    scripted,  # noqa: F401 (fixture)
+)
 
 pytestmark = [
     pytest.mark.browser,
