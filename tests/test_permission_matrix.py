@@ -126,6 +126,11 @@ MATRIX: dict[str, Case] = {
                                    kwargs={"pk": "version"}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
+    # the NL-EYE curation console (frontend/nleye_views.py): an item that is no triplet under curation is 404,
+    # an augmentation without triplets 400
+    "nleye-triplets": Case(GET=page(CURATORS)),
+    "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
