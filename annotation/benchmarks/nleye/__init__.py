@@ -1,7 +1,7 @@
-"""NL-EYE: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`)."""
+"""NL-EYE: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`), demo
+items (`demo`) and the scene-writing study kind (`scenes`, registered on import)."""
 
-from annotation.benchmarks.nleye import demo, exporter, importer
+from annotation.benchmarks.nleye import demo, exporter, importer, scenes  # noqa: F401 (scenes registers its kind)
 from annotation.benchmarks.nleye.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
