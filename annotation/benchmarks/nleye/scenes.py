@@ -99,6 +99,10 @@ def clean_answers(_schema: dict, payload: dict, data) -> dict:
             raise
         errors.update(exc.details)
         clean = {}
+        for name, _label in SCENES:
+            value = data.get(name) if isinstance(data, dict) else None
+            if name in errors and not (isinstance(value, str) and value.strip()):
+                errors[name] = "this scene is required"
     seen: dict[str, str] = {}
     for name, label in SCENES:
         key = _key(clean.get(name, ""))
