@@ -3,8 +3,8 @@
 Candidates are every NL-EYE triplet item (the pool and any other version, the imported release
 included) and the triplets of scene-writing studies still awaiting review. Each triplet is read as
 one text (premise, then both hypotheses) and compared by **lexical** similarity: the cosine of
-TF-IDF vectors over word unigrams and bigrams (smoothed idf, computed over the candidates and the
-triplets being reviewed). When `settings.SCENE_EMBEDDING_MODEL` names a local encoder folder
+TF-IDF vectors over word unigrams and bigrams (common function words left out; smoothed idf,
+computed over the candidates and the triplets being reviewed). When `settings.SCENE_EMBEDDING_MODEL` names a local encoder folder
 (anything transformers' `AutoModel` loads), a **meaning** similarity is added: the cosine of
 mean-pooled token embeddings; a triplet is then ranked by the higher of the two scores. An encoder
 that cannot be loaded leaves the lexical ranking and says why.
@@ -30,6 +30,10 @@ MIN_SCORE = 0.05  # closer than this is not worth a curator's look
 MAX_CANDIDATES = 5000
 NGRAMS = (1, 2)
 WORD = re.compile(r"[^\W_]+")
+# words too common to tell scenes apart, left out before the n-grams are made
+STOPWORDS = frozenset("""a an the and or of in on at to for with by from is are was were be been being it its
+this that these those his her their our your my he she they we you i as into onto over under up down out
+""".split())
 EMBEDDING_BATCH = 64
 TEMPLATE = "scenes/_near_duplicates.html"
 
@@ -68,7 +72,7 @@ def triplet_text(premise: str, *hypotheses: str) -> str:
 
 def terms(text: str) -> Counter:
     """Word n-grams (lowercased) with their counts."""
-    words = [word.lower() for word in WORD.findall(text)]
+    words = [word for word in (w.lower() for w in WORD.findall(text)) if word not in STOPWORDS]
     found = Counter()
     for n in NGRAMS:
         found.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
