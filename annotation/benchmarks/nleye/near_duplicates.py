@@ -4,10 +4,10 @@ Candidates are every NL-EYE triplet item (the pool and any other version, the im
 included) and the triplets of scene-writing studies still awaiting review. Each triplet is read as
 one text (premise, then both hypotheses) and compared by **lexical** similarity: the cosine of
 TF-IDF vectors over word unigrams and bigrams (common function words left out; smoothed idf,
-computed over the candidates and the triplets being reviewed). When `settings.SCENE_EMBEDDING_MODEL` names a local encoder folder
-(anything transformers' `AutoModel` loads), a **meaning** similarity is added: the cosine of
-mean-pooled token embeddings; a triplet is then ranked by the higher of the two scores. An encoder
-that cannot be loaded leaves the lexical ranking and says why.
+computed over the candidates and the triplets being reviewed). When `settings.SCENE_EMBEDDING_MODEL`
+names a local encoder folder (anything transformers' `AutoModel` loads), a **meaning** similarity
+is added: the cosine of mean-pooled token embeddings; a triplet is then ranked by the higher of the
+two scores. An encoder that cannot be loaded leaves the lexical ranking and says why.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ MAX_CANDIDATES = 5000
 NGRAMS = (1, 2)
 WORD = re.compile(r"[^\W_]+")
 # words too common to tell scenes apart, left out before the n-grams are made
-STOPWORDS = frozenset("""a an the and or of in on at to for with by from is are was were be been being it its
-this that these those his her their our your my he she they we you i as into onto over under up down out
-""".split())
+STOPWORDS = frozenset((
+    "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "with", "by", "from", "is", "are", "was",
+    "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "his", "her", "their", "our",
+    "your", "my", "he", "she", "they", "we", "you", "i", "as", "into", "onto", "over", "under", "up", "down", "out"))
 EMBEDDING_BATCH = 64
 TEMPLATE = "scenes/_near_duplicates.html"
 
