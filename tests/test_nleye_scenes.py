@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.benchmarks.nleye import near_duplicates, scene_pool, scenes, spread
 from annotation.benchmarks.nleye.near_duplicates import Triplet
 from annotation.benchmarks.nleye.vocabulary import CATEGORY_VALUES
-from annotation.crowd import assignment, kinds, review, study_settings, submissions
+from annotation.crowd import assignment, kinds, review, study_copy, study_settings, submissions
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Claim, Study, Submission
 from annotation.curation_models import CurationRecord
@@ -375,3 +375,15 @@ def test_the_spread_page_is_for_curators_and_scene_studies_only(scene_study, ann
     curator = make_user("cur2", CURATOR)
     assert logged_in_client(curator).get(reverse("scene-spread", args=[plain.slug])).status_code == 404
     assert logged_in_client(curator).get(reverse("scene-spread", args=["no-such"])).status_code == 404
+
+
+def test_a_copy_keeps_its_pool_even_when_the_default_pool_is_frozen(scene_study, curator):
+    other = scene_pool.pool_version(curator, "round-2")
+    Study.objects.filter(pk=scene_study.pk).update(output_version=other)
+    scene_study.refresh_from_db()
+    BenchmarkVersion.objects.filter(label=scene_pool.POOL_LABEL).update(frozen=True, checksum="x")
+    copy = study_copy.duplicate(scene_study, curator)
+    assert copy.output_version_id == other.pk and copy.items.count() == 30
+    with pytest.raises(CrowdError) as refused:
+        scenes.create_scene_study(curator, "Into the frozen default")
+    assert refused.value.status == 409 and not Study.objects.filter(name="Into the frozen default").exists()

@@ -10,8 +10,9 @@ own rules. A kind that leaves `review_media` or `edit_form` unset gets the gener
 A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
 - `fixed_form`: the form its workers fill in, set by the kind (a study of the kind gets it as its
   `form_schema`; the curator does not build one), checked by the kind's own `validate` on submit;
-- `setup(created_by) -> StudySetup`: what a new study of the kind starts with when its creator gives
-  none (the version its approved work goes to, its first items);
+- `setup(created_by, settings, with_rows=…) -> StudySetup`: what a new study of the kind starts with
+  where its creator gave none (the version its approved work goes to; its first items when
+  `with_rows`);
 - `output_benchmark`: the benchmark whose unfrozen versions the study's `output_version` may name;
 - `rejection_criteria`: (value, label) pairs; a rejection then names one (`Submission.review_criterion`);
 - `on_approved(submission)`: called inside the review's transaction when a submission is approved
@@ -49,7 +50,7 @@ class StudyKind:
     # the generic form's fields, "paths": inputs named `data-path="step.field.index"`), **context}
     edit_form: Callable[[dict, dict, dict], dict] | None = None
     fixed_form: dict | None = None
-    setup: Callable[[object], StudySetup] | None = None
+    setup: Callable[..., StudySetup] | None = None
     output_benchmark: str = ""
     rejection_criteria: tuple[tuple[str, str], ...] = ()
     on_approved: Callable[[object], None] | None = None

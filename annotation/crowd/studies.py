@@ -124,7 +124,7 @@ def create_study(*, name: str, created_by, rows: Iterable[dict] = (), slug: str 
     rows = list(rows)
     with transaction.atomic():
         if kind.setup is not None:
-            made = kind.setup(created_by)
+            made = kind.setup(created_by, settings, with_rows=not rows)
             settings = {**made.settings, **{k: v for k, v in settings.items() if v is not None}}
             study_settings.check({"step_kind": step_kind, "form_schema": form_schema, **settings})
             rows = rows or made.rows

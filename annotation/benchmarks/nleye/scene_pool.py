@@ -95,11 +95,13 @@ def ensure_briefs(user=None) -> list[BenchmarkItem]:
     return [have[key] for key in sorted(have)]
 
 
-def setup(created_by) -> StudySetup:
-    """A new scene-writing study: the default pool version and one writing slot per brief."""
+def setup(created_by, settings: dict, *, with_rows: bool = True) -> StudySetup:
+    """A new scene-writing study: the default pool version unless `settings` name one, and one writing
+    slot per brief when it is given no items."""
     rows = [{"external_id": item.external_id, "payload": item.payload, "benchmark_item": item}
-            for item in ensure_briefs(created_by) if (item.payload or {}).get("kind") == "brief"]
-    return StudySetup(settings={"output_version": pool_version(created_by)}, rows=rows)
+            for item in ensure_briefs(created_by) if (item.payload or {}).get("kind") == "brief"] if with_rows else []
+    made = {} if settings.get("output_version") is not None else {"output_version": pool_version(created_by)}
+    return StudySetup(settings=made, rows=rows)
 
 
 def plausible_label(sample_id: str) -> int:
