@@ -16,12 +16,12 @@ pytestmark = [
 ]
 
 SCREENSHOT = Path("/tmp/scene_writing_queue.png")
-EARLIER = {
-    "premise": "A man with a broken leg sits in a waiting room.",
-    "plausible": "A hole in a road under construction.",
-    "implausible": "A hole in a road with a sign of completed work.",
-    "reasoning_category": "physical", "time_direction": "backward", "time_duration": "short",
-    "domain": "transportation",
+EARLIER = {  # the paper's example of a triplet whose premise is not needed (seeds/002, Table 16)
+    "premise": "A teacher enters the school.",
+    "plausible": "An apple on the teacher's desk.",
+    "implausible": "An orange on the teacher's desk.",
+    "reasoning_category": "cultural", "time_direction": "forward", "time_duration": "short",
+    "domain": "education",
 }
 
 
@@ -82,13 +82,13 @@ def test_an_author_writes_a_triplet_and_a_curator_filters_the_queue(live_server,
         expect(row.locator("[data-near-duplicates]")).to_be_visible()
         row.get_by_role("button", name="Reject").click()
         expect(row.locator("[data-row-error]")).to_have_text("Choose the criterion this submission fails.")
-        row.get_by_label(f"Criterion that rejects submission {earlier.pk}").select_option("uniqueness")
-        row.get_by_label(f"Reason for submission {earlier.pk}").fill("repeats the broken-leg example")
+        row.get_by_label(f"Criterion that rejects submission {earlier.pk}").select_option("premise_necessity")
+        row.get_by_label(f"Reason for submission {earlier.pk}").fill("the desk alone says it is a school")
         with review.expect_response(lambda r: "/review/" in r.url) as decided:
             row.get_by_role("button", name="Reject").click()
         assert decided.value.status == 200
         expect(row.locator("[data-decision-state]")).to_have_text("Rejected")
-        expect(row.locator("[data-decision]")).to_contain_text("uniqueness")
+        expect(row.locator("[data-decision]")).to_contain_text("premise necessity")
 
         mine = review.locator(f'tr[data-submission-id="{written.pk}"]')
         expect(mine.locator("[data-near-duplicates]")).to_contain_text(f"submission #{earlier.pk}")
@@ -108,7 +108,8 @@ def test_an_author_writes_a_triplet_and_a_curator_filters_the_queue(live_server,
         curator_context.close()
 
     earlier.refresh_from_db()
-    assert earlier.review_criterion == "uniqueness" and earlier.review_reason == "repeats the broken-leg example"
+    assert earlier.review_criterion == "premise_necessity"
+    assert earlier.review_reason == "the desk alone says it is a school"
     assert Claim.objects.get(pk=written.claim_id).status == Claim.Status.APPROVED
     item = BenchmarkItem.objects.get(version=scene_study.output_version)
     assert item.payload["premise"] == "A teacher opens the classroom door in the morning."
