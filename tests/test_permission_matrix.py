@@ -158,6 +158,8 @@ MATRIX: dict[str, Case] = {
                                kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
+    # the spread of a scene-writing study's pool (frontend/scene_views.py): curators and admins
+    "scene-spread": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),

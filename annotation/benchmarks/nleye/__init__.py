@@ -1,9 +1,9 @@
 """NL-EYE: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`); its curation pipeline: the stages of a triplet (`stages`), prompt augmentation
-(`prompts`, which registers the `nleye_prompts` proposal kind) and the curation console's reads
-(`triplets`)."""
+items (`demo`); its curation pipeline: the scene-writing study kind (`scenes`, registered on import),
+the stages of a triplet (`stages`), prompt augmentation (`prompts`, which registers the `nleye_prompts`
+proposal kind) and the curation console's reads (`triplets`)."""
 
-from annotation.benchmarks.nleye import demo, exporter, importer, prompts  # noqa: F401  (prompts: the proposal kind)
+from annotation.benchmarks.nleye import demo, exporter, importer, prompts, scenes  # noqa: F401  (they register kinds)
 from annotation.benchmarks.nleye.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
