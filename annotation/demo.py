@@ -194,9 +194,11 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     study = ensure_demo_study(curator)
     demo_versions = ensure_demo_versions(curator)
     staged = ensure_demo_staged_study(curator, say)
+    workflow_studies = [study for definition in registry.all() for study in definition.demo_studies(curator)]
     tiny = ensure_demo_models(say) if models else {}
     researcher = get_user_model().objects.get(username="researcher")
     made = [thing for step in DEMO_STEPS
             for thing in step(versions=demo_versions, models=tiny, user=researcher, say=say)]
-    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "versions": demo_versions,
+    return {"logins": logins, "media": report, "study": study, "staged_study": staged,
+            "workflow_studies": workflow_studies, "versions": demo_versions,
             "models": tiny, "runs": made}

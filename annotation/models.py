@@ -255,7 +255,6 @@ class ItemMedia(models.Model):
             raise FrozenError("Media of a frozen version cannot change.")
         return super().delete(*args, **kwargs)
 
-from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,
@@ -269,6 +268,7 @@ from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's mo
     WorkerProfile,
     WorkerQualification,
 )
+from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
 
 
 class VideoSplit(models.Model):

@@ -161,6 +161,10 @@ JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE
 JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+# A local text-embedding model (a folder transformers' AutoModel loads, e.g. a sentence-embedding or NLI
+# encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled
+# embeddings), beside its word n-gram TF-IDF similarity. Empty: lexical similarity only.
+SCENE_EMBEDDING_MODEL = env_str("SCENE_EMBEDDING_MODEL", "")
 
 # --- Crowd platforms' entry links -----------------------------------------------------------
 # At most CROWD_ENTRY_RATE_LIMIT entry links per client address and CROWD_ENTRY_RATE_WINDOW seconds

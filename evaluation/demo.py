@@ -5,7 +5,8 @@ and charts show computed numbers (`manage.py seed_demo`).
 
 Registered with `annotation.demo` in `EvaluationConfig.ready`; it calls the services the `evaluate`,
 `judge`, `score --run` and `baseline` commands call. The tiny models answer and judge at random: the numbers are
-real computations, not meaningful scores.
+real computations, not meaningful scores. The tiny judge cannot write the judges' formats, so it judges with
+`choices` decoding (its most likely allowed answer), which each judgment records.
 """
 
 from evaluation import baselines, benchmarks, judges, run_scoring, runs
@@ -38,7 +39,8 @@ def seed_demo_runs(*, versions, models: dict, user, say=lambda line: None) -> li
             run = runs.start_run(run, workers="local", user=user)
         if run.status == EvaluationRun.Status.SUCCEEDED:
             say(f"Judging run {run.pk} with the tiny {JUDGE_MODEL} model ({kind}) ...")
-            judges.judge_run(run, kind, judges.judge_spec(models[JUDGE_MODEL]), params=JUDGE_PARAMS)
+            judges.judge_run(run, kind, judges.judge_spec(models[JUDGE_MODEL]), params=JUDGE_PARAMS,
+                             decoding=judges.CHOICES)
         made.append(run)
     return made
 

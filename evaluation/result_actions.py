@@ -100,18 +100,27 @@ def _offered(name: str, offers: list[Offer], what: str, slug: str):
 
 # --- Judges ------------------------------------------------------------------------------------------
 
-def start_judge(run: EvaluationRun, user, *, kind: str, model: str):
-    """Queue a judge job over `run` with judge `kind` (one its benchmark declares) on `model`."""
+FREE_DECODING = judges.FREE
+
+
+def start_judge(run: EvaluationRun, user, *, kind: str, model: str, decoding: str = judges.FREE):
+    """Queue a judge job over `run` with judge `kind` (one its benchmark declares) on `model`, with
+    `decoding` free (the authors') or choices (`evaluation.judges.base`)."""
     _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
-    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _model(model)}, user=user)
+    if decoding not in judges.DECODINGS:
+        raise ResultActionError(f"Unknown judge decoding {decoding!r}: one of {', '.join(judges.DECODINGS)}.")
+    if decoding == judges.CHOICES and not judges.get_kind(kind).answer_choices:
+        raise ResultActionError(f"The {kind} judge has no fixed answers to choose among.")
+    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _model(model),
+                                           "decoding": decoding}, user=user)
 
 
 @job_handler(JUDGE_JOB, queue="gpu", label="Judge a run")
-def judge_job(job, *, run: int, kind: str, judge_model: str) -> dict:
+def judge_job(job, *, run: int, kind: str, judge_model: str, decoding: str = judges.FREE) -> dict:
     found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
     spec = judges.judge_spec(judge_model)
     job.progress(1, f"Judging run {run} with {judge_model}")
-    stats = judges.judge_run(found, kind, spec,
+    stats = judges.judge_run(found, kind, spec, decoding=decoding,
                              progress=lambda done, total: job.progress(100 * done / max(total, 1),
                                                                        f"{done} of {total} judge calls"))
     counts = judges.judgment_counts(found, kind, spec.model_id)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from frontend import crowd_views, study_setup_views
+from frontend import crowd_views, scene_views, study_setup_views
 
 urlpatterns = [
     # workers
@@ -23,5 +23,6 @@ urlpatterns = [
     path("studies/<slug:slug>/state/", study_setup_views.study_change_state, name="crowd-study-state"),
     path("studies/<slug:slug>/duplicate/", study_setup_views.study_duplicate, name="crowd-study-duplicate"),
     path("studies/<slug:slug>/queue/", crowd_views.study_queue, name="crowd-study-queue"),
+    path("studies/<slug:slug>/spread/", scene_views.scene_spread, name="scene-spread"),
     path("studies/<slug:slug>/payments.csv", crowd_views.payments_csv, name="crowd-study-payments"),
 ]

@@ -219,7 +219,8 @@ def study_settings_page(request, slug):
         else:
             status = 409 if form.frozen else 400
     return render(request, "crowd/study_settings.html",
-                  {"study": study, "form": form, "lists": lists, "form_kinds": kinds.with_forms()}, status=status)
+                  {"study": study, "form": form, "lists": lists, "form_kinds": kinds.with_forms(),
+                   "output_kinds": kinds.with_output()}, status=status)
 
 
 @roles_allowed(*SUBMISSION_READERS)

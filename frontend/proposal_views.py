@@ -11,6 +11,7 @@ an `error` a person can read. Decisions go through `generation.proposals.decide`
 
 from urllib.parse import urlencode
 
+from django.core.management import CommandError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -23,6 +24,7 @@ from annotation.crowd.errors import CrowdError
 from annotation.models import Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
+from evaluation.cli_options import parse_option
 from frontend.run_views import demo_models
 from generation import proposals
 from generation import selectors as generation_selectors
@@ -63,6 +65,7 @@ def _row(proposal: Proposal, media: list) -> dict:
         "proposal": proposal, "task": task, "media": media,
         "inputs": task.shown_inputs(proposal.inputs) if task else {},
         "fields": [(spec, current.get(spec.name, "")) for spec in task.fields] if task else [],
+        "comparisons": task.comparisons(proposal.inputs, current) if task else [],
         "decisions": list(proposal.decisions.all()),
         "settled": proposal.outcome != Proposal.Outcome.UNDECIDED,
     }
@@ -85,8 +88,7 @@ def queue_page(request):
         "choices": generation_selectors.queue_choices(),
         "task_kinds": sorted(kinds.values(), key=lambda task: task.label),
         "media_kinds": [name for name, task in kinds.items() if "media" in task.required_inputs],
-        "backends": proposals.proposal_backends(), "recent_models": generation_selectors.recent_model_ids(),
-        "demo_models": demo_models(), "sets": generation_selectors.proposal_sets()[:100],
+        **picker_context(), "sets": generation_selectors.proposal_sets()[:100],
         "videos": selectors.library_assets(Video, status=Video.Status.READY)[:LIBRARY_CHOICES],
         "images": selectors.library_assets(Image, status=Image.Status.READY)[:LIBRARY_CHOICES],
         "frames_policy": proposal_media.DEFAULT_FRAMES,
@@ -193,11 +195,40 @@ def _entries(data) -> list[dict]:
                                       else "Media ids are whole numbers.") from None
 
 
-def _job_answer(proposal_set, status: int) -> JsonResponse:
+def job_answer(proposal_set, status: int) -> JsonResponse:
+    """What a page that started a proposal job answers: the set, its job and where to follow them."""
     job = proposal_set.job
+    queue = {"kind": proposal_set.task_kind, "model": proposal_set.model_id}
     return JsonResponse({"set": proposal_set.pk, "job": job.pk, "job_url": reverse("job-detail", kwargs={"pk": job.pk}),
-                         "queue_url": reverse("generation") + "?" + urlencode({"model": proposal_set.model_id}),
+                         "queue_url": reverse("generation") + "?" + urlencode(queue),
                          "message": f"{proposal_set.name}: job #{job.pk} queued."}, status=status)
+
+
+def backend_options(text: str) -> dict:
+    """One `key=value` per line or separated by commas (e.g. `base_url=http://...`), values read as JSON
+    when they are JSON, as on the runs page."""
+    entries = [part.strip() for line in (text or "").splitlines() for part in line.split(",") if part.strip()]
+    try:
+        return dict(parse_option(entry) for entry in entries)
+    except CommandError as exc:
+        raise proposals.ProposalError(str(exc).replace("--backend-option", "A backend option")) from None
+
+
+def model_choice(data) -> dict:
+    """The model picker's fields (`backend`, `model_id`, `revision`, `backend_options`, `max_new_tokens`,
+    `batch_size`, `name`) as keyword arguments of `start_proposals`; ProposalError for a bad value."""
+    max_new_tokens = _positive_int(data.get("max_new_tokens", ""), "Max new tokens", 0)
+    return {"backend": data.get("backend", "").strip(), "model_id": data.get("model_id", "").strip(),
+            "revision": data.get("revision", "").strip(),
+            "params": {"max_new_tokens": max_new_tokens} if max_new_tokens else None,
+            "batch_size": _positive_int(data.get("batch_size", ""), "Batch size", 8),
+            "backend_options": backend_options(data.get("backend_options", "")), "name": data.get("name", "").strip()}
+
+
+def picker_context() -> dict:
+    """What the model picker template (`frontend/_model_picker.html`) shows."""
+    return {"backends": proposals.proposal_backends(), "recent_models": generation_selectors.recent_model_ids(),
+            "demo_models": demo_models()}
 
 
 @roles_allowed(CURATOR, ADMIN)
@@ -206,15 +237,11 @@ def start(request):
     """A new proposal set (task kind, inputs, backend, model) and its job; 201, or 400 with the reason."""
     data = request.POST
     try:
-        max_new_tokens = _positive_int(data.get("max_new_tokens", ""), "Max new tokens", 0)
-        proposal_set = proposals.start_proposals(
-            data.get("task", ""), _entries(data), user=request.user, backend=data.get("backend", ""),
-            model_id=data.get("model_id", "").strip(), revision=data.get("revision", "").strip(),
-            params={"max_new_tokens": max_new_tokens} if max_new_tokens else None,
-            batch_size=_positive_int(data.get("batch_size", ""), "Batch size", 8), name=data.get("name", "").strip())
+        proposal_set = proposals.start_proposals(data.get("task", ""), _entries(data), user=request.user,
+                                                 **model_choice(data))
     except proposals.ProposalError as exc:
         return _error(str(exc))
-    return _job_answer(proposal_set, 201)
+    return job_answer(proposal_set, 201)
 
 
 @roles_allowed(CURATOR, ADMIN)
@@ -228,7 +255,7 @@ def generate(request, pk):
         proposals.start_generation(proposal_set, user=request.user)
     except proposals.ProposalError as exc:
         return _error(str(exc), 409)
-    return _job_answer(proposal_set, 201)
+    return job_answer(proposal_set, 201)
 
 
 @roles_allowed(CURATOR, ADMIN)

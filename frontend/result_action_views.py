@@ -19,6 +19,7 @@ from frontend.results_views import run_of, run_page, version_page
 class JudgeForm(forms.Form):
     kind = forms.CharField(max_length=64)
     model = forms.CharField(max_length=255, required=False)
+    decoding = forms.CharField(max_length=16, required=False)
 
 
 class BaselineForm(forms.Form):
@@ -68,7 +69,8 @@ def start_judge(request, pk):
         return run_page(request, run, status=400, error=_form_error(form))
     try:
         job = result_actions.start_judge(run, request.user, kind=form.cleaned_data["kind"],
-                                         model=form.cleaned_data["model"])
+                                         model=form.cleaned_data["model"],
+                                         decoding=form.cleaned_data["decoding"] or result_actions.FREE_DECODING)
     except result_actions.ResultActionError as exc:
         return run_page(request, run, status=400, error=str(exc))
     return _started(request, job, f"The {form.cleaned_data['kind']} judge", "results-run", run.pk)

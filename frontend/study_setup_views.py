@@ -46,12 +46,17 @@ def study_new(request):
                     form.add_error(None, exc.message)
                 status = exc.status
             else:
+                if kinds.of(study).setup is not None:  # the kind made its first items
+                    messages.success(request, f"Study “{study.name}” created with its first items; open it when "
+                                              "it is ready.")
+                    return redirect("crowd-study-detail", slug=study.slug)
                 messages.success(request, f"Study “{study.name}” created. Add its items, then open it.")
                 return redirect("crowd-study-items", slug=study.slug)
         else:
             status = 400
     return render(request, "crowd/study_new.html", {
-        "form": form, "field_types": sorted(FIELD_TYPES), "form_kinds": kinds.with_forms()}, status=status)
+        "form": form, "field_types": sorted(FIELD_TYPES), "form_kinds": kinds.with_forms(),
+        "output_kinds": kinds.with_output()}, status=status)
 
 
 @roles_allowed(*CURATORS)

@@ -14,7 +14,7 @@ from config.roles import ADMIN, CURATOR
 
 
 def _triplet(item_id):
-    return get_object_or_404(triplets.triplets(), pk=item_id)
+    return get_object_or_404(triplets.triplet_items(), pk=item_id)
 
 
 def _explain_page(request, item, form=None, errors=(), status=200):
@@ -76,7 +76,7 @@ def validate(request, item_id):
 @roles_allowed(CURATOR, ADMIN)
 def validation_state(request, pk):
     """A version's triplets with what each still lacks before the version can be frozen."""
-    version = get_object_or_404(triplets.triplet_versions(), pk=pk)
+    version = get_object_or_404(triplets.nleye_versions(), pk=pk)
     states = validation.version_states(version)
     return render(request, "nleye/validation_state.html", {
         "version": version, "gated": validation.is_gated(version),

@@ -4,6 +4,7 @@ from django.urls import include, path
 from frontend import (
     blackswan_views,
     login_views,
+    nleye_views,
     proposal_views,
     report_views,
     result_action_views,
@@ -59,6 +60,9 @@ urlpatterns = [
     path("results/versions/<int:pk>/export/", result_action_views.start_export, name="results-version-export"),
     path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
     path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
+    path("nleye/triplets/", nleye_views.triplets_page, name="nleye-triplets"),
+    path("nleye/triplets/augment/", nleye_views.augment, name="nleye-triplets-augment"),
+    path("nleye/triplets/<int:item_id>/", nleye_views.triplet_page, name="nleye-triplet"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("jobs/<int:pk>/", views.job_detail, name="job-detail"),
     path("studies/<slug:slug>/report/", report_views.study_report_page, name="crowd-study-report"),

@@ -13,7 +13,10 @@
   cancelled or failed job is resumed by starting it again.
 - **Decisions** (`decide`): a person accepts, corrects or rejects a proposal. Decisions are
   insert-only; a correction keeps the person's fields beside the model's, which never change. The
-  proposal's outcome follows from its decisions (`resolve_outcome`).
+  proposal's outcome follows from its decisions (`resolve_outcome`). A kind that writes accepted
+  fields somewhere does it in its `on_outcome` hook, called in the decision's transaction.
+- **Comparisons** (`ProposalTask.compare_with`): a kind that rewrites inputs names, per field, the
+  input it rewrites; reviewers see a word-level diff (`generation.text_diff`) of one against the other.
 
 Parsing never guesses. An output is `empty` when it holds no text (or, for a kind that lists
 records, an empty list), `malformed` when it does not follow the kind's format exactly, with the
@@ -28,7 +31,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -50,6 +53,7 @@ from generation.backends.base import (
 )
 from generation.backends.registry import LOADERS, load_backend
 from generation.models import Job, Proposal, ProposalDecision, ProposalSet
+from generation.text_diff import WordDiff, word_diff
 
 MAKE_PROPOSALS = "make_proposals"
 MAKE_PROPOSALS_API = "make_proposals_api"
@@ -163,6 +167,7 @@ def _empty(reason: str) -> Parsed:
 # --- Task kinds ---------------------------------------------------------------------------------
 
 PromptBuilder = Callable[[dict, dict], list[Message]]
+OutcomeHook = Callable[[Proposal, ProposalDecision, str, dict | None], None]
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,12 @@ class ProposalTask:
     `build_prompt(inputs, options)` returns the chat messages; `required_inputs` are checked when a
     set is created. Reviewers see the inputs named in `review_inputs` (default: every input whose
     value is plain text, a number or a list of those; never media specs or other objects).
+    `compare_with` ({field: input name}) names, for a kind that rewrites its inputs, the input each
+    field rewrites: reviewers see a word-level diff of the field against it (`comparisons`).
+    `on_outcome(proposal, decision, outcome, final_fields)` is called by `decide` after every
+    decision, in its transaction, with the outcome it settled: the place where a kind carries
+    accepted or corrected fields to what they were proposed for (and takes them back when a later
+    decision rejects them). A ProposalError it raises refuses the decision; nothing is recorded.
     """
 
     name: str
@@ -187,6 +198,8 @@ class ProposalTask:
     required_inputs: tuple[str, ...] = ()
     review_inputs: tuple[str, ...] | None = None
     instructions: str = ""
+    compare_with: Mapping[str, str] | None = None
+    on_outcome: OutcomeHook | None = None
 
     def __post_init__(self):
         if self.output not in ("json", "text"):
@@ -198,6 +211,9 @@ class ProposalTask:
         names = [field.name for field in self.fields]
         if len(set(names)) != len(names):
             raise ValueError(f"Task {self.name!r}: field names repeat.")
+        unknown = sorted(set(self.compare_with or {}) - set(names))
+        if unknown:
+            raise ValueError(f"Task {self.name!r}: compare_with names fields it does not have: {', '.join(unknown)}.")
 
     @property
     def field_names(self) -> list[str]:
@@ -277,11 +293,32 @@ class ProposalTask:
                 records.append(_malformed(f"record {index} of {len(value)}: {exc}"))
         return records
 
+    def comparisons(self, inputs: dict, fields: dict) -> list[Comparison]:
+        """For each field of `compare_with` that has a value, a word-level diff against its input."""
+        found = []
+        inputs = inputs if isinstance(inputs, dict) else {}
+        for name, source in (self.compare_with or {}).items():
+            value, original = (fields or {}).get(name), inputs.get(source)
+            if isinstance(value, str) and isinstance(original, str):
+                found.append(Comparison(self.field(name), source, original, value, word_diff(original, value)))
+        return found
+
     def shown_inputs(self, inputs: dict) -> dict:
         """The inputs a reviewer sees."""
         if self.review_inputs is not None:
             return {key: inputs[key] for key in self.review_inputs if key in inputs}
         return {key: value for key, value in inputs.items() if _plain(value)}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A field of a proposal beside the input it rewrites (`ProposalTask.compare_with`)."""
+
+    field: ProposalField
+    source: str  # the input's name
+    original: str
+    value: str
+    diff: WordDiff
 
 
 def _plain(value) -> bool:
@@ -466,11 +503,13 @@ def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
 
 
 def start_proposals(task: str, entries: Iterable[dict], *, user, backend: str, model_id: str, revision: str = "",
-                    params: dict | None = None, batch_size: int = 8, name: str = "") -> ProposalSet:
+                    params: dict | None = None, batch_size: int = 8, name: str = "",
+                    backend_options: dict | None = None, task_options: dict | None = None) -> ProposalSet:
     """A new set over `entries` and its generation job, both or neither (the set's `job` is the job)."""
     with transaction.atomic():
         proposal_set = create_proposal_set(task, entries, backend=backend, model_id=model_id, revision=revision,
-                                           params=params, batch_size=batch_size, name=name, user=user)
+                                           params=params, batch_size=batch_size, name=name, user=user,
+                                           backend_options=backend_options, task_options=task_options)
         start_generation(proposal_set, user=user)
     return proposal_set
 
@@ -620,6 +659,9 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
                              final_fields=final_fields, outcome_at=timezone.now())
         else:  # the same outcome with other fields (a curator's new correction)
             Proposal.objects.filter(pk=proposal.pk).update(final_fields=final_fields, outcome_at=timezone.now())
+        hook = _TASKS[proposal.task_kind].on_outcome if proposal.task_kind in _TASKS else None
+        if hook is not None:
+            hook(proposal, decision, outcome, final_fields)
     return decision
 
 

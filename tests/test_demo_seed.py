@@ -78,8 +78,8 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     call_command("seed_demo", stdout=out)
     assert counts() == first
     assert set(BenchmarkVersion.objects.filter(label="demo").values_list("benchmark__slug", flat=True)) == {
-        "cvrr", "nleye", "maia"}
-    assert BenchmarkVersion.objects.filter(label="demo").count() == 3
+        "blackswan", "cvrr", "nleye", "maia"}
+    assert BenchmarkVersion.objects.filter(label="demo").count() == 4
     assert Study.objects.filter(slug="demo-blackswan").count() == 1
     assert VideoSplit.objects.filter(status=VideoSplit.Status.DONE).count() == staged.items.count()
     assert EvaluationRun.objects.count() == runs and Judgment.objects.count() == judged
@@ -195,3 +195,31 @@ def test_the_demo_maia_run_shows_its_bertscore_computed(seeded):
     board = leaderboard_cells(client.get(reverse("results-version", args=[version.pk])).content.decode())
     text = board[run.pk]["oevqa.similarity.bertscore"]
     assert "not computed" not in text and re.search(r"\d", text), text
+
+
+def researcher_board(version) -> dict[int, dict[str, str]]:
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    response = client.get(reverse("results-version", args=[version.pk]))
+    assert response.status_code == 200
+    return leaderboard_cells(response.content.decode())
+
+
+def test_the_demo_cvrr_run_shows_its_judged_metrics_computed(seeded):
+    run = demo_run()
+    judgments = Judgment.objects.filter(prediction__run=run, kind="cvrr")
+    assert judgments.exists() and not judgments.exclude(parse_status="ok").exists()
+    assert {row.params.get("decoding") for row in judgments} == {"choices"}  # recorded on every judgment
+    text = researcher_board(run.version)[run.pk]["accuracy"]
+    assert "not computed" not in text and re.search(r"\d.*n=\d+", text), text
+
+
+def test_the_demo_blackswan_run_shows_its_clip_score_and_llm_match_computed(seeded):
+    version = BenchmarkVersion.objects.get(benchmark__slug="blackswan", label="demo")
+    assert version.frozen and set(version.items.values_list("payload__kind", flat=True)) == {"video", "mcq", "yn"}
+    run = EvaluationRun.objects.get(version=version, model_id__contains="qwen2-vl")
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+    assert RunModelMetric.objects.get(run=run, kind="clip").model_id.endswith("clip")
+    cells = researcher_board(version)[run.pk]
+    for path in ("forecaster_gen.clip_score", "reporter_gen.clip_score", "forecaster_gen.llm_match"):
+        assert "not computed" not in cells[path] and re.search(r"\d", cells[path]), (path, cells[path])

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation import judges, runner, scoring
+from evaluation import judges, results, runner, scoring
 from evaluation.benchmarks import blackswan, cvrr
 from evaluation.benchmarks.base import EvalRequest
 from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache
@@ -246,6 +246,51 @@ def test_tiny_causal_lm_verdicts_are_stored_and_unreadable_ones_counted(tiny_mod
     cached = judges.judge_run(run, "cvrr", spec, batch_size=2, params={"max_new_tokens": 12})
     assert (cached.calls, cached.from_cache) == (0, 3)  # the verdicts come back from the response cache
     assert {r.prediction_id: r.raw_verdict for r in Judgment.objects.filter(prediction__run=run)} == raw
+
+
+@pytest.mark.django_db
+def test_choices_decoding_gives_the_tiny_judge_s_most_likely_allowed_answer(tiny_models_dir):
+    model = str(tiny_models_dir / "causal-lm")
+    run = cvrr_run("tiny-choices", {"q1": "He waves.", "q2": "He runs away.", "q3": "  "})
+    spec = judges.judge_spec(model)
+    stats = judges.judge_run(run, "cvrr", spec, batch_size=2, decoding=judges.CHOICES)
+
+    rows = list(Judgment.objects.filter(prediction__run=run).select_related("prediction"))
+    assert len(rows) == 2 and (stats.calls, stats.empty, stats.ok) == (2, 1, 2)
+    backend = registry.load_backend("causal_lm", model, device="cpu")
+    allowed = list(judges.KINDS["cvrr"].answer_choices)
+    assert len(allowed) == 12  # correct / incorrect × scores 0–5
+    for row in rows:
+        assert row.raw_verdict in allowed and row.parse_status == "ok"
+        assert row.params["decoding"] == "choices"
+        # the stored answer is the one the model scores highest after the judge's prompt
+        chat = judges.Case("", row.prompt[1]["content"][0]["text"], judges.CVRR_SYSTEM).chat(
+            judges.judge_params({}))
+        scores = backend.score_logprob(allowed, prefix=backend.chat_prompt(chat))
+        assert row.raw_verdict == allowed[max(range(len(allowed)), key=lambda i: (scores[i], -i))]
+        assert row.verdict["pred"] in {"correct", "incorrect"} and 0 <= row.verdict["score"] <= 5
+    used, verdicts = results.stored_verdicts(run, "cvrr")
+    assert used["decoding"] == "choices" and len(verdicts) == 3
+
+    with pytest.raises(judges.JudgeError, match="choices decoding"):  # one judge model judges a run one way
+        judges.judge_run(run, "cvrr", spec, decoding=judges.FREE)
+    with pytest.raises(judges.JudgeError, match="Unknown judge decoding"):
+        judges.Judge("cvrr", spec, decoding="beam")
+
+
+@pytest.mark.parametrize("kind", ["cvrr", "llm_match", "maia", "nleye_explanation"])
+def test_every_allowed_answer_reads_as_a_verdict(kind):
+    judge_kind = judges.KINDS[kind]
+    assert judge_kind.answer_choices
+    for answer in judge_kind.answer_choices:
+        reading = judge_kind.parse(answer)
+        assert reading.ok and judge_kind.label({**reading.value, "status": reading.status}) is not None
+
+
+def test_choices_decoding_needs_a_local_text_model(server):
+    judge = judges.Judge("maia", openai_spec(server), decoding=judges.CHOICES)
+    with pytest.raises(judges.JudgeError, match="local text model"):
+        judge.answer([judges.Case("", "Is it right?")])
 
 
 # --- A judge behind an OpenAI-compatible API ---------------------------------------------------------

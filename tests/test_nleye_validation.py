@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import versions
-from annotation.benchmarks.nleye import explanation, triplets, validation, vocabulary
+from annotation.benchmarks.nleye import explanation, stages, triplets, validation, vocabulary
 from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia
 from config.roles import CURATOR
@@ -53,7 +53,7 @@ def make_triplet(version, external_id, pictures, *, designer=None, payload=None,
         "kind": "triplet", "sample_id": external_id, **SCENES, "label": 1, **(payload or {})})
     for slot in images:
         ItemMedia.objects.create(item=item, role=slot, image=pictures[slot])
-    CurationRecord.objects.create(item=item, stage="images", author=designer, working=working or {})
+    CurationRecord.objects.create(item=item, stage=stages.IMAGES_CHOSEN, author=designer, working=working or {})
     if designer is not None:
         for slot in images:
             ImageAttempt.objects.create(item=item, slot=slot, mode=ImageAttempt.Mode.TEXT_TO_IMAGE,
@@ -97,7 +97,7 @@ def latest(item, aspect):
 
 def state_of(item) -> validation.TripletState:
     """The triplet's validation state, read afresh."""
-    return validation.triplet_state(triplets.triplets().get(pk=item.pk))
+    return validation.triplet_state(triplets.triplet_items().get(pk=item.pk))
 
 
 def page_text(response) -> str:
@@ -111,8 +111,8 @@ def test_the_explanation_page_offers_the_vocabularies_and_writes_the_payload(tri
     page = client.get(f"/nleye/triplets/{triplet.pk}/explain/")
     assert page.status_code == 200
     text = page_text(page)
-    for value in (*vocabulary.REASONING_CATEGORIES, *vocabulary.TIME_DIRECTIONS, *vocabulary.TIME_DURATIONS,
-                  *vocabulary.DOMAINS):
+    for value in (*vocabulary.CATEGORY_VALUES, *vocabulary.DIRECTION_VALUES, *vocabulary.DURATION_VALUES,
+                  *vocabulary.DOMAIN_VALUES):
         assert f'value="{value.replace("&", "&amp;")}"' in text
     assert SCENES["hypothesis1"] in text and "more plausible" in text
 
@@ -122,9 +122,10 @@ def test_the_explanation_page_offers_the_vocabularies_and_writes_the_payload(tri
     triplet.refresh_from_db()
     assert {name: triplet.payload[name] for name in EXPLAINED} == EXPLAINED
     assert triplet.payload["premise"] == SCENES["premise"] and triplet.payload["label"] == 1
-    working = CurationRecord.objects.get(item=triplet).working
+    record = CurationRecord.objects.get(item=triplet)
+    working = record.working
     assert working["explained_by"] == people["writer"].pk and working["explanation_authors"] == [people["writer"].pk]
-    assert "explained_at" in working
+    assert "explained_at" in working and record.stage == stages.EXPLAINED
 
 
 def test_every_writer_of_the_explanation_is_recorded(triplet, people):
@@ -227,7 +228,7 @@ def test_a_second_curator_validates_and_the_triplet_is_then_complete(explained, 
     assert all(check.checked_by == people["checker"] for check in ItemCheck.objects.filter(item=explained))
     state = state_of(explained)
     assert state.validated and state.missing == []
-    assert CurationRecord.objects.get(item=explained).stage == validation.STAGE_VALIDATED
+    assert CurationRecord.objects.get(item=explained).stage == stages.VALIDATED
 
 
 @pytest.mark.parametrize(("who", "aspect", "reason"), [

@@ -126,6 +126,11 @@ MATRIX: dict[str, Case] = {
                                    kwargs={"pk": "version"}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
+    # the NL-EYE curation console (frontend/nleye_views.py): an item that is no triplet under curation is 404,
+    # an augmentation without triplets 400
+    "nleye-triplets": Case(GET=page(CURATORS)),
+    "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
@@ -160,6 +165,8 @@ MATRIX: dict[str, Case] = {
                                kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
+    # the spread of a scene-writing study's pool (frontend/scene_views.py): curators and admins
+    "scene-spread": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),

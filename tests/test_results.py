@@ -273,7 +273,8 @@ def test_stored_judgments_make_judge_metrics_and_show_in_the_drill(tmp_path, mai
 
     after = results.run_results(maia_run)
     assert after.key != before.key  # new judgments: scored again
-    assert after.judge == {"kind": "maia", "model": "judge-lm", "judgments": 3, "verdicts": 3}
+    assert after.judge == {"kind": "maia", "model": "judge-lm", "judgments": 3, "verdicts": 3,
+                           "decoding": "free"}
     metrics = after.metrics
     assert metrics["oevqa"]["judge_accuracy"] == 2 / 3
     assert metrics["aggregate_accuracy"] == 2 / 3  # q1 and q3: pool right and judged correct

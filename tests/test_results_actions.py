@@ -55,9 +55,19 @@ def test_a_researcher_starts_a_judge_job_on_the_gpu_queue(researcher_client, res
     assert response.status_code == 302 and response["Location"] == reverse("results-run", kwargs={"pk": run.pk})
     job = Job.objects.get(kind=JUDGE_JOB)
     assert (job.queue, job.requested_by, job.params) == ("gpu", researcher,
-                                                         {"run": run.pk, "kind": "cvrr", "judge_model": "org/judge"})
+                                                         {"run": run.pk, "kind": "cvrr", "judge_model": "org/judge",
+                                                          "decoding": "free"})
     page = researcher_client.get(response["Location"]).content.decode()
     assert f'data-job-id="{job.pk}"' in page and "data-reload-when-done" in page
+
+
+def test_a_judge_job_may_choose_among_the_allowed_answers(researcher_client, run):
+    response = researcher_client.post(judge_url(run), {"kind": "cvrr", "model": "org/judge", "decoding": "choices"})
+    assert response.status_code == 302
+    assert Job.objects.get(kind=JUDGE_JOB).params["decoding"] == "choices"
+    refused = researcher_client.post(judge_url(run), {"kind": "cvrr", "model": "org/judge", "decoding": "beam"})
+    assert refused.status_code == 400 and "Unknown judge decoding" in refused.content.decode()
+    assert Job.objects.filter(kind=JUDGE_JOB).count() == 1
 
 
 @pytest.mark.parametrize("role", ["annotator", "curator"])

@@ -77,6 +77,12 @@ class BenchmarkDefinition:
         library's ready videos and images by file name); none without a `demo` module."""
         return [] if self.demo is None else self.demo.demo_items(media)
 
+    def demo_studies(self, curator) -> list:
+        """Open crowd studies of the benchmark's curation workflows for the demo (made once, by `curator`);
+        the `demo` module's `demo_studies(curator)`, none without."""
+        make = getattr(self.demo, "demo_studies", None)
+        return [] if make is None else make(curator)
+
     def version_links(self, version) -> list[tuple[str, str]]:
         """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""
         return []

@@ -91,7 +91,7 @@ class SubmissionAdmin(SubmissionReadRule, TransitionActions, admin.ModelAdmin):
     list_filter = ["review_state", "review_queue", "check_passed", "claim__study"]
     search_fields = ["claim__worker__username", "claim__item__external_id"]
     readonly_fields = ["claim", "data", "active_seconds", "wall_seconds", "submitted_at", "reviewed_by",
-                       "reviewed_at", "review_reason"]
+                       "reviewed_at", "review_reason", "review_criterion"]
     refusal_errors = (CrowdError,)
     transition_reason = "rejected in the admin"
 

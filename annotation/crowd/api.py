@@ -154,10 +154,11 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         chosen = Submission.objects.filter(claim__study=study, pk__in=body.validated_data["submission_ids"])
         if chosen.count() != len(set(body.validated_data["submission_ids"])):
             return Response({"error": "Some submissions do not belong to this study."}, status=400)
-        if body.validated_data["action"] == "reject" and not body.validated_data["reason"].strip():
-            return Response({"error": "A rejection needs a reason."}, status=400)
-        return Response(review.bulk(chosen, request.user, action=body.validated_data["action"],
-                                    reason=body.validated_data["reason"]))
+        verb, reason, criterion = (body.validated_data[key] for key in ("action", "reason", "criterion"))
+        problem = review.rejection_problem(study, verb == "approve", reason, criterion)
+        if problem:
+            return Response({"error": problem}, status=400)
+        return Response(review.bulk(chosen, request.user, action=verb, reason=reason, criterion=criterion))
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"], renderer_classes=reports.REPORT_RENDERERS)
@@ -291,11 +292,13 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         submission = self.get_object()
         body = ReviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        verb, reason = body.validated_data["action"], body.validated_data["reason"]
+        verb, reason, criterion = (body.validated_data[key] for key in ("action", "reason", "criterion"))
+        if verb != "reject" and criterion.strip():
+            return Response({"error": "Only a rejection names a criterion."}, status=400)
         if verb == "approve":
             review.approve(submission, request.user, reason=reason)
         elif verb == "reject":
-            review.reject(submission, request.user, reason=reason)
+            review.reject(submission, request.user, reason=reason, criterion=criterion)
         else:
             if "data" not in body.validated_data:
                 return Response({"error": "Send the corrected answers in 'data'."}, status=400)

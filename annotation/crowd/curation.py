@@ -7,6 +7,7 @@ Decisions themselves go through `annotation.crowd.review`; this module only read
 
 from django.core.paginator import Paginator
 from django.db.models import Count
+from django.urls import reverse
 
 from annotation.crowd import forms, kinds, review, review_media, task_page
 from annotation.crowd.errors import CrowdError
@@ -47,6 +48,12 @@ def studies_context() -> dict:
     return {"studies": rows, "statuses": [{"status": s.value, "label": s.label} for s in STATUS_ORDER]}
 
 
+def kind_pages(study: Study) -> list[dict]:
+    """The curators' pages of the study's kind (`StudyKind.pages`), each with its address."""
+    return [{"label": label, "url": reverse(name, kwargs={"slug": study.slug})}
+            for label, name in kinds.of(study).pages]
+
+
 def study_summary(study: Study) -> dict:
     """A study's review queues with their counts, claims per status, items per role and instructions."""
     counts = review.queue_counts(study)
@@ -58,6 +65,7 @@ def study_summary(study: Study) -> dict:
         "status_cells": status_cells(_claim_counts([study.pk]).get(study.pk, {})),
         "item_roles": [{"label": label, "count": roles.get(value, 0)} for value, label in StudyItem.Role.choices],
         "instructions": render_markdown(study.instructions),
+        "kind_pages": kind_pages(study),
     }
 
 
@@ -81,6 +89,7 @@ def queue_context(study: Study, name: str, state: str, page_number=None) -> dict
     kind = kinds.of(study)
     submissions = review.queue(study, name, state).select_related("claim__item__video", "claim__item__image")
     page = Paginator(submissions, QUEUE_PAGE_SIZE).get_page(page_number)
+    extra = kind.review_extra(study, list(page)) if kind.review_extra is not None else {}
     for submission in page:
         claim = submission.claim
         submission.answers = kind.readable(study.form_schema, claim.item.payload, submission.final_data)
@@ -89,12 +98,17 @@ def queue_context(study: Study, name: str, state: str, page_number=None) -> dict
                            if kind.edit_form else form_edit(study, submission))
         submission.queues = review.queues_of(submission)
         submission.decidable = claim.status == Claim.Status.SUBMITTED
+        submission.extra = extra.get(submission.pk)
+        submission.criterion_label = kind.criterion_label(submission.review_criterion) \
+            if submission.review_criterion else ""
     counts = review.queue_counts(study)
     return {
         "study": study, "page": page, "queue": name, "state": state,
         "queue_tabs": [{"name": q, "label": QUEUE_LABELS[q], "pending": counts[q]["pending"]} for q in QUEUE_ORDER],
         "state_tabs": [{"name": s, "label": STATE_LABELS[s], "count": counts[name][s]} for s in review.STATES],
         "state_label": STATE_LABELS[state], "queue_label": QUEUE_LABELS[name],
+        "criteria": [{"value": value, "label": label} for value, label in kind.rejection_criteria],
+        "kind_pages": kind_pages(study),
     }
 
 

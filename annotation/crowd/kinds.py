@@ -6,12 +6,35 @@ review queue shows its answers readably, shows the media as its workers saw them
 offers an edit form shaped like its answers (`edit_form`) and checks an edit-and-approve against its
 own rules. A kind that leaves `review_media` or `edit_form` unset gets the generic ones
 (`annotation.crowd.curation`): the item's image and video, and the study's form filled in.
+
+A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
+- `fixed_form`: the form its workers fill in, set by the kind (a study of the kind gets it as its
+  `form_schema`; the curator does not build one), checked by the kind's own `validate` on submit;
+- `setup(created_by, settings, with_rows=…) -> StudySetup`: what a new study of the kind starts with
+  where its creator gave none (the version its approved work goes to; its first items when
+  `with_rows`);
+- `output_benchmark`: the benchmark whose unfrozen versions the study's `output_version` may name;
+- `rejection_criteria`: (value, label) pairs; a rejection then names one (`Submission.review_criterion`);
+- `on_approved(submission)`: called inside the review's transaction when a submission is approved
+  (its `final_data` as approved); an error it raises undoes the decision;
+- `review_extra(study, submissions) -> {submission id: {"template", **context}}`: what the review
+  queue shows beside each submission's answers (e.g. the closest existing items);
+- `pages`: (label, URL name) of curators' pages about a study of the kind, each taking its `slug`;
+  the study page and its review queue link them.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotation.crowd import answers, forms
+
+
+@dataclass(frozen=True)
+class StudySetup:
+    """What a new study of a kind starts with: other settings (e.g. `output_version`) and item rows."""
+
+    settings: dict = field(default_factory=dict)
+    rows: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -26,6 +49,16 @@ class StudyKind:
     # (form schema, item payload, answers) → {"template", "shape": how the page reads it back ("form":
     # the generic form's fields, "paths": inputs named `data-path="step.field.index"`), **context}
     edit_form: Callable[[dict, dict, dict], dict] | None = None
+    fixed_form: dict | None = None
+    setup: Callable[..., StudySetup] | None = None
+    output_benchmark: str = ""
+    rejection_criteria: tuple[tuple[str, str], ...] = ()
+    on_approved: Callable[[object], None] | None = None
+    review_extra: Callable[[object, list], dict] | None = None
+    pages: tuple[tuple[str, str], ...] = ()
+
+    def criterion_label(self, value: str) -> str:
+        return dict(self.rejection_criteria).get(value, value)
 
 
 _KINDS: dict[str, StudyKind] = {}
@@ -44,6 +77,11 @@ def names() -> list[str]:
 def with_forms() -> list[str]:
     """The kinds whose workers fill in the study's configured form."""
     return [name for name in names() if named(name).uses_form]
+
+
+def with_output() -> list[str]:
+    """The kinds whose approved work adds items to the study's `output_version`."""
+    return [name for name in names() if named(name).output_benchmark]
 
 
 def named(name: str) -> StudyKind:

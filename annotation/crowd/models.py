@@ -129,6 +129,9 @@ class Study(KeepsHistory, models.Model):
     platform_study_id = models.CharField(
         max_length=100, blank=True, help_text="Prolific: the study's STUDY_ID (required). Mechanical Turk: the "
                                               "HIT id (optional; when set, links of other HITs are refused)")
+    output_version = models.ForeignKey(
+        "annotation.BenchmarkVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="the unfrozen benchmark version that approved work adds items to (study kinds that write items)")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="studies_created")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -280,6 +283,9 @@ class Submission(models.Model):
                                     related_name="+")
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_reason = models.TextField(blank=True)
+    review_criterion = models.CharField(
+        max_length=32, blank=True, default="", db_default="",
+        help_text="the criterion a rejection was made on, for study kinds that name their criteria")
 
     class Meta:
         ordering = ["-submitted_at"]

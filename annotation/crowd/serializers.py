@@ -11,7 +11,7 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["id", "name", "slug", "step_kind", "form_schema", "state", "annotators_per_item",
+        fields = ["id", "name", "slug", "step_kind", "form_schema", "output_version", "state", "annotators_per_item",
                   "count_accepted_only", "lease_seconds", "instructions", "estimated_minutes", "pay_per_item",
                   "currency", "required_qualification", "required_attributes", "gold_share", "expert_share",
                   "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "attention_warn_after",
@@ -93,12 +93,14 @@ class SubmissionSerializer(serializers.ModelSerializer):
         model = Submission
         fields = ["id", "claim", "worker", "item", "item_role", "claim_status", "data", "reviewed_data",
                   "active_seconds", "wall_seconds", "submitted_at", "review_state", "review_queue", "check_passed",
-                  "reviewed_by", "reviewed_at", "review_reason"]
+                  "reviewed_by", "reviewed_at", "review_reason", "review_criterion"]
 
 
 class ReviewSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=["approve", "reject", "edit"])
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+    criterion = serializers.CharField(required=False, allow_blank=True, default="", max_length=32,
+                                      help_text="the criterion a rejection fails, for kinds that name criteria")
     data = serializers.JSONField(required=False)
 
 
@@ -106,3 +108,4 @@ class BulkReviewSerializer(serializers.Serializer):
     submission_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=1000)
     action = serializers.ChoiceField(choices=["approve", "reject"])
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+    criterion = serializers.CharField(required=False, allow_blank=True, default="", max_length=32)

@@ -13,7 +13,9 @@ so a refused study leaves nothing behind:
    `-2`, `-3`, … is added until it is free. The database's unique index decides: the study is
    inserted inside a savepoint and, when another study took that slug first, the next one is
    tried, so two studies made with the same name at the same moment get two slugs, never an error.
-3. Its items are created in bulk (`assignment.add_items`).
+3. Its items are created in bulk (`assignment.add_items`). A kind with a fixed form
+   (`StudyKind.fixed_form`) gets it as its form; a kind with a `setup` gets the settings and items
+   its setup makes where the caller gave none (e.g. the version its approved work goes to).
 4. Its first history entry (from "" to its state) is written when the caller gives a reason.
 """
 
@@ -27,7 +29,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from annotation.crowd import assignment, history, study_settings
+from annotation.crowd import assignment, history, kinds, study_settings
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem
 
@@ -111,7 +113,8 @@ def create_study(*, name: str, created_by, rows: Iterable[dict] = (), slug: str 
                  state: str = Study.State.DRAFT, history_reason: str | None = None, **settings) -> NewStudy:
     """A new study with its items (see the module docstring). `settings` are other `Study` fields;
     `rows` are item rows as `assignment.add_items` takes them."""
-    form_schema = {} if form_schema is None else form_schema
+    kind = kinds.named(step_kind)
+    form_schema = kind.fixed_form if kind.fixed_form is not None else ({} if form_schema is None else form_schema)
     if not isinstance(name, str) or not name.strip() or len(name) > NAME_LENGTH:
         raise CrowdError(f"A study needs a name of 1 to {NAME_LENGTH} characters.",
                          details={"name": f"1 to {NAME_LENGTH} characters"})
@@ -120,6 +123,11 @@ def create_study(*, name: str, created_by, rows: Iterable[dict] = (), slug: str 
         raise CrowdError(f"Unknown study state {state!r}.", details={"state": "unknown"})
     rows = list(rows)
     with transaction.atomic():
+        if kind.setup is not None:
+            made = kind.setup(created_by, settings, with_rows=not rows)
+            settings = {**made.settings, **{k: v for k, v in settings.items() if v is not None}}
+            study_settings.check({"step_kind": step_kind, "form_schema": form_schema, **settings})
+            rows = rows or made.rows
         study = save_with_unique_slug(
             Study(name=name, step_kind=step_kind, form_schema=form_schema, state=state, created_by=created_by,
                   **settings),

@@ -7,9 +7,10 @@ from django.db import transaction
 
 from annotation.crowd import kinds, studies, study_settings, worker_lists
 from annotation.crowd.models import Qualification, Study, StudyItem
+from annotation.models import BenchmarkVersion
 
-PAGE_FIELDS = ["name", "step_kind", "form_schema", "annotators_per_item", "count_accepted_only", "lease_seconds",
-               "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
+PAGE_FIELDS = ["name", "step_kind", "form_schema", "output_version", "annotators_per_item", "count_accepted_only",
+               "lease_seconds", "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
                "required_qualification", "required_attributes", "gold_share", "expert_share",
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
                "platform_study_id", "required_submissions", "completion_code", "completion_url"]
@@ -24,7 +25,8 @@ class QualificationChoice(forms.ModelChoiceField):
 
 # What a person reads beside each setting (the pages and the admin), instead of the field's name.
 SETTING_LABELS = {
-    "step_kind": "Kind of task", "form_schema": "Form (JSON)", "annotators_per_item": "Annotators per item (k)",
+    "step_kind": "Kind of task", "form_schema": "Form (JSON)", "output_version": "Version approved work goes to",
+    "annotators_per_item": "Annotators per item (k)",
     "count_accepted_only": "Rejected answers free their place", "lease_seconds": "Item kept for a worker (seconds)",
     "estimated_minutes": "Estimated minutes per item", "pay_per_item": "Pay per item",
     "gold_share": "Share of gold items", "expert_share": "Share of answers sent to experts",
@@ -61,6 +63,14 @@ class StudySettingsForm(forms.ModelForm):
                 queryset=Qualification.objects.prefetch_related("tests").order_by("name"), required=False,
                 label=SETTING_LABELS["required_qualification"], empty_label="none: anyone eligible may work",
                 help_text="workers must first pass a test that grants this qualification")
+        if "output_version" in self.fields:
+            benchmarks = {kinds.named(name).output_benchmark for name in kinds.with_output()}
+            self.fields["output_version"] = forms.ModelChoiceField(
+                queryset=BenchmarkVersion.objects.filter(frozen=False, benchmark__slug__in=benchmarks)
+                .select_related("benchmark").order_by("benchmark__slug", "label"),
+                required=False, label=SETTING_LABELS["output_version"],
+                empty_label="the kind's own (made when the study is created)",
+                help_text="an unfrozen version that each approved item is added to (kinds that write items)")
         if "form_schema" in self.fields:
             self.fields["form_schema"].widget.attrs.update({"data-form-schema": "", "rows": 8})
         for name in ("instructions", "consent_text"):
@@ -78,6 +88,9 @@ class StudySettingsForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         study = self.instance if self.instance.pk else None
+        fixed = kinds.named(cleaned.get("step_kind") or "").fixed_form
+        if fixed is not None and "form_schema" in self.fields:
+            cleaned["form_schema"] = fixed  # the kind's own form, whatever the hidden builder held
         frozen = study_settings.frozen_problems(study, cleaned)
         self.frozen = bool(frozen)
         for name, message in {**study_settings.problems(cleaned, study=study), **frozen}.items():

@@ -6,6 +6,8 @@ page and the admin (each turns the problems found here into its own kind of answ
   submission before the completion code. The database holds the same ranges as check constraints.
 - The step kind is one the engine knows (`annotation.crowd.kinds`); a kind that fills in a form
   needs a valid form (`annotation.crowd.forms.validate_schema`).
+- A kind whose approved work adds benchmark items (`StudyKind.output_benchmark`) may name the
+  version they go to (`output_version`): an unfrozen version of that benchmark; other kinds name none.
 - Recruitment: a Prolific study names its Prolific STUDY_ID; a Mechanical Turk study may name its
   HIT id (then links of other HITs are refused).
 - Frozen set-up: once a study has claims its step kind, form and k no longer change, nor do its
@@ -21,6 +23,7 @@ from decimal import Decimal, InvalidOperation
 from annotation.crowd import forms, kinds
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import MAX_ANNOTATORS_PER_ITEM, Claim, Study, StudyItem
+from annotation.models import BenchmarkVersion
 
 MIN_LEASE_SECONDS = 60
 MAX_LEASE_SECONDS = 7 * 24 * 3600
@@ -28,7 +31,8 @@ PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 SHARES = ("gold_share", "expert_share", "min_accept_rate")
 FROZEN = {"step_kind": "step kind", "form_schema": "form", "annotators_per_item": "number of annotators per item (k)"}
 ITEM_MEDIA = ("video", "image", "payload")
-RULED = ("step_kind", "form_schema", "annotators_per_item", "lease_seconds", "estimated_minutes", "pay_per_item",
+RULED = ("step_kind", "form_schema", "output_version", "annotators_per_item", "lease_seconds", "estimated_minutes",
+         "pay_per_item",
          *SHARES, "required_submissions", "recruitment_platform", "platform_study_id")
 
 
@@ -85,6 +89,8 @@ def problems(values: dict, *, study: Study | None = None) -> dict[str, str]:
         schema_problems = forms.validate_schema(merged["form_schema"])
         if schema_problems:
             found["form_schema"] = "; ".join(schema_problems)
+    if merged["step_kind"] in kinds.names() and merged["output_version"] is not None:
+        found.update(_output_problems(kinds.named(merged["step_kind"]), merged["output_version"]))
     k = merged["annotators_per_item"]
     if not _whole(k) or not 1 <= k <= MAX_ANNOTATORS_PER_ITEM:
         found["annotators_per_item"] = f"must be a whole number from 1 to {MAX_ANNOTATORS_PER_ITEM}"
@@ -101,6 +107,21 @@ def problems(values: dict, *, study: Study | None = None) -> dict[str, str]:
         found["required_submissions"] = "must be at least 1"
     found.update(_recruitment_problems(merged["recruitment_platform"], merged["platform_study_id"] or ""))
     return found
+
+
+def _output_problems(kind, version) -> dict[str, str]:
+    if not kind.output_benchmark:
+        return {"output_version": f"a {kind.name!r} study adds no benchmark items: leave it empty"}
+    ident = getattr(version, "pk", version)
+    found = BenchmarkVersion.objects.filter(pk=ident).select_related("benchmark").first() \
+        if str(ident).isdigit() else None
+    if found is None:
+        return {"output_version": f"there is no benchmark version #{ident}"}
+    if found.benchmark.slug != kind.output_benchmark:
+        return {"output_version": f"choose a version of {kind.output_benchmark}, not of {found.benchmark.slug}"}
+    if found.frozen:
+        return {"output_version": f"version {found} is frozen: choose an unfrozen version"}
+    return {}
 
 
 def _recruitment_problems(platform: str, external_id: str) -> dict[str, str]:

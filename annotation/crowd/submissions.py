@@ -12,7 +12,7 @@ from functools import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.crowd import assignment, forms, history, quality, rows
+from annotation.crowd import assignment, forms, history, kinds, quality, rows
 from annotation.crowd.errors import CrowdError, InvalidSubmission, NotYourClaim
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
 
@@ -107,7 +107,7 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
     now = timezone.now()
     if assignment.lease_ran_out(claim, now):
         raise assignment.refusal(claim, "be submitted", now=now)
-    clean = forms.validate(claim.study.form_schema, claim.item.payload, data)
+    clean = kinds.of(claim.study).validate(claim.study.form_schema, claim.item.payload, data)
     verdict = quality.assess(claim.study, claim.item, worker, clean)
     submission = Submission(claim=claim, data=clean, review_state=verdict.review_state,
                             review_queue=verdict.review_queue, check_passed=verdict.check_passed,

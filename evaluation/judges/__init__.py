@@ -67,10 +67,13 @@ from evaluation.judges.agreement import (
 )
 from evaluation.judges.base import (
     CHAT_BACKENDS,
+    CHOICES,
+    DECODINGS,
     DEFAULT_BACKEND,
     DEFAULT_MAX_NEW_TOKENS,
     EMPTY,
     FAILED,
+    FREE,
     OK,
     UNPARSED,
     Case,
@@ -98,6 +101,7 @@ from evaluation.judges.runs import judge_run, judgment_counts, run_judgments, ve
 from evaluation.judges.spec import judge_params, judge_spec, split_model
 
 __all__ = [
+    "CHOICES", "DECODINGS", "FREE",
     "logger", "OK", "UNPARSED", "FAILED", "EMPTY", "CHAT_BACKENDS", "DEFAULT_BACKEND", "DEFAULT_MAX_NEW_TOKENS",
     "JudgeError", "Case", "Reading", "JudgeKind", "LLM_MATCH_PROMPT", "LLM_MATCH_RANGE", "LlmMatch", "CVRR_SYSTEM",
     "CVRR_USER", "CVRR_SCORE_RANGE", "CvrrJudge", "MAIA_PROMPT", "MaiaJudge", "NLEYE_PROMPT", "NLEYE_LABELS",

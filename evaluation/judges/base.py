@@ -16,6 +16,12 @@ EMPTY = "empty"  # a verdict given without a call, because the response is empty
 CHAT_BACKENDS = ("causal_lm", "openai", "transformers")
 DEFAULT_BACKEND = "causal_lm"
 DEFAULT_MAX_NEW_TOKENS = 256
+# How a judge's answer is produced: `free` generation, as the authors' scripts do (the default), or
+# `choices`: the judge model's most likely answer among those its kind's format allows
+# (`JudgeKind.answer_choices`), each scored by its mean token log-probability after the prompt. It
+# gives a readable verdict from a model that does not follow the format (a small or untuned one).
+FREE, CHOICES = "free", "choices"
+DECODINGS = (FREE, CHOICES)
 
 
 class JudgeError(ValueError):
@@ -71,6 +77,7 @@ class JudgeKind:
     name = ""
     default_model = ""  # the judge the authors used, when `--judge-model` names none ("" : none is implied)
     default_params: dict = {}  # the authors' generation parameters; given ones override them
+    answer_choices: tuple[str, ...] = ()  # every complete answer the format allows (`choices` decoding)
 
     def applies(self, request) -> bool:
         """Whether this judge judges the request's responses at all."""

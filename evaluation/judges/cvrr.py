@@ -98,6 +98,9 @@ class CvrrJudge(JudgeKind):
         return [Case("", CVRR_USER.format(question=request.text, answer=request.gold, prediction=text),
                      system=CVRR_SYSTEM)]
 
+    answer_choices = tuple(f"{{'pred': '{pred}', 'score': {score}}}" for pred in ("correct", "incorrect")
+                           for score in range(CVRR_SCORE_RANGE[0], CVRR_SCORE_RANGE[1] + 1))
+
     def parse(self, raw: str) -> Reading:
         text = str(raw or "").strip()
         fenced = _CODE_FENCE.findall(text)

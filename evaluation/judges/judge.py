@@ -4,12 +4,13 @@ entry points `for_benchmark` and `judge_texts`."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from evaluation import cache, runner
 from evaluation.benchmarks.base import EvalRequest
-from evaluation.judges.base import Case, JudgeError, JudgeKind, Reading
+from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LlmMatch
@@ -68,9 +69,14 @@ class Judge:
     scorers, and used by `judge_run` for stored judgments."""
 
     def __init__(self, kind: str | JudgeKind, spec: runner.BackendSpec, *, params=None, batch_size: int = 8,
-                 pool: runner.BackendPool | None = None):
+                 pool: runner.BackendPool | None = None, decoding: str = FREE):
         self.kind = get_kind(kind) if isinstance(kind, str) else kind
         self.spec = spec
+        if decoding not in DECODINGS:
+            raise JudgeError(f"Unknown judge decoding {decoding!r}: one of {', '.join(DECODINGS)}.")
+        if decoding == CHOICES and not self.kind.answer_choices:
+            raise JudgeError(f"The {self.kind.name} judge has no fixed answers to choose among.")
+        self.decoding = decoding
         self.params = judge_params(with_defaults(self.kind, params))
         self.batch_size = max(1, int(batch_size))
         self.pool = pool or runner.BackendPool(max_loaded=1)
@@ -79,7 +85,14 @@ class Judge:
     @property
     def provenance(self) -> dict:
         return {"kind": self.kind.name, "model": self.spec.model_id, "revision": self.spec.cache_revision,
-                "backend": self.spec.backend, "params": self.params.as_dict()}
+                "backend": self.spec.backend, "params": self.params.as_dict(), "decoding": self.decoding}
+
+    @property
+    def recorded_params(self) -> dict:
+        """What a stored judgment records of how it was made: the generation parameters, and the
+        decoding when it is not free generation."""
+        extra = {} if self.decoding == FREE else {"decoding": self.decoding}
+        return {**self.params.as_dict(), **extra}
 
     # -- the scorer hook
     def __call__(self, request, response_text: str) -> dict:
@@ -136,6 +149,8 @@ class Judge:
         return out
 
     def _call(self, chats: list[ChatRequest]) -> list[runner.Outcome]:
+        if self.decoding == CHOICES:
+            return self._choose(chats)
         spec = self.spec
         keys = [cache.cache_key(model_id=spec.model_id, revision=spec.cache_revision, backend=spec.backend,
                                 request=chat, backend_options=spec.option_dict) if cache.cacheable(chat) else None
@@ -177,6 +192,29 @@ class Judge:
                                 result=result)
                 for index in owner:
                     outcomes[index] = runner.Outcome.of(result)
+        return outcomes
+
+
+    def _choose(self, chats: list[ChatRequest]) -> list[runner.Outcome]:
+        """`choices` decoding: per chat, the answer among the kind's `answer_choices` with the highest
+        mean token log-probability after the chat's prompt (not cached: nothing is sampled)."""
+        backend = self.pool.get(self.spec, batch_size=self.batch_size)
+        if not callable(getattr(backend, "chat_prompt", None)):
+            raise JudgeError(f"Choice decoding scores answers with a local text model; the {self.spec.backend} "
+                             "backend cannot.")
+        choices = list(self.kind.answer_choices)
+        outcomes = []
+        for chat in chats:
+            self.stats.calls += 1
+            started = time.perf_counter()
+            try:
+                prompt = backend.chat_prompt(chat)
+                scores = backend.score_logprob(choices, prefix=prompt)
+            except (BackendError, ValueError) as exc:
+                outcomes.append(runner.Outcome([], error=f"{type(exc).__name__}: {exc}"))
+                continue
+            best = max(range(len(choices)), key=lambda index: (scores[index], -index))
+            outcomes.append(runner.Outcome([choices[best]], round(time.perf_counter() - started, 4)))
         return outcomes
 
 

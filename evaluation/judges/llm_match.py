@@ -44,6 +44,7 @@ class LlmMatch(JudgeKind):
     name = "llm_match"
     default_model = LLM_MATCH_MODEL
     default_params = LLM_MATCH_PARAMS
+    answer_choices = tuple(f"Score: {score}" for score in range(LLM_MATCH_RANGE[0], LLM_MATCH_RANGE[1] + 1))
 
     def __init__(self, parser: str = parsers.DEFAULT):
         self.parser = parsers.check(parser)

@@ -26,6 +26,7 @@ MAIA_PROMPT = (
 @judge_registry.register
 class MaiaJudge(JudgeKind):
     name = "maia"
+    answer_choices = ("Verdict: correct", "Verdict: incorrect")
 
     def applies(self, request) -> bool:
         return request.variant == "oevqa"

@@ -42,6 +42,7 @@ def nleye_references(request) -> list[str]:
 @judge_registry.register
 class NleyeExplanationJudge(JudgeKind):
     name = "nleye_explanation"
+    answer_choices = tuple(str(label) for label in NLEYE_LABELS)
 
     def applies(self, request) -> bool:
         return request.variant == "triplet"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.db import transaction
 
 from evaluation import runner
-from evaluation.judges.base import FAILED, OK, UNPARSED, Case, Reading
+from evaluation.judges.base import CHOICES, FAILED, FREE, OK, UNPARSED, Case, JudgeError, Reading
 from evaluation.judges.judge import Answered, Judge, JudgeStats
 from evaluation.judges.kinds import get_kind
 from evaluation.models import EvaluationRun, Judgment, Prediction
@@ -19,19 +19,26 @@ def _requests_of(run: EvaluationRun) -> dict:
 
 
 def judge_run(run: EvaluationRun, kind: str, spec: runner.BackendSpec, *, batch_size: int = 8, params=None,
-              pool: runner.BackendPool | None = None,
+              pool: runner.BackendPool | None = None, decoding: str = FREE,
               progress: Callable[[int, int], None] | None = None) -> JudgeStats:
     """Judge every successful prediction of a run that `kind` judges and store one `Judgment` per
     (prediction, reference key). Pairs already judged (ok or unparsed) by this judge model are skipped;
     failed calls are replaced. `progress(done, total)` is called after each batch of judge calls.
+    `decoding` is `free` generation (the authors') or `choices` (`evaluation.judges.base`); a
+    judgment made by `choices` records it in its `params`.
     Returns what was done."""
-    judge = Judge(kind, spec, params=params, batch_size=batch_size, pool=pool)
+    judge = Judge(kind, spec, params=params, batch_size=batch_size, pool=pool, decoding=decoding)
     requests = {rid: request for rid, request in _requests_of(run).items() if judge.kind.applies(request)}
     predictions = list(Prediction.objects.filter(run=run, error="", request_id__in=list(requests))
                        .order_by("request_id", "sample_index"))
-    done = set(Judgment.objects.filter(prediction__run=run, kind=judge.kind.name, judge_model=spec.model_id,
-                                       parse_status__in=[OK, UNPARSED])
-               .values_list("prediction_id", "reference_key"))
+    stored = Judgment.objects.filter(prediction__run=run, kind=judge.kind.name, judge_model=spec.model_id,
+                                     parse_status__in=[OK, UNPARSED])
+    other = stored.exclude(params__decoding=CHOICES) if decoding == CHOICES else stored.filter(params__decoding=CHOICES)
+    if other.exists():
+        made = FREE if decoding == CHOICES else CHOICES
+        raise JudgeError(f"Run {run.pk} already has {judge.kind.name} judgments by {spec.model_id} made with {made} "
+                         f"decoding; one judge model judges a run one way.")
+    done = set(stored.values_list("prediction_id", "reference_key"))
     todo: list[tuple[Prediction, Case]] = []
     stats = judge.stats
     for prediction in predictions:
@@ -67,7 +74,7 @@ def _judgment_row(prediction: Prediction, judge: Judge, answer: Answered) -> Jud
     return Judgment(
         prediction=prediction, kind=judge.kind.name, judge_model=judge.spec.model_id,
         judge_revision=judge.spec.cache_revision, judge_backend=judge.spec.backend,
-        reference_key=answer.case.reference_key, prompt=answer.chat.describe(), params=answer.chat.params.as_dict(),
+        reference_key=answer.case.reference_key, prompt=answer.chat.describe(), params=judge.recorded_params,
         raw_verdict=outcome.text, verdict=reading.value if reading else None,
         parse_status=FAILED if reading is None else reading.status, error=outcome.error,
         from_cache=outcome.from_cache, latency_s=outcome.latency_s, prompt_tokens=outcome.prompt_tokens,

@@ -145,4 +145,8 @@ def stored_verdicts(run: EvaluationRun, slug: str) -> tuple[dict | None, dict]:
     if top is None:
         return None, {}
     verdicts = judges.verdicts_for_run(run, kind, top["judge_model"])
-    return {"kind": kind, "model": top["judge_model"], "judgments": top["n"], "verdicts": len(verdicts)}, verdicts
+    chosen = (Judgment.objects.filter(prediction__run=run, kind=kind, judge_model=top["judge_model"],
+                                      params__decoding=judges.CHOICES).exclude(parse_status="failed").count())
+    decoding = judges.FREE if not chosen else judges.CHOICES if chosen == top["n"] else "mixed"
+    return {"kind": kind, "model": top["judge_model"], "judgments": top["n"], "verdicts": len(verdicts),
+            "decoding": decoding}, verdicts

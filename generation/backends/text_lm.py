@@ -3,6 +3,8 @@
 - `generate`: chat generation with the tokenizer's chat template (or `chat_template=`), batched
   with left padding like the VLM backend (see `_hf.BatchedChatGeneration`). Requests must be
   text-only, unless `ignore_media=True`, which drops their images and videos (a "blind" baseline).
+- `chat_prompt(request)`: the templated prompt `generate` continues (judges' `choices` decoding
+  scores each allowed answer after it).
 - `score_logprob(texts, prefix)`: the mean log-probability per token of each text given the
   prefix (length-normalised), in batched forward passes (see `_hf.score_logprob`).
 
@@ -42,6 +44,12 @@ class CausalLM(_hf.BatchedChatGeneration):
         self._input_device = _hf.input_device(self.model)
 
     def _prepare(self, index: int, request: ChatRequest) -> _hf.Prepared:
+        prompt = self.chat_prompt(request)
+        size = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        return _hf.Prepared(index, request, prompt, size)
+
+    def chat_prompt(self, request: ChatRequest) -> str:
+        """The request's messages through the chat template, ending where the answer begins."""
         if not (self.chat_template or getattr(self.tokenizer, "chat_template", None)):
             raise BackendError(f"{self.model_id!r} has no chat template (pass chat_template=...)")
         messages = []
@@ -54,10 +62,8 @@ class CausalLM(_hf.BatchedChatGeneration):
                     raise ValueError(f"this backend is text-only and the request has a {part.type} part "
                                      "(use ignore_media=True to drop media)")
             messages.append({"role": message.role, "content": "".join(texts)})
-        prompt = self.tokenizer.apply_chat_template(messages, chat_template=self.chat_template,
-                                                    add_generation_prompt=True, tokenize=False)
-        size = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
-        return _hf.Prepared(index, request, prompt, size)
+        return self.tokenizer.apply_chat_template(messages, chat_template=self.chat_template,
+                                                  add_generation_prompt=True, tokenize=False)
 
     def _encode(self, batch: list[_hf.Prepared]):
         # Like `tokenizer.apply_chat_template(tokenize=True)`: the template writes any BOS itself.

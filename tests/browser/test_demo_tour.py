@@ -1,6 +1,7 @@
 """`seed_demo`, then every demo role in a real browser: each navigation entry it sees opens a page that
 answers 200, shows no placeholder text and logs no console error; the researcher's demo NL-EYE
-leaderboard shows computed numbers."""
+leaderboard shows computed numbers, and every demo leaderboard fits a 1366 px window without scrolling
+sideways."""
 
 import io
 import re
@@ -89,6 +90,20 @@ def test_every_demo_role_sees_working_pages_and_the_demo_leaderboard_shows_numbe
                 page.wait_for_function("() => [...document.querySelectorAll('#charts img')]"
                                        ".every(image => image.complete && image.naturalWidth > 0)")
                 page.screenshot(path=str(SCREENSHOTS / "researcher-demo-leaderboard.png"), full_page=True)
+                assert not errors, errors
+                for version in BenchmarkVersion.objects.filter(label="demo").select_related("benchmark"):
+                    page.goto(f"{live_server.url}/results/versions/{version.pk}/")
+                    page.wait_for_load_state("networkidle")
+                    page.screenshot(path=str(SCREENSHOTS / f"leaderboard-{version.benchmark.slug}.png"),
+                                    full_page=True)
+                    fits = page.evaluate("""() => {
+                        const table = document.querySelector('#leaderboard');
+                        return {page: document.documentElement.scrollWidth - window.innerWidth,
+                                table: table.scrollWidth - table.parentElement.clientWidth};
+                    }""")
+                    assert fits["page"] <= 0 and fits["table"] <= 0, (version.benchmark.slug, fits)
+                    computed = page.locator("#leaderboard td.metric").all_inner_texts()
+                    assert any(re.search(r"\d", text) and "not computed" not in text for text in computed)
                 assert not errors, errors
         finally:
             context.close()

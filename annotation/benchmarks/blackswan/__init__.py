@@ -1,6 +1,7 @@
-"""BlackSwanSuite: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`)."""
+"""BlackSwanSuite: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and
+demo items (`demo`)."""
 
-from annotation.benchmarks.blackswan import exporter, importer
+from annotation.benchmarks.blackswan import demo, exporter, importer
 from annotation.benchmarks.blackswan.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -13,3 +14,4 @@ class BlackSwan(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
+    demo = demo

@@ -1,11 +1,14 @@
 """NL-EYE: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`); the curation's explanation (`explanation`) and validation (`validation`), whose freeze
-check keeps a curated version from being frozen before every triplet is validated."""
+items (`demo`); its curation pipeline: the scene-writing study kind (`scenes`, registered on import),
+the stages of a triplet (`stages`), prompt augmentation (`prompts`, which registers the `nleye_prompts`
+proposal kind), the curation console's reads (`triplets`), the explanation and categorization
+(`explanation`) and the validation (`validation`), whose freeze check keeps a pool from being frozen
+before every triplet is validated."""
 
 from django.urls import reverse
 
 from annotation import versions
-from annotation.benchmarks.nleye import demo, exporter, importer, validation
+from annotation.benchmarks.nleye import demo, exporter, importer, prompts, scenes, validation  # noqa: F401  (prompts, scenes: they register kinds)
 from annotation.benchmarks.nleye.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 

@@ -62,10 +62,10 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
     allowed_roles = (CURATOR, ADMIN)
 
     def get_queryset(self):
-        return triplets.triplets()
+        return triplets.triplet_items()
 
     def _state(self):
-        return validation.triplet_state(triplets.triplets().get(pk=self.get_object().pk))
+        return validation.triplet_state(triplets.triplet_items().get(pk=self.get_object().pk))
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def retrieve(self, request, pk=None):

@@ -3,7 +3,16 @@
 They are written for the demo (`seed_demo`): each triplet pairs a premise picture with a plausible
 and an implausible hypothesis picture, described in the release's layout, so that the demo's
 leaderboard has answers with right and wrong (1 or 2) and per-category charts.
+
+`demo_studies` opens a scene-writing study (`scenes`) so that the demo's annotators can write
+triplets and its curator can filter them.
 """
+
+from annotation.benchmarks.nleye import scenes as scene_writing
+from annotation.crowd import studies
+from annotation.crowd.models import Study
+
+DEMO_SCENES_SLUG = "demo-scenes"
 
 # (premise, hypothesis 1, hypothesis 2): (file name, scene description); label; reasoning category,
 # time direction, time duration
@@ -41,3 +50,16 @@ def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
                    **{role: text for role, (_, text) in zip(ROLES, scenes, strict=True)}}
         items.append((sample_id, payload, {role: media[name] for role, (name, _) in zip(ROLES, scenes, strict=True)}))
     return items
+
+
+def demo_studies(curator) -> list[Study]:
+    """The demo's open scene-writing study (k = 3), made once."""
+    study = Study.objects.filter(slug=DEMO_SCENES_SLUG).first()
+    if study is None:
+        try:
+            study = scene_writing.create_scene_study(curator, "NL-EYE: write scene triplets", slug=DEMO_SCENES_SLUG,
+                                              annotators_per_item=3, open_now=True, pay_per_item="0.40",
+                                              completion_code="DEMO-SCENES")
+        except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+            study = Study.objects.get(slug=DEMO_SCENES_SLUG)
+    return [study]

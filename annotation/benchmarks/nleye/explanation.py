@@ -5,7 +5,8 @@ triplet's final categorization: reasoning category, temporal direction, temporal
 triplet is short) and domain, each from `vocabulary`. They go into the item's payload, under the
 release's column names, checked by the payload schema; who wrote them is recorded on the item's
 curation record (`working["explained_by"]`, `["explained_at"]` and every writer so far in
-`["explanation_authors"]`), so that the validation can ask for someone else.
+`["explanation_authors"]`), so that the validation can ask for someone else. A triplet with its three
+images moves on to stage `explained`.
 """
 
 from __future__ import annotations
@@ -15,37 +16,37 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.benchmarks.nleye import triplets, validation, vocabulary
+from annotation.benchmarks.nleye import stages, triplets, validation, vocabulary
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, FrozenError
 from annotation.payloads import validate_payload
 
 FIELDS = ("explanation", *validation.CATEGORY_FIELDS)
 MAX_EXPLANATION = 2000
-STAGE_EXPLAINED = "explained"
+STAGE_ORDER = [stage for stage, _label in stages.STAGES]
 
 
-def _choices(values):
-    return [("", "— choose —"), *vocabulary.choices(values)]
+def _choices(pairs):
+    return [("", "— choose —"), *pairs]
 
 
 class ExplanationForm(forms.Form):
     explanation = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}), max_length=MAX_EXPLANATION,
         help_text="Why the plausible hypothesis is more plausible, e.g. “Usually, X tends to Y”.")
-    reasoning_category = forms.ChoiceField(choices=_choices(vocabulary.REASONING_CATEGORIES),
+    reasoning_category = forms.ChoiceField(choices=_choices(vocabulary.CATEGORIES),
                                            label="Reasoning category")
-    time_direction = forms.ChoiceField(choices=_choices(vocabulary.TIME_DIRECTIONS), label="Time direction")
-    time_duration = forms.ChoiceField(choices=_choices(vocabulary.TIME_DURATIONS), label="Time duration",
+    time_direction = forms.ChoiceField(choices=_choices(vocabulary.DIRECTIONS), label="Time direction")
+    time_duration = forms.ChoiceField(choices=_choices(vocabulary.DURATIONS), label="Time duration",
                                       help_text="A parallel triplet is short.")
     domain = forms.ChoiceField(choices=_choices(vocabulary.DOMAINS), label="Domain")
 
     def clean(self):
         cleaned = super().clean()
         if (cleaned.get("time_direction") == vocabulary.PARALLEL
-                and cleaned.get("time_duration") not in (None, vocabulary.PARALLEL_DURATION)):
+                and cleaned.get("time_duration") not in (None, vocabulary.SHORT)):
             self.add_error("time_duration", "A parallel triplet's scenes happen at the same time: its duration is "
-                                            f"{vocabulary.PARALLEL_DURATION}.")
+                                            f"{vocabulary.SHORT}.")
         return cleaned
 
 
@@ -73,6 +74,11 @@ def initial(item) -> dict:
     return values
 
 
+def _before(stage: str, other: str) -> bool:
+    """Whether `stage` comes before `other` in the pipeline (a stage the pipeline does not name does not)."""
+    return stage in STAGE_ORDER and STAGE_ORDER.index(stage) < STAGE_ORDER.index(other)
+
+
 def write_explanation(item_id: int, data, user) -> BenchmarkItem:
     """Check `data` (the form's fields) and write it into the triplet's payload; record `user` as its writer.
 
@@ -92,13 +98,16 @@ def write_explanation(item_id: int, data, user) -> BenchmarkItem:
         item.payload = payload
         item.save(update_fields=["payload"])
         record, _ = CurationRecord.objects.select_for_update().get_or_create(
-            item=item, defaults={"stage": STAGE_EXPLAINED})
+            item=item, defaults={"stage": stages.EXPLAINED})
         working = dict(record.working) if isinstance(record.working, dict) else {}
         authors = [pk for pk in working.get("explanation_authors", []) if isinstance(pk, int)]
         working.update({"explained_by": user.pk, "explained_at": timezone.now().isoformat(),
                         "explanation_authors": sorted({*authors, user.pk})})
         record.working = working
         record.save(update_fields=["working", "updated_at"])
-        validation.refresh_stage(record, validation.triplet_state(triplets.triplets().get(pk=item.pk)))
+        state = validation.triplet_state(triplets.triplet_items().get(pk=item.pk))
+        if len(state.images) == len(validation.SLOTS) and _before(record.stage, stages.EXPLAINED):
+            record.stage = stages.EXPLAINED
+        validation.refresh_stage(record, state)
         record.save(update_fields=["stage", "updated_at"])
     return item

@@ -1,7 +1,10 @@
-"""NL-EYE item payloads: a `triplet` of scene descriptions and the more plausible hypothesis (SPEC §3)."""
+"""NL-EYE item payloads (SPEC §3): a `triplet` of scene descriptions and the more plausible hypothesis,
+and a `brief`, a writing slot of the scene-writing study that suggests what to aim for (briefs live
+in their own unfrozen version and are never frozen: they have no scenes to evaluate)."""
 
 from typing import Literal
 
+from annotation.benchmarks.nleye.vocabulary import CATEGORY_VALUES, DIRECTION_VALUES, DOMAIN_VALUES, DURATION_VALUES
 from annotation.benchmarks.registry import Payload
 from annotation.benchmarks.types import NonEmptyString, Text, one_of
 
@@ -17,4 +20,15 @@ class NleyeTriplet(Payload):
     label: one_of(1, 2)
 
 
-PAYLOADS = (NleyeTriplet,)
+class NleyeBrief(Payload):
+    """What an author of a scene triplet is asked to aim for (suggestions, for variety)."""
+
+    kind: Literal["brief"]
+    brief: NonEmptyString
+    suggested_category: one_of(*CATEGORY_VALUES)
+    suggested_direction: one_of(*DIRECTION_VALUES)
+    suggested_duration: one_of(*DURATION_VALUES)
+    suggested_domain: one_of(*DOMAIN_VALUES)
+
+
+PAYLOADS = (NleyeTriplet, NleyeBrief)

@@ -25,8 +25,11 @@ def _moment(value) -> datetime | None:
         return None
 
 
-def _label(value) -> str:
-    return dict(vocabulary.choices([value])).get(value, value) if isinstance(value, str) and value else "—"
+LABELS = {name: dict(pairs) for name, _heading, pairs in vocabulary.DIMENSIONS}
+
+
+def _label(name: str, value) -> str:
+    return LABELS.get(name, {}).get(value, value) if isinstance(value, str) and value else "—"
 
 
 def triplet_view(state: validation.TripletState, user=None, posted=None) -> dict:
@@ -39,7 +42,7 @@ def triplet_view(state: validation.TripletState, user=None, posted=None) -> dict
     record = validation.curation_record(item)
     working = record.working if record is not None and isinstance(record.working, dict) else {}
     slots = []
-    for slot in triplets.SLOTS:
+    for slot in validation.SLOTS:
         image = state.images.get(slot)
         attempt = state.chosen.get(slot)
         aspect = state.aspect(validation.IMAGE_PREFIX + slot)
@@ -54,7 +57,7 @@ def triplet_view(state: validation.TripletState, user=None, posted=None) -> dict
     return {
         "item": item, "version": item.version, "slots": slots, "label": payload.get("label"),
         "explanation": payload.get("explanation", ""),
-        "categories": [(validation.FIELD_NAMES[name].capitalize(), _label(payload.get(name)))
+        "categories": [(validation.FIELD_NAMES[name].capitalize(), _label(name, payload.get(name)))
                        for name in validation.CATEGORY_FIELDS],
         "explained_by": explained_by, "explained_at": _moment(working.get("explained_at")),
         "explanation_authors": [people[pk] for pk in sorted(people)],
@@ -66,7 +69,7 @@ def triplet_view(state: validation.TripletState, user=None, posted=None) -> dict
 def state_row(state: validation.TripletState) -> dict:
     """One row of a version's validation state: the triplet, each aspect's status and what is missing."""
     return {"item": state.item, "explained": validation.has_explanation(state.item.payload),
-            "images": [slot for slot in triplets.SLOTS if slot in state.images],
+            "images": [slot for slot in validation.SLOTS if slot in state.images],
             "aspects": [aspect_view(aspect) for aspect in state.aspects], "missing": state.missing,
             "validated": state.validated}
 

@@ -25,20 +25,19 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.benchmarks.nleye import triplets, vocabulary
+from annotation.benchmarks.nleye import stages, triplets, vocabulary
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError
 
 PLAUSIBILITY = "plausibility"
 IMAGE_PREFIX = "image:"
-ASPECTS = (*(IMAGE_PREFIX + slot for slot in triplets.SLOTS), PLAUSIBILITY)
+SLOTS = stages.SLOTS
+ASPECTS = (*(IMAGE_PREFIX + slot for slot in SLOTS), PLAUSIBILITY)
 VERDICTS = tuple(ItemCheck.Verdict.values)
-STAGE_VALIDATION = "validation"
-STAGE_VALIDATED = "validated"
 REFUSAL_PHRASE = "is not validated"
 CATEGORY_FIELDS = ("reasoning_category", "time_direction", "time_duration", "domain")
-VOCABULARIES = {"reasoning_category": vocabulary.REASONING_CATEGORIES, "time_direction": vocabulary.TIME_DIRECTIONS,
-                "time_duration": vocabulary.TIME_DURATIONS, "domain": vocabulary.DOMAINS}
+VOCABULARIES = {"reasoning_category": vocabulary.CATEGORY_VALUES, "time_direction": vocabulary.DIRECTION_VALUES,
+                "time_duration": vocabulary.DURATION_VALUES, "domain": vocabulary.DOMAIN_VALUES}
 FIELD_NAMES = {"reasoning_category": "reasoning category", "time_direction": "time direction",
                "time_duration": "time duration", "domain": "domain"}
 
@@ -69,8 +68,8 @@ def categorization_problems(payload: dict) -> list[str]:
         elif value not in VOCABULARIES[name]:
             problems.append(f"a known {FIELD_NAMES[name]} (not {value!r})")
     if (payload.get("time_direction") == vocabulary.PARALLEL
-            and payload.get("time_duration") not in (None, "", vocabulary.PARALLEL_DURATION)):
-        problems.append(f"a {vocabulary.PARALLEL_DURATION} time duration (the triplet is {vocabulary.PARALLEL})")
+            and payload.get("time_duration") not in (None, "", vocabulary.SHORT)):
+        problems.append(f"a {vocabulary.SHORT} time duration (the triplet is {vocabulary.PARALLEL})")
     return problems
 
 
@@ -99,11 +98,11 @@ def explanation_authors(item) -> set[int]:
 
 
 def _images(item) -> dict:
-    return {link.role: link.image for link in item.media.all() if link.image_id and link.role in triplets.SLOTS}
+    return {link.role: link.image for link in item.media.all() if link.image_id and link.role in SLOTS}
 
 
 def _chosen(item) -> dict:
-    """The attempt last picked as final image, per slot (needs `triplets.triplets()`'s prefetch)."""
+    """The attempt last picked as final image, per slot (needs `triplets.triplet_items()`'s prefetch)."""
     attempts = getattr(item, "chosen_attempts", None)
     if attempts is None:
         attempts = item.image_attempts.filter(chosen_at__isnull=False).order_by("-chosen_at", "-id")
@@ -118,8 +117,8 @@ def subject(item, aspect: str, images: dict | None = None) -> dict:
     images = _images(item) if images is None else images
     payload = item.payload
     if aspect == PLAUSIBILITY:
-        return {"images": [images[slot].pk if slot in images else None for slot in triplets.SLOTS],
-                "scenes": [payload.get(slot) for slot in triplets.SLOTS], "label": payload.get("label")}
+        return {"images": [images[slot].pk if slot in images else None for slot in SLOTS],
+                "scenes": [payload.get(slot) for slot in SLOTS], "label": payload.get("label")}
     slot = aspect.removeprefix(IMAGE_PREFIX)
     return {"image": images[slot].pk if slot in images else None, "scene": payload.get(slot)}
 
@@ -133,7 +132,7 @@ def makers(item, aspect: str, chosen: dict | None = None) -> dict[int, str]:
     """Who may not validate `aspect`: user id -> what they did."""
     chosen = _chosen(item) if chosen is None else chosen
     found = dict.fromkeys(explanation_authors(item), "wrote the explanation")
-    slots = triplets.SLOTS if aspect == PLAUSIBILITY else (aspect.removeprefix(IMAGE_PREFIX),)
+    slots = SLOTS if aspect == PLAUSIBILITY else (aspect.removeprefix(IMAGE_PREFIX),)
     for slot in slots:
         attempt = chosen.get(slot)
         if attempt is not None and attempt.chosen_by_id is not None:
@@ -205,14 +204,14 @@ def triplet_state(item) -> TripletState:
     aspects = [_aspect_state(item, aspect, images, chosen, checks) for aspect in ASPECTS]
     missing = [] if has_explanation(item.payload) else ["the explanation"]
     missing += categorization_problems(item.payload)
-    missing += [f"the {triplets.SLOT_NAMES[slot]} image" for slot in triplets.SLOTS if slot not in images]
+    missing += [f"the {triplets.SLOT_NAMES[slot]} image" for slot in SLOTS if slot not in images]
     missing += [state.problem for state in aspects if not state.passes]
     return TripletState(item, images, chosen, aspects, missing)
 
 
 def version_states(version) -> list[TripletState]:
     """The state of every triplet of a version, by external id."""
-    return [triplet_state(item) for item in triplets.version_triplets(version)]
+    return [triplet_state(item) for item in triplets.version_triplet_items(version)]
 
 
 def is_gated(version) -> bool:
@@ -232,11 +231,11 @@ def freeze_check(version) -> list[tuple[str, str]]:
 
 
 def refresh_stage(record: CurationRecord, state: TripletState) -> None:
-    """A complete triplet is at stage `validated`; one that was and no longer is goes back to `validation`."""
+    """A complete triplet is at stage `validated`; one that was and no longer is goes back to `explained`."""
     if state.validated:
-        record.stage = STAGE_VALIDATED
-    elif record.stage == STAGE_VALIDATED:
-        record.stage = STAGE_VALIDATION
+        record.stage = stages.VALIDATED
+    elif record.stage == stages.VALIDATED:
+        record.stage = stages.EXPLAINED
 
 
 def _clean(verdicts: dict) -> dict[str, tuple[str, str]]:
@@ -261,7 +260,7 @@ def _clean(verdicts: dict) -> dict[str, tuple[str, str]]:
 
 def _not_ready(state: TripletState, aspect: str) -> str:
     if aspect == PLAUSIBILITY:
-        lacking = [f"the {triplets.SLOT_NAMES[slot]} image" for slot in triplets.SLOTS if slot not in state.images]
+        lacking = [f"the {triplets.SLOT_NAMES[slot]} image" for slot in SLOTS if slot not in state.images]
         if not has_explanation(state.item.payload):
             lacking.append("the explanation")
         return f"The plausibility cannot be judged yet: the triplet lacks {', '.join(lacking)}." if lacking else ""
@@ -280,7 +279,7 @@ def record_checks(item_id: int, user, verdicts: dict, seen: dict | None = None) 
         locked = BenchmarkItem.objects.select_for_update().get(pk=item_id)
         if locked.version.frozen:
             raise FrozenError(f"Version {locked.version} is frozen: its triplets can no longer be validated.")
-        item = triplets.triplets().get(pk=locked.pk)
+        item = triplets.triplet_items().get(pk=locked.pk)
         state = triplet_state(item)
         problems = [message for aspect in cleaned if (message := _not_ready(state, aspect))]
         if problems:
@@ -297,7 +296,7 @@ def record_checks(item_id: int, user, verdicts: dict, seen: dict | None = None) 
         made = [ItemCheck.objects.create(item=item, aspect=aspect, verdict=verdict, note=note, checked_by=user,
                                          subject=state.aspect(aspect).subject)
                 for aspect, (verdict, note) in cleaned.items()]
-        record, _ = CurationRecord.objects.get_or_create(item=item, defaults={"stage": STAGE_VALIDATION})
-        refresh_stage(record, triplet_state(triplets.triplets().get(pk=item.pk)))
+        record, _ = CurationRecord.objects.get_or_create(item=item, defaults={"stage": stages.EXPLAINED})
+        refresh_stage(record, triplet_state(triplets.triplet_items().get(pk=item.pk)))
         record.save(update_fields=["stage", "updated_at"])
     return made

@@ -1,35 +1,29 @@
-"""NL-EYE's categorization vocabularies (SPEC §3 Curation 4; paper §2.2, App. A.2, Figure 14).
+"""NL-EYE's vocabularies (SPEC §3 "Curation" 4): reasoning categories, temporal direction and duration,
+and domains, each as (value, label). A parallel scene is short: it happens while the premise does."""
 
-Values are written as the release writes them (lower case); `LABELS` gives the words pages show.
-A parallel triplet's scenes happen at the same time, so its duration is short (`PARALLEL_DURATION`).
-"""
+CATEGORIES = (("physical", "physical"), ("functional", "functional"), ("logical", "logical"),
+              ("emotional", "emotional"), ("cultural", "cultural"), ("social", "social"))
+DIRECTIONS = (("forward", "forward: the hypotheses happen after the premise"),
+              ("backward", "backward: the hypotheses happened before the premise"),
+              ("parallel", "parallel: the hypotheses happen at the same time as the premise"))
+DURATIONS = (("short", "short: seconds to hours"), ("long", "long: days or more"))
+DOMAINS = tuple((name, name) for name in (
+    "administration", "business & work", "daily life & hospitality", "education", "healthcare", "religion",
+    "science & technology", "sports & arts", "transportation", "other"))
 
-REASONING_CATEGORIES = ("physical", "functional", "logical", "emotional", "cultural", "social")
-TIME_DIRECTIONS = ("forward", "backward", "parallel")
-TIME_DURATIONS = ("short", "long")
-DOMAINS = (
-    "administration",
-    "business & work",
-    "daily life & hospitality",
-    "education",
-    "healthcare",
-    "religion",
-    "science & technology",
-    "sports & arts",
-    "transportation",
-)
-PARALLEL = "parallel"
-PARALLEL_DURATION = "short"
+CATEGORY_VALUES = tuple(value for value, _ in CATEGORIES)
+DIRECTION_VALUES = tuple(value for value, _ in DIRECTIONS)
+DURATION_VALUES = tuple(value for value, _ in DURATIONS)
+DOMAIN_VALUES = tuple(value for value, _ in DOMAINS)
+PARALLEL, SHORT = "parallel", "short"
 
-LABELS = {
-    "forward": "Forward (the premise causes the hypothesis)",
-    "backward": "Backward (the hypothesis causes the premise)",
-    "parallel": "Parallel (both happen at the same time)",
-    "short": "Short-term (close in time, same setting)",
-    "long": "Long-term (noticeably different periods)",
-}
+# (field of a triplet, its heading, its vocabulary): what the pool's spread is counted over
+DIMENSIONS = (("reasoning_category", "Reasoning category", CATEGORIES),
+              ("time_direction", "Time direction", DIRECTIONS),
+              ("time_duration", "Time duration", DURATIONS),
+              ("domain", "Domain", DOMAINS))
 
 
-def choices(values) -> list[tuple[str, str]]:
-    """(value, label) pairs for a form's choices."""
-    return [(value, LABELS.get(value, value[:1].upper() + value[1:])) for value in values]
+def short_label(vocabulary, value: str) -> str:
+    """The label of `value` up to its colon ("forward", not the explanation after it)."""
+    return dict(vocabulary).get(value, value).split(":")[0]

@@ -30,6 +30,10 @@ class Command(BaseCommand):
         parser.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
                             help="backend option, repeatable (base_url=..., device=cuda, dtype=bfloat16)")
         parser.add_argument("--batch-size", type=int, default=8, help="judge calls per model call")
+        parser.add_argument("--decoding", default=judges.FREE, choices=list(judges.DECODINGS),
+                            help="free: the judge writes its answer, as the authors' scripts do (default); choices: "
+                                 "the judge model's most likely answer among those the format allows (local text "
+                                 "models), recorded on each judgment")
         parser.add_argument("--max-new-tokens", type=int, default=None,
                             help=f"default: the kind's (llm_match: {judges.LLM_MATCH_PARAMS['max_new_tokens']}), "
                                  f"else {judges.DEFAULT_MAX_NEW_TOKENS}")
@@ -58,13 +62,14 @@ class Command(BaseCommand):
                                      options=dict(parse_option(text) for text in options["judge_option"]))
             stats = judges.judge_run(run, kind.name, spec, batch_size=options["batch_size"],
                                      params={"max_new_tokens": options["max_new_tokens"],
-                                             "temperature": options["temperature"]})
+                                             "temperature": options["temperature"]},
+                                     decoding=options["decoding"])
         except (judges.JudgeError, BackendError) as exc:
             raise CommandError(str(exc)) from None
         counts = judges.judgment_counts(run, kind.name, spec.model_id)
         self.stdout.write(
-            f"Run {run.pk}, {kind.name} judge {spec.model_id} ({spec.backend}, revision "
-            f"{spec.cache_revision or '-'}): {stats.responses} responses, {stats.calls} judge calls, "
+            f"Run {run.pk}, {kind.name} judge {spec.model_id} ({spec.backend}, {options['decoding']} decoding, "
+            f"revision {spec.cache_revision or '-'}): {stats.responses} responses, {stats.calls} judge calls, "
             f"{stats.from_cache} from cache, {stats.skipped} judged before, {stats.empty} empty, "
             f"{stats.not_selected} not judged (not selected). Stored: {counts['ok']} ok, "
             f"{counts['unparsed']} unparsed, {counts['failed']} failed.")

@@ -260,6 +260,14 @@
       if (kind) kind.addEventListener("change", sync);
       sync();
     }
+    var outputRow = form.querySelector('[data-field="output_version"]');
+    var kindInput = form.querySelector("[name=step_kind]");
+    if (outputRow && kindInput) {
+      var outputKinds = (form.getAttribute("data-output-kinds") || "").split(",");
+      var syncOutput = function () { outputRow.hidden = outputKinds.indexOf(kindInput.value) < 0; };
+      kindInput.addEventListener("change", syncOutput);
+      syncOutput();
+    }
     form.querySelectorAll("textarea[data-markdown]").forEach(function (area) {
       markdownPreview(area, form.getAttribute("data-preview-url"), token);
     });

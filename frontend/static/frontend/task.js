@@ -279,9 +279,18 @@
       const error = row.querySelector("[data-row-error]");
       const reasonInput = row.querySelector("[data-reason]");
       const reason = reasonInput ? reasonInput.value.trim() : "";
+      const criterionInput = row.querySelector("[data-criterion]");
+      const criterion = criterionInput ? criterionInput.value : "";
       error.textContent = "";
       const body = { action, reason };
-      if (action === "reject" && !reason) {
+      if (action === "reject" && criterionInput) {
+        if (!criterion) {
+          error.textContent = "Choose the criterion this submission fails.";
+          criterionInput.focus();
+          return;
+        }
+        body.criterion = criterion;
+      } else if (action === "reject" && !reason) {
         error.textContent = "A rejection needs a reason.";
         reasonInput.focus();
         return;
@@ -295,8 +304,9 @@
       let answer;
       try { answer = await send(row.dataset.decideUrl, "POST", body); } catch (e) { answer = null; }
       if (answer && answer.ok) {
+        const label = criterionInput && criterion ? criterionInput.selectedOptions[0].textContent : "";
         markDecided(row, answer.data.review_state === "rejected" ? "rejected" : "approved",
-          action === "edit" ? "(edited)" : "");
+          action === "edit" ? "(edited)" : label);
         return;
       }
       buttons.forEach((b) => { b.disabled = false; });
@@ -321,8 +331,15 @@
         const ids = Array.from(root.querySelectorAll(".row-select:checked"), (box) => Number(box.value));
         const reasonInput = document.getElementById("bulk-reason");
         const reason = reasonInput.value.trim();
+        const criterionInput = document.getElementById("bulk-criterion");
+        const criterion = criterionInput && action === "reject" ? criterionInput.value : "";
         if (!ids.length) { status.textContent = "Select at least one submission."; return; }
-        if (action === "reject" && !reason) {
+        if (action === "reject" && criterionInput && !criterion) {
+          status.textContent = "Choose the criterion the selected submissions fail.";
+          criterionInput.focus();
+          return;
+        }
+        if (action === "reject" && !criterionInput && !reason) {
           status.textContent = "A rejection needs a reason.";
           reasonInput.focus();
           return;
@@ -331,7 +348,7 @@
         status.textContent = "Working…";
         let answer;
         try {
-          answer = await send(root.dataset.bulkUrl, "POST", { submission_ids: ids, action, reason });
+          answer = await send(root.dataset.bulkUrl, "POST", { submission_ids: ids, action, reason, criterion });
         } catch (e) { answer = null; }
         button.disabled = false;
         if (!answer || !answer.ok) {
@@ -341,7 +358,7 @@
         const state = action === "approve" ? "approved" : "rejected";
         for (const id of answer.data.done) {
           const row = root.querySelector(`tr[data-submission-id="${id}"]`);
-          if (row) markDecided(row, state, "");
+          if (row) markDecided(row, state, criterion ? criterionInput.selectedOptions[0].textContent : "");
         }
         const failed = Object.entries(answer.data.failed || {});
         for (const [id, message] of failed) {

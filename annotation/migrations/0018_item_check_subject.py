@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_curation_records'),
+        ('annotation', '0017_study_output_version_and_review_criterion'),
     ]
 
     operations = [
