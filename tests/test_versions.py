@@ -153,6 +153,9 @@ def test_every_rule_accepts_a_complete_payload():
         ("cvqa", "real"): cvqa_payload(),
         ("cvqa", "synthetic"): cvqa_payload(kind="synthetic", type="abs_counting_3"),
         ("nleye", "triplet"): {"premise": "p", "hypothesis1": "a", "hypothesis2": "b", "label": 1},
+        ("nleye", "brief"): {"brief": "Write about cooking.", "suggested_category": "physical",
+                             "suggested_direction": "forward", "suggested_duration": "short",
+                             "suggested_domain": "education"},
         ("cvrr", "qa"): {"dimension": "d", "video_id": "v", "question": "q", "answer": "a"},
         ("maia", "question"): {"video": "v", "category": "c", "question": "q", "answers": list("abcdefgh")},
     }
