@@ -165,6 +165,8 @@ MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled
 # embeddings), beside its word n-gram TF-IDF similarity. Empty: lexical similarity only.
 SCENE_EMBEDDING_MODEL = env_str("SCENE_EMBEDDING_MODEL", "")
+# Stable Diffusion checkpoints (with their pipelines) kept loaded per worker process (generation.diffusion).
+DIFFUSION_PIPELINE_CACHE_SIZE = env_int("DIFFUSION_PIPELINE_CACHE_SIZE", 2)
 
 # --- Crowd platforms' entry links -----------------------------------------------------------
 # At most CROWD_ENTRY_RATE_LIMIT entry links per client address and CROWD_ENTRY_RATE_WINDOW seconds
