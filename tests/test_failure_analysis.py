@@ -115,7 +115,7 @@ def test_drill_down_and_failure_page_tag_and_leaderboard_shows_the_distribution(
 
     board = researcher_client.get(reverse("results-version", args=[found.version.pk])).content.decode()
     section = board.split('id="failure-factors"')[1].split("</section>")[0]
-    row = section.split(f'<tr data-run="{found.pk}">')[1].split("</tr>")[0]
+    row = section.split(f'<tr data-failure-run="{found.pk}">')[1].split("</tr>")[0]
     assert "<td data-tagged>2 / 2</td>" in row
     assert '<td data-factor="time">50.0% <span class="n">(1)</span></td>' in row
     assert '<td data-factor="missing_knowledge">50.0% <span class="n">(1)</span></td>' in row
