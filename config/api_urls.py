@@ -7,6 +7,7 @@ from annotation.benchmarks.nleye.api import TripletCurationViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from config.auth_api import TokenView, WhoAmIView
+from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
 from generation.api import JobViewSet
 
@@ -26,6 +27,10 @@ router.register("qualification-tests", QualificationTestViewSet, basename="api-q
 router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
 
 urlpatterns = [
+    path("versions/<int:pk>/judge-references/", VersionJudgeReferencesView.as_view(),
+         name="api-version-judge-references"),
+    path("judge-references/<int:pk>/revoke/", JudgeReferenceRevokeView.as_view(), name="api-judge-reference-revoke"),
+    path("runs/<int:pk>/failure-tags/", RunFailureTagsView.as_view(), name="api-run-failure-tags"),
     path("", include(router.urls)),
     path("auth/token/", TokenView.as_view(), name="api-token"),
     path("auth/me/", WhoAmIView.as_view(), name="api-me"),

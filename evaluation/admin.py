@@ -4,10 +4,13 @@ and the response cache; runs can be cancelled or resumed on the Celery workers f
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
+from config.admin_states import RecordsOnly
 from evaluation import runs
 from evaluation.admin_filters import BenchmarkFilter
 from evaluation.models import (
     EvaluationRun,
+    FailureTag,
+    JudgeReference,
     Judgment,
     Prediction,
     ResponseCache,
@@ -116,3 +119,21 @@ class JudgmentAdmin(admin.ModelAdmin):
         return False
 
 from evaluation import admin_exports  # noqa: E402,F401  (adds the export actions to the runs, predictions, judgments and crowd submissions admins)
+
+
+@admin.register(JudgeReference)
+class JudgeReferenceAdmin(RecordsOnly, admin.ModelAdmin):
+    """People's explanations approved as judge references: insert-only, revoked from the references page."""
+
+    list_display = ["id", "item", "text", "votes", "voters", "approved_by", "approved_at", "revoked_at"]
+    list_filter = ["source"]
+    search_fields = ["text", "item__external_id"]
+
+
+@admin.register(FailureTag)
+class FailureTagAdmin(RecordsOnly, admin.ModelAdmin):
+    """Failure factors of wrong predictions: insert-only, the latest per prediction counts."""
+
+    list_display = ["id", "prediction", "factor", "tagged_by", "tagged_at"]
+    list_filter = ["factor"]
+    search_fields = ["note", "prediction__request_id"]

@@ -1,6 +1,7 @@
-"""Evaluation runs, their chunks, predictions and the response cache."""
+"""Evaluation runs, their chunks, predictions and the response cache; judge references and failure tags."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from config.models import StateChange
@@ -230,6 +231,9 @@ class Judgment(models.Model):
     reference_key = models.CharField(max_length=64, blank=True, default="",
                                      help_text="which reference this verdict compares with; empty: all of them")
     prompt = models.JSONField(help_text="the exact messages sent to the judge")
+    references = models.JSONField(default=list, blank=True,
+                                  help_text="the references it compared with: [{source, text}], where the kind "
+                                            "records them")
     params = models.JSONField(default=dict, blank=True)
     raw_verdict = models.TextField(blank=True)
     verdict = models.JSONField(null=True, blank=True, help_text="the parsed verdict")
@@ -251,3 +255,87 @@ class Judgment(models.Model):
     def __str__(self):
         key = f" {self.reference_key}" if self.reference_key else ""
         return f"{self.kind} by {self.judge_model} on prediction {self.prediction_id}{key}: {self.parse_status}"
+
+
+class JudgeReference(models.Model):
+    """A people's explanation a curator approved as a reference for an item's LLM judge.
+
+    A frozen item cannot change, so the explanations validated after freezing (NL-EYE: human-baseline
+    explanations of the gold hypothesis, voted valid in an explanation vote) are written here, beside
+    the item, with where each came from. Insert-only, except that an approval can be revoked once
+    (`revoked_at`, `revoked_by`, `revoke_reason`); a revoked reference stays as history and a new
+    approval of the same text is a new row. `evaluation.judge_references` makes and reads them.
+    """
+
+    class Source(models.TextChoices):
+        BASELINE = "baseline", "Human baseline explanation"
+
+    item = models.ForeignKey("annotation.BenchmarkItem", on_delete=models.PROTECT, related_name="judge_references")
+    text = models.TextField()
+    text_key = models.CharField(max_length=64, help_text="SHA-256 of the text, whitespace collapsed and lower case")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.BASELINE)
+    study = models.ForeignKey("annotation.Study", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+                              help_text="the study the explanation was written in")
+    submission = models.ForeignKey("annotation.Submission", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+", help_text="the submission that wrote it")
+    vote_study = models.ForeignKey("annotation.Study", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+", help_text="the explanation vote that judged it, if any")
+    votes = models.PositiveSmallIntegerField(null=True, blank=True, help_text="voters who selected it")
+    voters = models.PositiveSmallIntegerField(null=True, blank=True, help_text="voters who saw it")
+    details = models.JSONField(default=dict, blank=True, help_text="request, worker, review state, …")
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    approved_at = models.DateTimeField(auto_now_add=True)
+    revoked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoke_reason = models.CharField(max_length=500, blank=True)
+
+    REVOKE_FIELDS = ("revoked_by", "revoked_at", "revoke_reason")
+
+    class Meta:
+        ordering = ["item_id", "approved_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "text_key"], condition=models.Q(revoked_at__isnull=True),
+                                    name="one_active_judge_reference_per_text"),
+        ]
+
+    def __str__(self):
+        state = " (revoked)" if self.revoked_at else ""
+        return f"judge reference #{self.pk} of {self.item}{state}"
+
+    def save(self, *args, **kwargs):
+        changed = set(kwargs.get("update_fields") or ())
+        if self.pk and (not changed or not changed <= set(self.REVOKE_FIELDS)):
+            raise ValidationError("Judge references are insert-only: only a revocation may change one.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Judge references are insert-only: revoke one instead.")
+
+
+class FailureTag(models.Model):
+    """Why a wrong prediction failed: one of the benchmark's failure factors (`Benchmark.failure_factors`,
+    NL-EYE §6), with a note. Insert-only: tagging again adds a row, and a prediction's current tag is
+    its latest row (an empty `factor` clears it), so the history of every tag is kept.
+    `evaluation.failure_analysis` makes and reads them."""
+
+    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="failure_tags")
+    factor = models.CharField(max_length=32, blank=True, help_text="a failure factor's key; empty: tag cleared")
+    note = models.TextField(blank=True)
+    tagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    tagged_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["prediction_id", "-tagged_at", "-id"]
+        indexes = [models.Index(fields=["prediction", "-tagged_at"], name="failure_tag_latest")]
+
+    def __str__(self):
+        return f"{self.factor or 'cleared'} on prediction {self.prediction_id} by {self.tagged_by}"
+
+    def save(self, *args, **kwargs):
+        if self.pk:
+            raise ValidationError("Failure tags are insert-only: tag the prediction again instead.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Failure tags are insert-only.")

@@ -2,7 +2,8 @@
 
 Planning (`plan`): the frozen version's items in `external_id` order (the first `limit`), each
 turned into requests by its benchmark module (`BENCHMARK.requests(item, RequestOptions(...))`),
-keeping the selected variants. The plan is deterministic, so any process can recompute it.
+keeping the selected variants. The plan is deterministic, so any process can recompute it. Each request
+carries its item's approved judge references (`evaluation.judge_references.attach`) for the judges.
 
 Executing (`Executor.execute`) a list of planned requests, in batches of the run's batch size:
 
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from evaluation import benchmarks, cache, scoring
+from evaluation import benchmarks, cache, judge_references, scoring
 from evaluation.benchmarks.base import EvalRequest, RequestOptions
 from evaluation.inputs import DEFAULT_FRAME_POLICY, InputError, MediaResolver, MediaSettings
 from evaluation.models import EvaluationRun, Prediction
@@ -91,6 +92,9 @@ def plan(run: EvaluationRun, benchmark=None) -> list[PlannedRequest]:
                 raise PlanError(f"The benchmark made two requests with the id {request.request_id!r}.")
             seen.add(request.request_id)
             planned.append(PlannedRequest(len(planned), item.pk, request))
+    for entry, request in zip(planned, judge_references.attach((p.item_pk, p.request) for p in planned),
+                              strict=True):
+        entry.request = request
     return planned
 
 

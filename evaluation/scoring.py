@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import benchmarks, jsonl, parsers, parsing
+from evaluation import benchmarks, jsonl, judge_references, parsers, parsing
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -265,7 +265,7 @@ def item_requests(version, options, variants=()) -> Iterator[tuple[Any, list]]:
             if request.request_id in seen:
                 raise ValueError(f"The benchmark made two requests with the id {request.request_id!r}.")
             seen.add(request.request_id)
-        yield item, made
+        yield item, judge_references.attach((item.pk, request) for request in made)
 
 
 # --- The entry point --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from django.db.models import Count, Prefetch, Q
 
 from annotation.models import BenchmarkVersion
 from evaluation.exports import EXPORT_JOB_KIND
-from evaluation.models import EvaluationRun, Judgment, Prediction
+from evaluation.models import EvaluationRun, JudgeReference, Judgment, Prediction
 from evaluation.result_actions import METRIC_JOBS
 from generation.models import Job
 
@@ -69,3 +69,18 @@ def export_jobs(user, run_ids) -> list:
     recent = Job.objects.filter(kind=EXPORT_JOB_KIND, requested_by=user).order_by("-pk")[:50]
     return [job for job in recent
             if (job.params or {}).get("runs") and set(job.params["runs"]) <= wanted][:RECENT_JOBS]
+
+
+def prediction_for_tagging(pk: int):
+    """A prediction with its run, version and benchmark (404 where there is none is the caller's)."""
+    return Prediction.objects.select_related("run__version__benchmark", "item").filter(pk=pk).first()
+
+
+def judge_reference(pk: int):
+    return JudgeReference.objects.select_related("item__version__benchmark").filter(pk=pk).first()
+
+
+def revoked_references(version):
+    """The version's revoked judge references, newest revocation first."""
+    return (JudgeReference.objects.filter(item__version=version, revoked_at__isnull=False)
+            .select_related("item", "approved_by", "revoked_by").order_by("-revoked_at", "-pk"))

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation import selectors as annotation_selectors
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, exports, parsers, plots, result_actions, results, selectors
+from evaluation import benchmarks, exports, failure_analysis, parsers, plots, result_actions, results, selectors
 from evaluation.models import EvaluationRun
 
 REQUESTS_PER_PAGE = 40
@@ -42,6 +42,8 @@ def version_page(request, version, *, status: int = 200, error: str = ""):
     return render(request, "frontend/results_version.html", {
         "version": version, "board": board, "series": series, "consistency": results.consistency(board),
         "human": results.human_section(version, board),
+        "failures": failure_analysis.version_distributions(version),
+        "failure_factors": list(failure_analysis.factors_of(benchmarks.find(version.benchmark.slug)).values()),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
         "formats": list(plots.FORMATS), "error": error,
         "baselines": result_actions.baseline_offers(version), "human_offers": result_actions.human_offers(version),
@@ -104,6 +106,7 @@ def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = "")
         "parser_query": _parser_query(parser), "error": error,
         "judges": result_actions.judge_offers(run), "scoring": result_actions.scoring_offers(run),
         "jobs": selectors.result_jobs(run_ids=[run.pk]), "export_scope": run.pk,
+        "failure_taggable": failure_analysis.taggable(run),
         **_export_context(request, run.version, [run.pk]),
     }, status=status)
 
@@ -162,15 +165,22 @@ def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
     ids = [r.request_id for r in requests]
     predictions = list(selectors.predictions_of(run, ids))
     judged = _judgments(predictions)
+    tags = failure_analysis.current_tags(predictions)
     by_request: dict[str, list] = {}
     for prediction in predictions:
         by_request.setdefault(prediction.request_id, []).append({
+            "failure_tag": tags.get(prediction.pk),
             "prediction": prediction, "prompt_text": _prompt_text(prediction.prompt),
             "prompt": _pretty(prediction.prompt), "inputs": _pretty(prediction.inputs),
             "media": [m for m in (prediction.inputs or {}).get("media") or [] if isinstance(m, dict)],
             "judgments": judged.get(prediction.pk, []),
         })
+    benchmark = failure_analysis.benchmark_of(run)
+    variants = set(getattr(benchmark, "failure_variants", ()) or ())
+    taggable = bool(failure_analysis.factors_of(benchmark))
     return [{"request": r, "outcome": outcomes[r.request_id], "predictions": by_request.get(r.request_id, []),
+             "taggable": taggable and outcomes[r.request_id].status == results.WRONG
+             and (not variants or r.variant in variants),
              "gold": _pretty(r.gold) if isinstance(r.gold, list | dict) else r.gold,
              "gold_is_text": isinstance(r.gold, list | dict)} for r in requests]
 
@@ -197,7 +207,8 @@ def results_drill(request, pk, metric):
         "run": run, "label": results.run_label(run), "drill": found, "page": page,
         "rows": _request_rows(run, list(page), found.outcomes), "outcome": outcome,
         "outcome_counts": sorted(found.outcome_counts.items()), "query": keep.urlencode(),
-        "filter_query": filters.urlencode(), "parser": parser,
+        "filter_query": filters.urlencode(), "parser": parser, "next": request.get_full_path(),
+        "factors": list(failure_analysis.factors_of(failure_analysis.benchmark_of(run)).values()),
     })
 
 

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from frontend import (
+    analysis_views,
     blackswan_views,
     login_views,
     nleye_views,
@@ -52,6 +53,13 @@ urlpatterns = [
     path("results/runs/<int:pk>/metrics.json", results_views.results_run_json, name="results-run-json"),
     path("results/runs/<int:pk>/metrics/<str:metric>/", results_views.results_drill, name="results-drill"),
     path("results/runs/<int:pk>/parsers/", results_views.results_disagreements, name="results-disagreements"),
+    path("results/runs/<int:pk>/failures/", analysis_views.results_failures, name="results-run-failures"),
+    path("results/predictions/<int:pk>/failure-tag/", analysis_views.prediction_failure_tag,
+         name="prediction-failure-tag"),
+    path("benchmarks/versions/<int:pk>/judge-references/", analysis_views.judge_references_page,
+         name="judge-references"),
+    path("benchmarks/judge-references/<int:pk>/revoke/", analysis_views.judge_reference_revoke,
+         name="judge-reference-revoke"),
     path("results/runs/<int:pk>/judge/", result_action_views.start_judge, name="results-run-judge"),
     path("results/runs/<int:pk>/score/", result_action_views.start_scoring, name="results-run-score"),
     path("results/versions/<int:pk>/baseline/", result_action_views.start_baseline, name="results-version-baseline"),

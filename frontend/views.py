@@ -79,6 +79,7 @@ def _version_page(request, version, *, problems=(), status=200):
     context = version_pages.version_page(version, request.GET.get("q", ""), request.GET.get("page"))
     return render(request, "frontend/version_detail.html", {
         **context, "can_freeze": not version.frozen and has_role(request.user, CURATOR, ADMIN),
+        "may_approve_references": has_role(request.user, CURATOR, ADMIN),
         "freeze_problems": list(problems)}, status=status)
 
 

@@ -115,6 +115,14 @@ MATRIX: dict[str, Case] = {
     "results-run-json": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
     "results-drill": Case(GET=page(RESEARCHERS), kwargs={"pk": "run", "metric": "n"}),
     "results-disagreements": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
+    # failure analysis (frontend/analysis_views.py): curators, researchers and admins tag; the fixture run's
+    # benchmark declares no failure factors (404), a prediction that does not exist is 404
+    "results-run-failures": Case(GET=page(STAFF, ok=404), kwargs={"pk": "run"}),
+    "prediction-failure-tag": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
+    # judge references of a version's items: curators and admins; the draft version shows that it is not
+    # frozen, approving nothing is 400, a reference that does not exist is 404
+    "judge-references": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400), kwargs={"pk": "version"}),
+    "judge-reference-revoke": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # what the results pages start (frontend/result_action_views.py), posted empty: allowed roles get 400
     "results-run-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
     "results-run-score": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
@@ -208,6 +216,11 @@ MATRIX: dict[str, Case] = {
                            kwargs={"pk": "run"}),
     "api-run-resume": Case(GET=api(RESEARCHERS, ok=405), POST={**api(RESEARCHERS, ok=403), ADMIN: 409},
                            kwargs={"pk": "run"}),
+    # judge references (researchers read; approving is for curators, the draft version has nothing: 400) and
+    # failure tags (no prediction named: 400)
+    "api-version-judge-references": Case(GET=api(STAFF), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
+    "api-judge-reference-revoke": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-run-failure-tags": Case(GET=api(STAFF), POST=api(STAFF, ok=400), kwargs={"pk": "run"}),
     # --- API: crowd engine (objects that do not exist: allowed -> 404, refused -> 403) ------
     "api-study-list": Case(GET=api(CURATORS), POST=api(CURATORS, ok=400)),
     "api-study-detail": Case(GET=api(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),

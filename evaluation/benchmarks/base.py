@@ -96,6 +96,15 @@ class RequestOptions:
 
 
 @dataclass(frozen=True)
+class FailureFactor:
+    """One reason a wrong prediction failed, as a benchmark's failure analysis names it (NL-EYE §6)."""
+
+    key: str
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class HumanBaselineForm:
     """How a human baseline asks a benchmark's requests when every request asked has one of
     `answer_types` (NL-EYE triplets): which extra fields people fill in, and the instructions."""
@@ -126,6 +135,9 @@ class Benchmark:
     baselines: tuple[str, ...] = ()  # paper baselines (`evaluation.baselines`) besides `random`, which fits all
     human_evaluations: tuple[str, ...] = ()  # human evaluation study kinds (`evaluation.human_eval`) it supports
     human_baseline_form: HumanBaselineForm | None = None  # a human baseline's richer form, where it has one
+    # `FailureFactor`s people tag wrong predictions with (`evaluation.failure_analysis`); none: no tagging
+    failure_factors: tuple = ()
+    failure_variants: tuple[str, ...] = ()  # the variants whose wrong predictions are tagged; empty: all
 
     @property
     def label(self) -> str:

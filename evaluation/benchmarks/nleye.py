@@ -40,6 +40,10 @@ Scoring (`BENCHMARK.score`, §4.1, App. A.3, Tables 7–8, Figure 6):
   and the incorrect hypothesis;
 - both again by reasoning category, time direction and time duration (keys lower-case as in the
   release; items without one under "unspecified").
+
+Failure analysis (§6): people tag each wrong triplet prediction with one of `FAILURE_FACTORS` (style &
+consistency, time, ignored key details, missing knowledge, failed comparison); the results pages
+show each model's distribution (`evaluation.failure_analysis`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from evaluation import benchmarks, prompting, scoring
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
+    FailureFactor,
     HumanBaselineForm,
     RequestOptions,
     media_input,
@@ -72,6 +77,16 @@ HUMAN_BASELINE_INSTRUCTIONS = (
     "premise (the premise can happen before or after them), explain why in a sentence, say how certain you are, "
     "and then rate how likely each hypothesis is on its own given the premise. To answer many of these you "
     "have to notice small details and tell yourself the story behind the scenes.")
+
+# The five factors of the failure analysis of wrong triplet predictions (§6, Figure 7, Table 15).
+FAILURE_FACTORS = (
+    FailureFactor("style_consistency", "Style & consistency", "Irrelevant visual details influence the decision."),
+    FailureFactor("time", "Time", "The explanation relies on an incorrect time direction or duration."),
+    FailureFactor("ignored_key_details", "Ignored key details", "Important information is overlooked."),
+    FailureFactor("missing_knowledge", "Missing knowledge", "Key details are misinterpreted despite being noticed."),
+    FailureFactor("failed_comparison", "Failed comparison",
+                  "The less plausible hypothesis is justified with logical reasoning."),
+)
 
 SCORE_SCALE = ("Rank the plausibility with a score between 1 and 10, where: 1: Not plausible at all, 3: Slightly "
                "plausible, 5: Moderately plausible, 7: Very plausible, 10: Almost necessarily plausible. Explain why.")
@@ -144,6 +159,8 @@ class NleyeBenchmark(Benchmark):
     human_evaluations = (VOTE,)
     human_baseline_form = HumanBaselineForm(answer_types=frozenset({"choice_12"}), explanation=True, certainty=True,
                                             likelihood=True, instructions=HUMAN_BASELINE_INSTRUCTIONS)
+    failure_factors = FAILURE_FACTORS
+    failure_variants = ("triplet",)
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         metrics = score_setups(requests, responses, judge=models.get("judge"))

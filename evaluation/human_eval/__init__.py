@@ -26,6 +26,9 @@ review), made from evaluation runs or from a frozen version's own requests:
   label 2 and an invalid one 0: the report's `binary` block (valid vs not) is the comparable figure.
   `validated_human_explanations` lists, per triplet, the people's explanations voted valid: the
   references NL-EYE's judge adds to the gold (`human_explanations` of a triplet, for a next version).
+  For the frozen version itself, `references.candidates(version)` lists the baseline explanations of
+  the gold hypothesis with their votes, and a curator approves them as judge references
+  (`references.approve`, `references.approve_voted`; see `evaluation.human_eval.references`).
 - **Human baseline**: `create_human_baseline_study(version, variants, …)`, people answer the
   benchmark's own requests (as `scoring.item_requests` plans them, the prompt the models get) with a
   form built from the request: options → a single choice (letters with their texts, yes/no,

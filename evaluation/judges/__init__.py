@@ -26,8 +26,10 @@ judge's answer, and how to fold its calls into the verdict the benchmark's score
   word for word): the candidate explanation against the gold explanation and the validated human
   explanations, 0 (not logical), 1 (logical but different), 2 (logical and same as a gold one).
   The human explanations are the triplet payload's `human_explanations` (a list of texts: those
-  at least one worker selected in the explanation vote); the candidate is the whole response (its
-  choice and explanation); only correct predictions are judged (§5.1).
+  at least one worker selected in the explanation vote) and the ones a curator approved after the
+  version was frozen (`evaluation.judge_references`, carried by each request); each stored judgment
+  records the references it compared with (`Judgment.references`). The candidate is the whole
+  response (its choice and explanation); only correct predictions are judged (§5.1).
   Verdict: `{"label": 0|1|2}`.
 
 Reading a verdict never guesses: every parser finds the answer in the form the prompt asked for
@@ -96,7 +98,14 @@ from evaluation.judges.judge import (
 from evaluation.judges.kinds import KINDS, get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LLM_MATCH_MODEL, LLM_MATCH_PARAMS, LLM_MATCH_PROMPT, LLM_MATCH_RANGE, LlmMatch
 from evaluation.judges.maia import MAIA_PROMPT, MaiaJudge
-from evaluation.judges.nleye import NLEYE_LABELS, NLEYE_PROMPT, NLEYE_VALID, NleyeExplanationJudge, nleye_references
+from evaluation.judges.nleye import (
+    NLEYE_LABELS,
+    NLEYE_PROMPT,
+    NLEYE_VALID,
+    NleyeExplanationJudge,
+    nleye_reference_sources,
+    nleye_references,
+)
 from evaluation.judges.runs import judge_run, judgment_counts, run_judgments, verdicts_for_run
 from evaluation.judges.spec import judge_params, judge_spec, split_model
 
@@ -105,7 +114,7 @@ __all__ = [
     "logger", "OK", "UNPARSED", "FAILED", "EMPTY", "CHAT_BACKENDS", "DEFAULT_BACKEND", "DEFAULT_MAX_NEW_TOKENS",
     "JudgeError", "Case", "Reading", "JudgeKind", "LLM_MATCH_PROMPT", "LLM_MATCH_RANGE", "LlmMatch", "CVRR_SYSTEM",
     "CVRR_USER", "CVRR_SCORE_RANGE", "CvrrJudge", "MAIA_PROMPT", "MaiaJudge", "NLEYE_PROMPT", "NLEYE_LABELS",
-    "NLEYE_VALID", "nleye_references", "NleyeExplanationJudge", "KINDS", "get_kind",
+    "NLEYE_VALID", "nleye_references", "nleye_reference_sources", "NleyeExplanationJudge", "KINDS", "get_kind",
     "kind_for_benchmark", "judged_benchmarks",
     "split_model", "judge_spec", "judge_params", "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
     "DEFAULT_MODEL", "default_model", "with_defaults", "LLM_MATCH_MODEL", "LLM_MATCH_PARAMS",

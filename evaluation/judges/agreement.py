@@ -90,11 +90,11 @@ def _report(judge_kind, pairs, human_items, not_judged, unusable, cohens_kappa) 
 def run_agreement(run: EvaluationRun, kind: str, judge_model: str, human: dict) -> AgreementReport:
     """Agreement of a run's stored judgments (per prediction and reference key) with human verdicts."""
     judged = {}
-    for row in run_judgments(run, kind, judge_model):
-        key = (row.prediction.request_id, row.prediction.sample_index,
-               int(row.reference_key.split(":", 1)[1]) if row.reference_key else None)
+    for row in run_judgments(run, kind, judge_model).order_by("created_at", "pk"):  # the latest counts
+        index = row.reference_key.split(":", 1)[1] if row.reference_key.startswith("ref:") else ""
+        key = (row.prediction.request_id, row.prediction.sample_index, int(index) if index.isdigit() else None)
         verdict = row.verdict if row.parse_status == OK else None
-        judged[key if row.reference_key else key[:2]] = verdict
+        judged[key if key[2] is not None else key[:2]] = verdict
     return agreement_report(kind, judged, human)
 
 

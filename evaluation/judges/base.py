@@ -49,6 +49,7 @@ class Case:
     reference_key: str
     user: str
     system: str = ""
+    references: tuple = ()  # what the call compares with, where the kind records it: ({"source", "text"}, …)
 
     def chat(self, params: GenerationParams, request_id: str = "") -> ChatRequest:
         messages = [Message("system", (TextPart(self.system),))] if self.system else []

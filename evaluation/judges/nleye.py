@@ -3,9 +3,10 @@ and the reading of the 0/1/2 label."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-from evaluation import judge_registry, parsing
+from evaluation import judge_references, judge_registry, parsing
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeError, JudgeKind, Reading, _clean, _one
 
 
@@ -31,12 +32,38 @@ NLEYE_VALID = 2
 _NLEYE_PHRASES = {"not logical at all": 0, "logical but different": 1, "logical and same as one of the gold": 2}
 
 
-def nleye_references(request) -> list[str]:
-    """The gold explanation, then the validated human explanations (`human_explanations` of the payload)."""
+def nleye_reference_sources(request) -> list[dict]:
+    """The references as `{"source", "text"}`, in this order: the gold explanation (source "gold"), the
+    validated human explanations of the payload (`human_explanations`, source "payload:<index>"), then the
+    explanations a curator approved after freezing (`evaluation.judge_references`, source
+    "judge_reference:<id>"). A text given twice (white space collapsed, any case) counts once, where it
+    first appears."""
     source = request.source or {}
-    gold = str(source.get("explanation") or request.extra.get("explanation") or "").strip()
-    humans = [str(text).strip() for text in source.get("human_explanations") or [] if str(text).strip()]
-    return [text for text in dict.fromkeys([gold, *humans]) if text]
+    given = [("gold", source.get("explanation") or request.extra.get("explanation") or "")]
+    given += [(f"payload:{index}", text) for index, text in enumerate(source.get("human_explanations") or [])]
+    given += [(f"judge_reference:{found.get('id')}", found.get("text") or "")
+              for found in request.extra.get(judge_references.EXTRA_KEY) or []]
+    references: dict[str, dict] = {}
+    for name, text in given:
+        text = judge_references.normal_text(text)
+        if text:
+            references.setdefault(text.lower(), {"source": name, "text": text})
+    return list(references.values())
+
+
+def nleye_references(request) -> list[str]:
+    """The texts of `nleye_reference_sources`: the gold explanation, then the validated human ones."""
+    return [reference["text"] for reference in nleye_reference_sources(request)]
+
+
+def reference_key(references: list[dict]) -> str:
+    """"" while the references are the frozen item's own (gold and payload); with approved references,
+    "refs:" and a digest of the texts, so that approving or revoking one asks for a new judgment and
+    the judgments made against another set are kept but no longer count."""
+    if not any(reference["source"].startswith("judge_reference:") for reference in references):
+        return ""
+    digest = hashlib.sha256("\n".join(reference["text"] for reference in references).encode()).hexdigest()
+    return f"refs:{digest[:16]}"
 
 
 @judge_registry.register
@@ -55,14 +82,16 @@ class NleyeExplanationJudge(JudgeKind):
     def cases(self, request, text: str) -> list[Case]:
         source = request.source or {}
         label = int(source["label"])
-        references = nleye_references(request)
+        references = nleye_reference_sources(request)
         if not references:
             raise JudgeError(f"{request.item_id}: no gold explanation to judge against")
-        golds = "\n\n".join(f"Explanation {index}: {text}" for index, text in enumerate(references, start=1))
-        return [Case("", NLEYE_PROMPT.format(premise=_sentence(source["premise"]),
+        golds = "\n\n".join(f"Explanation {index}: {reference['text']}"
+                             for index, reference in enumerate(references, start=1))
+        return [Case(reference_key(references), NLEYE_PROMPT.format(premise=_sentence(source["premise"]),
                                              plausible=_sentence(source[f"hypothesis{label}"]),
                                              other=_sentence(source[f"hypothesis{3 - label}"]),
-                                             candidate=_sentence(text), golds=golds))]
+                                             candidate=_sentence(text), golds=golds),
+                     references=tuple(references))]
 
     def parse(self, raw: str) -> Reading:
         cleaned = _clean(raw)

@@ -75,6 +75,7 @@ def _judgment_row(prediction: Prediction, judge: Judge, answer: Answered) -> Jud
         prediction=prediction, kind=judge.kind.name, judge_model=judge.spec.model_id,
         judge_revision=judge.spec.cache_revision, judge_backend=judge.spec.backend,
         reference_key=answer.case.reference_key, prompt=answer.chat.describe(), params=judge.recorded_params,
+        references=[dict(reference) for reference in answer.case.references],
         raw_verdict=outcome.text, verdict=reading.value if reading else None,
         parse_status=FAILED if reading is None else reading.status, error=outcome.error,
         from_cache=outcome.from_cache, latency_s=outcome.latency_s, prompt_tokens=outcome.prompt_tokens,

@@ -7,8 +7,9 @@ the two parsers read differently, with both readings.
 
 Caching: `run_results(run, parser)` stores its result in Django's cache under the run id, the parser
 and a fingerprint of what the metrics depend on (the version's checksum, the number and last id/time
-of the run's predictions and judgments, its kept model metrics), so a finished run is scored once and
-a run that gains predictions, judgments or model metrics is scored again.
+of the run's predictions and judgments, its kept model metrics, the version's judge references), so
+a finished run is scored once and a run that gains predictions, judgments, model metrics or judge
+references is scored again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from evaluation import benchmarks, judges, model_metrics, parsers, runner, scoring
+from evaluation import benchmarks, judge_references, judges, model_metrics, parsers, runner, scoring
 from evaluation.models import EvaluationRun, Judgment, Prediction, RunModelMetric
 from evaluation.results.consistency_views import views_of
 from evaluation.results.outcomes import Outcome, outcome
@@ -57,7 +58,7 @@ def fingerprint(run: EvaluationRun) -> str:
         judged = Judgment.objects.filter(prediction__run=run).aggregate(n=Count("id"), last=Max("id"))
         parts += [str(judged["n"]), str(judged["last"])]
     kept = RunModelMetric.objects.filter(run=run).aggregate(n=Count("id"), at=Max("computed_at"))
-    parts += [str(kept["n"]), kept["at"].isoformat() if kept["at"] else "-"]
+    parts += [str(kept["n"]), kept["at"].isoformat() if kept["at"] else "-", judge_references.fingerprint(run.version)]
     return "|".join(parts)
 
 

@@ -2,7 +2,8 @@
 
 A date-time is shown ISO-like (``2025-03-01 14:05 UTC``) in a ``<time>`` element: the server writes it
 in the platform's time zone and names the zone; ``app.js`` rewrites it into the viewer's own zone
-(read from the browser) in the same format. A duration in seconds is shown in words ("45 minutes").
+(read from the browser) in the same format. A duration in seconds is shown in words ("45 minutes"), a
+share as a percentage ("25.0%").
 """
 
 from datetime import datetime
@@ -63,3 +64,12 @@ def duration_text(seconds) -> str:
 def duration(seconds) -> str:
     """``{{ study.lease_seconds|duration }}`` → "45 minutes"."""
     return duration_text(seconds)
+
+
+@register.filter
+def percent(value) -> str:
+    """A fraction as a percentage with one decimal (``{{ 0.25|percent }}`` → "25.0%"); "—" for None."""
+    try:
+        return f"{float(value) * 100:.1f}%"
+    except (TypeError, ValueError):
+        return NOTHING

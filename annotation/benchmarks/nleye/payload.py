@@ -18,6 +18,7 @@ class NleyeTriplet(Payload):
     hypothesis1: NonEmptyString
     hypothesis2: NonEmptyString
     label: one_of(1, 2)
+    human_explanations: list[NonEmptyString] | None = None  # validated human explanations (judge references)
 
 
 class NleyeBrief(Payload):
