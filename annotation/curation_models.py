@@ -10,6 +10,9 @@ imported one. What the pipeline needs beside it lives here:
 - `ItemCheck`: a person's validation verdict on one aspect of an item (e.g. "image:premise" for an
   image–text alignment check, "plausibility" for the triplet), insert-only: a later check on the
   same aspect supersedes an earlier one;
+- `CategoryDefinition`: one of a benchmark's categories as data a curator edits (e.g. a CVRR-ES
+  dimension): its name, description and the instructions its curation steps use (caption
+  guidelines, the QA-generation instruction, …);
 - `ImageAttempt`: one node of an image generation tree for one slot of an item (text-to-image,
   image-to-image or inpainting; parent image, mask, prompt, seed, model and parameters) and which
   attempt a designer picked as the slot's final image.
@@ -119,3 +122,26 @@ class ImageAttempt(models.Model):
 
     def __str__(self):
         return f"{self.get_mode_display().lower()} attempt #{self.pk} for {self.slot} of {self.item}"
+
+
+class CategoryDefinition(models.Model):
+    """One category of a benchmark (a CVRR-ES dimension, a MAIA category) as data: what it means and
+    the instructions the curation steps give for it, editable by curators."""
+
+    benchmark = models.ForeignKey("annotation.Benchmark", on_delete=models.CASCADE, related_name="categories")
+    key = models.SlugField(max_length=100, help_text="stable key, e.g. the release's folder name")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    instructions = models.JSONField(default=dict, blank=True,
+                                    help_text='per curation step, e.g. {"caption": "...", "qa": "..."}')
+    position = models.PositiveSmallIntegerField(default=0)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark_id", "position", "key"]
+        constraints = [models.UniqueConstraint(fields=["benchmark", "key"], name="unique_category_per_benchmark")]
+
+    def __str__(self):
+        return f"{self.name} ({self.benchmark_id and self.benchmark.slug})"

@@ -268,7 +268,7 @@ from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's mo
     WorkerProfile,
     WorkerQualification,
 )
-from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
+from annotation.curation_models import CategoryDefinition, CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
 
 
 class VideoSplit(models.Model):

@@ -140,6 +140,9 @@ class CvrrBenchmark(Benchmark):
         self.resolve_input_strategy(options)
         self.check_prompting(options)
         payload = item.payload
+        if payload.get("kind") != "qa":
+            raise ValueError(f"CVRR-ES item {item.external_id!r} is a {payload.get('kind')!r} record under curation, "
+                             "not a question: only QA pairs are evaluated.")
         slug = dimension_slug(payload["dimension"])
         extra = {"dimension": slug, "dimension_name": DIMENSIONS[slug],
                  "dimension_release": payload["dimension"], "video_id": payload["video_id"]}

@@ -1,4 +1,5 @@
-"""CVRR-ES item payloads: an open-ended `qa` about a video, in one of the evaluation dimensions (SPEC §4)."""
+"""CVRR-ES item payloads: an open-ended `qa` about a video, in one of the evaluation dimensions (SPEC §4),
+and, in curation, a `video` assigned to a dimension (its source, metadata and chosen caption)."""
 
 from typing import Literal
 
@@ -18,4 +19,20 @@ class CvrrQa(Payload):
     question_kind: one_of("reasoning", "robustness") | None = None
 
 
-PAYLOADS = (CvrrQa,)
+# where a video came from (seeds/003 §3.1; SPEC "What the papers also did")
+VIDEO_SOURCES = ("ssv2", "cater", "charades", "activitynet", "hmdb51", "yfcc100m", "internet", "other")
+
+
+class CvrrVideo(Payload):
+    """A video under curation: its dimension, its source, the metadata that came with it, and the
+    caption chosen for QA generation (once a curator merged or picked one)."""
+
+    kind: Literal["video"]
+    dimension: NonEmptyString
+    video_id: NonEmptyString
+    source: one_of(*VIDEO_SOURCES)
+    metadata: dict | None = None
+    caption: Text | None = None
+
+
+PAYLOADS = (CvrrQa, CvrrVideo)
