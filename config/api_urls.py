@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
+from annotation.image_studio_api import ImageAttemptViewSet
 from config.auth_api import TokenView, WhoAmIView
 from evaluation.api import RunViewSet
 from generation.api import JobViewSet
@@ -17,6 +18,7 @@ router.register("studies", StudyViewSet, basename="api-study")
 router.register("submissions", SubmissionViewSet, basename="api-submission")
 router.register("videos", VideoViewSet, basename="api-video")
 router.register("images", ImageViewSet, basename="api-image")
+router.register("image-attempts", ImageAttemptViewSet, basename="api-image-attempt")
 router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")

@@ -65,4 +65,5 @@ urlpatterns = [
     path("exports/", include("evaluation.urls")),
     path("", include("frontend.crowd_urls")),
     path("", include("frontend.library_urls")),
+    path("", include("frontend.studio_urls")),
 ]

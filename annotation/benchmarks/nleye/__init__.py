@@ -15,3 +15,4 @@ class NlEye(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+    image_slots = ("premise", "hypothesis1", "hypothesis2")  # one generated image per scene (App. E.1)
