@@ -161,6 +161,8 @@ JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE
 JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
+# Stable Diffusion checkpoints (with their pipelines) kept loaded per worker process (generation.diffusion).
+DIFFUSION_PIPELINE_CACHE_SIZE = env_int("DIFFUSION_PIPELINE_CACHE_SIZE", 2)
 
 # --- Crowd platforms' entry links -----------------------------------------------------------
 # At most CROWD_ENTRY_RATE_LIMIT entry links per client address and CROWD_ENTRY_RATE_WINDOW seconds

@@ -14,6 +14,18 @@ the architecture code, the processors (image and video), the tokenizers and the 
 - "nli": a BERT sequence classifier with entailment / neutral / contradiction labels.
 - "clip": a CLIP dual encoder with its processor.
 
+And two tiny Stable Diffusion pipelines (diffusers folders: `model_index.json` plus `unet/`,
+`vae/`, `text_encoder/`, `tokenizer/`, `scheduler/`), loadable with `DiffusionPipeline.from_pretrained`
+like a hub checkpoint, with no safety checker or feature extractor:
+
+- "sd-text2image": a `StableDiffusionPipeline` (4-channel UNet), SD 1.5's PNDM scheduler settings.
+- "sd-inpaint": a `StableDiffusionInpaintPipeline` with a 9-channel UNet (latents, mask, masked
+  image), like the SD inpainting checkpoints.
+
+Both have a 2-block UNet (8 and 16 channels, one cross-attention block), a 4-block VAE (scale
+factor 8, as in SD) and a 2-layer CLIP text encoder with the CLIP tokenizer below; a 64x64 image
+takes a few hundredths of a second per step on a CPU.
+
 Each tokenizer is trained on the fly (`tokenizers` BPE / WordPiece) on a few hundred English and
 Italian sentences, using the very normaliser and pre-tokeniser of the architecture's tokenizer
 class, then wrapped in that class with the special tokens its processor and chat template need.
@@ -521,6 +533,51 @@ def build_clip(folder: Path) -> None:
     processor.save_pretrained(folder)
 
 
+def _sd_components(unet_in_channels: int, seed_offset: int) -> dict:
+    """UNet, VAE, text encoder, tokenizer and scheduler of a tiny Stable Diffusion pipeline."""
+    from diffusers import AutoencoderKL, PNDMScheduler, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    tokenizer = build_clip_tokenizer()
+    _seed(seed_offset)
+    unet = UNet2DConditionModel(
+        sample_size=8, in_channels=unet_in_channels, out_channels=4, layers_per_block=1,
+        block_out_channels=(8, 16), down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), cross_attention_dim=32, attention_head_dim=4,
+        norm_num_groups=4,
+    )
+    vae = AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, layers_per_block=1, sample_size=64,
+        block_out_channels=(8, 8, 16, 16), down_block_types=("DownEncoderBlock2D",) * 4,
+        up_block_types=("UpDecoderBlock2D",) * 4, norm_num_groups=4,
+    )
+    text_encoder = CLIPTextModel(CLIPTextConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        max_position_embeddings=77, projection_dim=32, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+    ))
+    # Stable Diffusion 1.5's scheduler settings.
+    scheduler = PNDMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
+                              skip_prk_steps=True, steps_offset=1, set_alpha_to_one=False)
+    scheduler.register_to_config(clip_sample=False)  # read by the schedulers built from this config (DDIM)
+    return {"unet": unet, "vae": vae, "text_encoder": text_encoder, "tokenizer": tokenizer, "scheduler": scheduler,
+            "safety_checker": None, "feature_extractor": None, "requires_safety_checker": False}
+
+
+def build_sd_text2image(folder: Path) -> None:
+    """Stable Diffusion text-to-image: 4-channel UNet (8/16 channels), 4-block VAE, 2-layer CLIP text encoder."""
+    from diffusers import StableDiffusionPipeline
+
+    StableDiffusionPipeline(**_sd_components(4, 7)).save_pretrained(folder)
+
+
+def build_sd_inpaint(folder: Path) -> None:
+    """Stable Diffusion inpainting: the same, with a 9-channel UNet input (latents, mask, masked image)."""
+    from diffusers import StableDiffusionInpaintPipeline
+
+    StableDiffusionInpaintPipeline(**_sd_components(9, 8)).save_pretrained(folder)
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "qwen2-vl": build_qwen2_vl,
     "llava-onevision": build_llava_onevision,
@@ -528,8 +585,12 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "causal-lm": build_causal_lm,
     "nli": build_nli,
     "clip": build_clip,
+    "sd-text2image": build_sd_text2image,
+    "sd-inpaint": build_sd_inpaint,
 }
 TINY_MODEL_NAMES = tuple(BUILDERS)
+DIFFUSERS_MODEL_NAMES = ("sd-text2image", "sd-inpaint")
+TRANSFORMERS_MODEL_NAMES = tuple(name for name in TINY_MODEL_NAMES if name not in DIFFUSERS_MODEL_NAMES)
 
 
 def folder_size(folder: Path) -> int:
@@ -561,11 +622,14 @@ def build_tiny_model(name: str, folder: str | Path, *, force: bool = False) -> P
     partial = Path(folder) / f".{name}.{os.getpid()}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
+    from diffusers.utils import logging as diffusers_logging
     from transformers.utils import logging as hf_logging
 
     started = time.monotonic()
     bars = hf_logging.is_progress_bar_enabled()
+    diffusers_bars = diffusers_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
+    diffusers_logging.disable_progress_bar()
     python_state, numpy_state = random.getstate(), np.random.get_state()
     try:
         with torch.random.fork_rng(devices=[]):  # the caller's random states are left as they were
@@ -578,7 +642,10 @@ def build_tiny_model(name: str, folder: str | Path, *, force: bool = False) -> P
         np.random.set_state(numpy_state)
         if bars:
             hf_logging.enable_progress_bar()
-    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(partial.iterdir())}
+        if diffusers_bars:
+            diffusers_logging.enable_progress_bar()
+    files = {p.relative_to(partial).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+             for p in sorted(partial.rglob("*")) if p.is_file()}
     (partial / MARKER).write_text(json.dumps({
         "name": name, "version": TINY_MODELS_VERSION, "seed": SEED,
         "build_seconds": round(time.monotonic() - started, 3), "files": files,

@@ -8,8 +8,9 @@ from generation.tiny_models import TINY_MODEL_NAMES, build_tiny_model, folder_si
 
 class Command(BaseCommand):
     help = ("Build tiny, randomly initialised models of real architectures (Qwen2.5-VL, LLaVA-OneVision, "
-            "LLaVA 1.5, a Qwen2 chat LM, a BERT NLI classifier, CLIP) into <folder>/<name>, loadable "
-            "offline with from_pretrained like hub ids. For tests and demos: the weights are random.")
+            "LLaVA 1.5, a Qwen2 chat LM, a BERT NLI classifier, CLIP, Stable Diffusion text-to-image and "
+            "inpainting pipelines) into <folder>/<name>, loadable offline with from_pretrained like hub ids. "
+            "For tests and demos: the weights are random.")
 
     def add_arguments(self, parser):
         parser.add_argument("folder", type=Path)
