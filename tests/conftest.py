@@ -468,3 +468,18 @@ def tiny_models_dir(tmp_path_factory) -> Path:
     folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-models")
     build_tiny_models(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_sd(tmp_path_factory):
+    """The tiny Stable Diffusion pipelines of generation.tiny_models, built once per session (or kept in
+    $TINY_MODELS_DIR): `.text2image` (a 4-channel UNet checkpoint, also for image-to-image) and `.inpaint`
+    (a 9-channel inpainting checkpoint), each a local folder loadable like a hub id."""
+    from types import SimpleNamespace
+
+    from generation.tiny_models import build_tiny_model
+
+    cached = os.environ.get("TINY_MODELS_DIR", "").strip()
+    folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-sd")
+    return SimpleNamespace(text2image=build_tiny_model("sd-text2image", folder),
+                           inpaint=build_tiny_model("sd-inpaint", folder))

@@ -116,9 +116,9 @@ def test_the_studio_starts_from_the_augmented_prompt_the_suffix_and_the_triplet_
     assert page.get_element_by_id("studio-suffix").get("value") == diffusion.PHOTOREALISTIC_SUFFIX
     assert page.get_element_by_id("studio-seed").get("value") == str(SEED)
     assert PREMISE in page.get_element_by_id("slot-text").text_content()
-    assert [a.get("data-slot-tab") for a in page.cssselect("[data-slot-tab]")] == ["premise", "hypothesis1",
+    assert [a.get("data-slot-tab") for a in page.xpath("//*[@data-slot-tab]")] == ["premise", "hypothesis1",
                                                                                    "hypothesis2"]
-    schedulers = [o.get("value") for o in page.get_element_by_id("studio-scheduler").cssselect("option")]
+    schedulers = [o.get("value") for o in page.get_element_by_id("studio-scheduler").xpath(".//option")]
     assert schedulers == ["", *diffusion.schedulers()]
     # a slot without an augmented prompt starts from the payload's scene
     html = curator_client.get(studio_url(item, "hypothesis1")).content.decode()
@@ -139,9 +139,9 @@ def test_a_benchmark_without_image_slots_offers_the_roles_its_items_hold_images_
 
 def test_the_index_lists_items_with_their_slots_and_attempt_counts(curator_client, premise_done, item):
     page = lxml.html.fromstring(curator_client.get(reverse("studio")).content)
-    row = page.cssselect(f'tr[data-item-id="{item.pk}"]')[0]
-    counts = {cell.get("data-slot"): cell.cssselect('[data-field="attempts"]')[0].text_content().strip()
-              for cell in row.cssselect("[data-slot]")}
+    row = page.xpath(f'//tr[@data-item-id="{item.pk}"]')[0]
+    counts = {cell.get("data-slot"): cell.xpath('.//*[@data-field="attempts"]')[0].text_content().strip()
+              for cell in row.xpath(".//*[@data-slot]")}
     assert counts == {"premise": "1 attempt", "hypothesis1": "0 attempts", "hypothesis2": "0 attempts"}
 
 
@@ -193,7 +193,7 @@ def test_the_tree_records_every_attempt_with_its_parent_mask_prompt_seed_model_p
     assert [li.get("id") for li in node.iterancestors("li")] == [f"attempt-{hypothesis.pk}", f"attempt-{premise.pk}"]
     text = node.text_content()
     assert "an empty glass" in text and str(SEED) in text and str(tiny_sd.inpaint) in text and "cur" in text
-    assert node.cssselect(f'a[href="{reverse("studio-attempt-mask", kwargs={"pk": edit.pk})}"]')
+    assert node.xpath(f'.//a[@href="{reverse("studio-attempt-mask", kwargs={"pk": edit.pk})}"]')
     image = curator_client.get(reverse("studio-attempt-image", kwargs={"pk": edit.pk}))
     assert image.status_code == 200 and image["Content-Type"] == "image/png"
 
@@ -253,7 +253,7 @@ def test_a_generation_that_fails_leaves_the_attempt_failed_with_the_reason_and_n
     assert Job.objects.get(pk=attempt.job_id).status == Job.Status.FAILED
     assert files_under(media_root / "attempts") == []
     node = lxml.html.fromstring(curator_client.get(studio_url(item)).content).get_element_by_id(f"attempt-{attempt.pk}")
-    assert "Cannot load" in node.cssselect('[data-role="attempt-error"]')[0].text_content()
+    assert "Cannot load" in node.xpath('.//*[@data-role="attempt-error"]')[0].text_content()
 
 
 # --- Picking the final image ---------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_picking_a_final_image_attaches_it_to_the_item_as_a_probed_library_image
     library = linked.image
     assert response.json()["image"] == library.pk
     assert library.status == MediaAsset.Status.READY and library.thumbnail  # probed like an upload
-    assert (library.source, library.width, library.height, library.format) == ("derived", SIZE, SIZE, "PNG")
+    assert (library.source, library.width, library.height, library.format) == ("derived", SIZE, SIZE, "png")
     assert library.provenance["image_attempt"] == premise_done.pk
     assert library.provenance["generation"]["seed"] == SEED
     with library.file.open("rb") as handle:
@@ -284,9 +284,9 @@ def test_picking_a_final_image_attaches_it_to_the_item_as_a_probed_library_image
     assert ItemMedia.objects.get(item=item, role="premise").image.provenance["image_attempt"] == other.pk
     assert Image.objects.count() == 2
     page = lxml.html.fromstring(curator_client.get(studio_url(item)).content)
-    assert page.get_element_by_id(f"attempt-{other.pk}").cssselect('[data-role="final-badge"]')
-    assert not page.get_element_by_id(f"attempt-{premise_done.pk}").cssselect('[data-role="final-badge"]')
-    assert page.cssselect(".studio-current")[0].get("data-image-id") == str(
+    assert page.get_element_by_id(f"attempt-{other.pk}").xpath('.//*[@data-role="final-badge"]')
+    assert not page.get_element_by_id(f"attempt-{premise_done.pk}").xpath('.//*[@data-role="final-badge"]')
+    assert page.xpath("//figure[@data-image-id]")[0].get("data-image-id") == str(
         ItemMedia.objects.get(item=item, role="premise").image_id)
 
 
@@ -408,10 +408,10 @@ def test_an_attempt_is_compared_with_its_parent_side_by_side(curator_client, dja
     page = lxml.html.fromstring(curator_client.get(url).content)
     assert page.get_element_by_id("compare-left").get("data-key") == f"attempt:{child.pk}"
     assert page.get_element_by_id("compare-right").get("data-key") == f"attempt:{premise_done.pk}"
-    differing = {row.get("data-fact") for row in page.cssselect("#compare-facts tr.differs")}
+    differing = {row.get("data-fact") for row in page.xpath('//table[@id="compare-facts"]//tr[@class="differs"]')}
     assert {"Prompt", "Mode", "Slot", "Parent"} <= differing
     assert "Seed" not in differing and "Model" not in differing
-    assert page.cssselect("#compare-left form[data-studio-final]")
+    assert page.xpath('//*[@id="compare-left"]//form[@data-studio-final]')
     other_item = BenchmarkItem.objects.create(version=item.version, external_id="t-2", payload=item.payload)
     wrong = reverse("studio-compare", kwargs={"item_id": other_item.pk}) + f"?a=attempt:{child.pk}"
     assert curator_client.get(wrong).status_code == 404
@@ -424,9 +424,9 @@ def test_the_live_parts_follow_a_running_attempt(curator_client, curator, item):
                                           model_id="m", created_by=curator, job=job, status="running")
     data = curator_client.get(studio_url(item) + "?part=live").json()
     assert data["running"] == [running.pk]
-    node = lxml.html.fromstring(data["tree"]).cssselect(f"#attempt-{running.pk}")[0]
+    node = lxml.html.fromstring(data["tree"]).xpath(f'//*[@id="attempt-{running.pk}"]')[0]
     assert node.get("data-job-id") == str(job.pk)
-    assert node.cssselect("progress")[0].get("value") == "40"
+    assert node.xpath(".//progress")[0].get("value") == "40"
     Job.objects.filter(pk=job.pk).update(status=Job.Status.CANCELLED)  # a job that ended without running it
     data = curator_client.get(studio_url(item) + "?part=live").json()
     assert data["running"] == []
