@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import expect
 from PIL import Image as PILImage
+from playwright.sync_api import expect
 
 from config.roles import CURATOR
 from generation import diffusion
