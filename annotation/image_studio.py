@@ -95,10 +95,13 @@ def declared_slots(item: BenchmarkItem) -> tuple[str, ...]:
         return ()
 
 
-def image_slots(item: BenchmarkItem) -> list[str]:
-    """The item's image slots: its benchmark's, then any other role it holds an image under."""
+def image_slots(item: BenchmarkItem, image_roles=None) -> list[str]:
+    """The item's image slots: its benchmark's, then any other role it holds an image under (`image_roles`
+    when the caller has read them already)."""
     slots = list(declared_slots(item))
-    for role in item.media.filter(image__isnull=False).order_by("role").values_list("role", flat=True):
+    if image_roles is None:
+        image_roles = item.media.filter(image__isnull=False).values_list("role", flat=True)
+    for role in sorted(image_roles):
         if role not in slots:
             slots.append(role)
     return slots
@@ -381,6 +384,9 @@ def start_attempt(item: BenchmarkItem, slot: str, settings: AttemptSettings, *, 
         except (OSError, UnidentifiedImageError, ValueError) as exc:
             raise StudioError(f"The parent image cannot be read ({exc}).", 409) from None
         size = init_image.size
+        if size[0] % 8 or size[1] % 8:
+            raise StudioError(f"The parent image is {size[0]}×{size[1]} pixels; image-to-image and inpainting keep "
+                              "the parent's size, which must be a multiple of 8 on both sides.")
         settings = _sized(settings, size)
     if mode == ImageAttempt.Mode.INPAINT:
         mask = read_mask(mask_upload, init_image.size)
@@ -452,8 +458,11 @@ def pick_final(attempt: ImageAttempt, user) -> ItemMedia:
     if attempt.status != ImageAttempt.Status.DONE or not attempt.image:
         raise StudioError(f"Attempt #{attempt.pk} is {attempt.get_status_display().lower()}: only a finished "
                           "attempt with an image can be picked.", 409)
-    with attempt.image.open("rb") as handle:
-        data = handle.read()
+    try:
+        with attempt.image.open("rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise StudioError(f"The image of attempt #{attempt.pk} cannot be read ({exc}).", 409) from None
     name = f"{item.external_id}-{attempt.slot}-attempt{attempt.pk}.png"
     checksum = hashlib.sha256(data).hexdigest()
     added = None  # a library image this call stored, removed again if the rest fails

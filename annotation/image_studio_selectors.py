@@ -66,8 +66,11 @@ def slot_summaries(items) -> dict[int, list[SlotSummary]]:
             running[row["item_id"], row["slot"]] += row["n"]
     images = {(used.item_id, used.role): used.image
               for used in ItemMedia.objects.filter(item_id__in=ids, image__isnull=False).select_related("image")}
+    roles = defaultdict(list)
+    for item_id, role in images:
+        roles[item_id].append(role)
     return {item.pk: [SlotSummary(slot, images.get((item.pk, slot)), counts[item.pk, slot], running[item.pk, slot])
-                      for slot in image_slots(item)] for item in items}
+                      for slot in image_slots(item, roles[item.pk])] for item in items}
 
 
 def item_images(item: BenchmarkItem) -> dict[str, Image]:

@@ -383,6 +383,20 @@ def test_bad_requests_are_refused_with_400_and_leave_nothing(curator_client, dja
     assert files_under(media_root) == []
 
 
+def test_a_parent_whose_sides_are_not_multiples_of_8_is_refused(curator_client, curator,
+                                                               django_capture_on_commit_callbacks, item, tiny_sd,
+                                                               tmp_path):
+    path = tmp_path / "odd.png"
+    PILImage.new("RGB", (60, 44), "gray").save(path)
+    odd = ingest_path(path, user=curator)
+    ItemMedia.objects.create(item=item, role="premise", image=odd)
+    response = start(curator_client, django_capture_on_commit_callbacks, item, "hypothesis1",
+                     **form(str(tiny_sd.text2image), "image2image", parent=f"image:{odd.pk}"))
+    assert response.status_code == 400
+    assert "60×44 pixels" in response.json()["error"] and "multiple of 8" in response.json()["error"]
+    assert not ImageAttempt.objects.exists()
+
+
 def test_text_to_image_with_a_parent_is_refused_by_the_service(curator, item, tiny_sd, premise_done):
     with pytest.raises(studio.StudioError, match="Text-to-image starts from the prompt alone"):
         studio.start_attempt(item, "premise", studio.parse_settings(form(str(tiny_sd.text2image))), user=curator,
