@@ -387,11 +387,13 @@ def _load(model: str, revision: str, device: str, dtype) -> _Checkpoint:
     """Load a Stable Diffusion checkpoint onto a device."""
     from diffusers import DiffusionPipeline
     from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging as transformers_logging
 
     at = f" at revision {revision!r}" if revision else ""
     offline = hub_offline()
-    bars = diffusers_logging.is_progress_bar_enabled()
+    bars = diffusers_logging.is_progress_bar_enabled(), transformers_logging.is_progress_bar_enabled()
     diffusers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()
     try:
         pipeline = DiffusionPipeline.from_pretrained(
             model, revision=revision or None, dtype=dtype, safety_checker=None, requires_safety_checker=False,
@@ -407,8 +409,10 @@ def _load(model: str, revision: str, device: str, dtype) -> _Checkpoint:
             reason = f"not found on the hub or not accessible ({type(exc).__name__}: {_first_line(exc)})"
         raise DiffusionError(f"Cannot load {model!r}{at}: {reason}") from exc
     finally:
-        if bars:
+        if bars[0]:
             diffusers_logging.enable_progress_bar()
+        if bars[1]:
+            transformers_logging.enable_progress_bar()
     components = getattr(pipeline, "components", {})
     missing = [name for name in SD_COMPONENTS if components.get(name) is None]
     if missing:

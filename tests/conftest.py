@@ -7,6 +7,7 @@ test gets a fresh, empty MEDIA_ROOT of its own.
 
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -470,16 +471,27 @@ def tiny_models_dir(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def tiny_sd(tmp_path_factory):
-    """The tiny Stable Diffusion pipelines of generation.tiny_models, built once per session (or kept in
-    $TINY_MODELS_DIR): `.text2image` (a 4-channel UNet checkpoint, also for image-to-image) and `.inpaint`
-    (a 9-channel inpainting checkpoint), each a local folder loadable like a hub id."""
-    from types import SimpleNamespace
+@dataclass(frozen=True)
+class TinySD:
+    """Folders of the tiny Stable Diffusion pipelines, as `tiny_sd.text2image` or `tiny_sd["text2image"]`."""
 
-    from generation.tiny_models import build_tiny_model
+    text2image: str
+    inpaint: str
+
+    def __getitem__(self, key: str) -> str:
+        if key not in ("text2image", "inpaint"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+@pytest.fixture(scope="session")
+def tiny_sd(tmp_path_factory) -> TinySD:
+    """Tiny random Stable Diffusion pipelines (`generation.tiny_models`): `text2image` (4-channel UNet)
+    and `inpaint` (9-channel UNet), local folders for `generation.diffusion` and `--model`. Built once
+    per session, or kept in $TINY_MODELS_DIR like `tiny_models_dir`."""
+    from generation.tiny_models import build_tiny_models
 
     cached = os.environ.get("TINY_MODELS_DIR", "").strip()
     folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-sd")
-    return SimpleNamespace(text2image=build_tiny_model("sd-text2image", folder),
-                           inpaint=build_tiny_model("sd-inpaint", folder))
+    built = build_tiny_models(folder, ["sd-text2image", "sd-inpaint"])
+    return TinySD(text2image=str(built["sd-text2image"]), inpaint=str(built["sd-inpaint"]))

@@ -1,5 +1,6 @@
-"""The tiny models: `make_tiny_models` writes folders that load offline with the Auto classes,
-exactly as hub ids do, with real processors, tokenizers and chat templates; builds are reproducible."""
+"""The tiny models: `make_tiny_models` writes folders that load offline with the Auto classes (and the
+Stable Diffusion ones with diffusers' `from_pretrained`), exactly as hub ids do, with real processors,
+tokenizers and chat templates; builds are reproducible."""
 
 import json
 import os
@@ -11,7 +12,14 @@ import pytest
 from django.core.management import call_command
 from PIL import Image
 
-from generation.tiny_models import MARKER, NLI_LABELS, TINY_MODEL_NAMES, build_tiny_models
+from generation.tiny_models import (
+    DIFFUSERS_MODEL_NAMES,
+    MARKER,
+    NLI_LABELS,
+    TINY_MODEL_NAMES,
+    TRANSFORMERS_MODEL_NAMES,
+    build_tiny_models,
+)
 
 # name -> (Auto model class, model_type, loads with AutoProcessor)
 EXPECTED = {
@@ -53,7 +61,45 @@ def test_unknown_name_is_refused(tmp_path):
         build_tiny_models(tmp_path, ["gpt-9"])
 
 
-@pytest.mark.parametrize("name", TINY_MODEL_NAMES)
+def test_command_writes_every_model_including_the_stable_diffusion_pipelines(tmp_path):
+    out = tmp_path / "all"
+    call_command("make_tiny_models", str(out), stdout=StringIO())
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(TINY_MODEL_NAMES)
+    assert {"sd-text2image", "sd-inpaint"} <= set(TINY_MODEL_NAMES)
+    for name in DIFFUSERS_MODEL_NAMES:
+        assert (out / name / "model_index.json").is_file()
+        files = json.loads((out / name / MARKER).read_text())["files"]
+        assert "unet/diffusion_pytorch_model.safetensors" in files and "tokenizer/tokenizer.json" in files
+
+
+@pytest.mark.parametrize(("name", "pipeline_class", "unet_channels"), [
+    ("sd-text2image", "StableDiffusionPipeline", 4),
+    ("sd-inpaint", "StableDiffusionInpaintPipeline", 9),
+])
+def test_stable_diffusion_folders_load_with_diffusers(tiny_models_dir, name, pipeline_class, unet_channels):
+    import torch
+    from diffusers import DiffusionPipeline
+
+    pipeline = DiffusionPipeline.from_pretrained(tiny_models_dir / name, local_files_only=True)
+    assert type(pipeline).__name__ == pipeline_class
+    assert pipeline.unet.config.in_channels == unet_channels
+    assert pipeline.safety_checker is None and pipeline.feature_extractor is None
+    assert pipeline.vae_scale_factor == 8  # as in Stable Diffusion
+    assert type(pipeline.scheduler).__name__ == "PNDMScheduler"
+    for module in (pipeline.unet, pipeline.vae, pipeline.text_encoder):
+        assert sum(p.numel() for p in module.parameters()) < 200_000  # tiny
+    ids = pipeline.tokenizer(TEXT)["input_ids"]
+    assert ids[0] == pipeline.tokenizer.bos_token_id and ids[-1] == pipeline.tokenizer.eos_token_id
+    pipeline.set_progress_bar_config(disable=True)
+    kwargs = {}
+    if unet_channels == 9:
+        kwargs = {"image": Image.new("RGB", (32, 32), (200, 30, 30)), "mask_image": Image.new("L", (32, 32), 255)}
+    image = pipeline("a red cup", num_inference_steps=1, width=32, height=32,
+                     generator=torch.Generator().manual_seed(0), **kwargs).images[0]
+    assert image.size == (32, 32)
+
+
+@pytest.mark.parametrize("name", TRANSFORMERS_MODEL_NAMES)
 def test_folder_loads_with_auto_classes(tiny_models_dir, name):
     import transformers
     from transformers import AutoConfig, AutoProcessor, AutoTokenizer
@@ -146,5 +192,5 @@ def test_builds_are_reproducible_and_fast(tmp_path, tiny_models_dir):
         ours = json.loads((tmp_path / name / MARKER).read_text())["files"]
         theirs = json.loads((tiny_models_dir / name / MARKER).read_text())["files"]
         assert ours == theirs, name
-        assert (tmp_path / name / "model.safetensors").read_bytes() == \
-            (tiny_models_dir / name / "model.safetensors").read_bytes()
+        for file in ours:
+            assert (tmp_path / name / file).read_bytes() == (tiny_models_dir / name / file).read_bytes(), file
