@@ -214,7 +214,8 @@ def _text(data: Mapping, name: str) -> str:
 
 def parse_settings(data: Mapping, *, item: BenchmarkItem | None = None) -> AttemptSettings:
     """Settings from a form or a JSON body (strings or numbers); StudioError (400) naming what is wrong.
-    Without a seed the item's default seed is used."""
+    Without a seed the item's default seed is used; without a suffix the photorealistic one (an empty
+    suffix is none)."""
     mode = _text(data, "mode").strip()
     if mode not in MODES:
         raise StudioError(f"Choose a mode: {', '.join(MODES)}.")
@@ -239,8 +240,9 @@ def parse_settings(data: Mapping, *, item: BenchmarkItem | None = None) -> Attem
     scheduler = _text(data, "scheduler").strip()
     if scheduler and scheduler not in diffusion.schedulers():
         raise StudioError(f"Unknown scheduler {scheduler!r}; choose one of {', '.join(diffusion.schedulers())}.")
+    suffix = diffusion.PHOTOREALISTIC_SUFFIX if data.get("suffix") is None else _text(data, "suffix")
     return AttemptSettings(
-        mode=mode, prompt=prompt, seed=seed, model_id=model_id, suffix=_text(data, "suffix"),
+        mode=mode, prompt=prompt, seed=seed, model_id=model_id, suffix=suffix,
         negative_prompt=_text(data, "negative_prompt").strip(), revision=_text(data, "revision").strip(),
         scheduler=scheduler, steps=_number(data, "steps", int, "Steps"),
         guidance=_number(data, "guidance", float, "Guidance"), width=_number(data, "width", int, "Width"),

@@ -4,7 +4,8 @@
 - POST `/api/image-attempts/` (multipart or JSON): `item`, `slot`, `mode`, `prompt`, `suffix`, `seed`,
   `model_id`, `negative_prompt`, `scheduler`, `steps`, `guidance`, `width`, `height`, `strength`,
   `parent` (attempt:<id> or image:<id>) and, for inpainting, the multipart file `mask` (a PNG of the
-  parent's size, white = regenerate): 201 with the queued attempt and its job.
+  parent's size, white = regenerate): 201 with the queued attempt and its job. Without `suffix` the
+  photorealistic suffix is appended (send an empty one for none); without `seed` the item's seed is used.
 - POST `/api/image-attempts/<id>/final/`: make a finished attempt its slot's image.
 
 Curators and admins only; refusals answer `{"error": ...}` with the status the studio gives them.

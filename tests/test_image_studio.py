@@ -452,12 +452,15 @@ def test_the_live_parts_follow_a_running_attempt(curator_client, curator, item):
 def test_the_api_mirrors_the_studio(curator, django_capture_on_commit_callbacks, item, tiny_sd, annotator):
     api = logged_in_api(curator)
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post("/api/image-attempts/", {"item": item.pk, "slot": "premise",
-                                                     **form(str(tiny_sd.text2image))}, format="multipart")
+        response = api.post("/api/image-attempts/", {"item": item.pk, "slot": "premise", "mode": "text2image",
+                                                     "prompt": "a kitchen", "model_id": str(tiny_sd.text2image),
+                                                     "steps": STEPS, "width": SIZE, "height": SIZE}, format="json")
     assert response.status_code == 201, response.content
     attempt = ImageAttempt.objects.get(pk=response.json()["id"])
     attempt.refresh_from_db()
     assert attempt.status == "done"
+    # the defaults of the page: the photorealistic suffix and the triplet's seed
+    assert (attempt.prompt, attempt.seed) == ("a kitchen" + diffusion.PHOTOREALISTIC_SUFFIX, SEED)
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post("/api/image-attempts/", {
             "item": item.pk, "slot": "hypothesis1", "mask": png_file(box_mask()),
