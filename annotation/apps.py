@@ -7,7 +7,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation, media and benchmark versions"
 
     def ready(self):
-        from annotation import media_jobs, openapi  # noqa: F401  (media job kinds; OpenAPI schema of benchmark fields)
+        from annotation import image_studio_jobs, media_jobs, openapi  # noqa: F401  (job kinds; OpenAPI schema)
         from annotation.benchmarks import registry
         from annotation.blackswan import splits, versions  # noqa: F401  (BlackSwan jobs and proposal kinds)
         from annotation.bootstrap import on_post_migrate

@@ -6,6 +6,7 @@ from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewS
 from annotation.benchmarks.nleye.api import TripletCurationViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
+from annotation.image_studio_api import ImageAttemptViewSet
 from config.auth_api import TokenView, WhoAmIView
 from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
@@ -19,6 +20,7 @@ router.register("studies", StudyViewSet, basename="api-study")
 router.register("submissions", SubmissionViewSet, basename="api-submission")
 router.register("videos", VideoViewSet, basename="api-video")
 router.register("images", ImageViewSet, basename="api-image")
+router.register("image-attempts", ImageAttemptViewSet, basename="api-image-attempt")
 router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")

@@ -259,6 +259,14 @@ CELERY_BEAT_SCHEDULE["clean-media"] = {"task": "annotation.clean_media",
                                        "schedule": float(MEDIA_CLEAN_INTERVAL_SECONDS)}
 JOB_QUEUES = ("default", "generation", "gpu")
 
+# --- Image studio ---------------------------------------------------------------------------
+# The checkpoints the studio's model pickers offer first (hub ids or local folders), comma-separated;
+# models used in earlier attempts are offered after them.
+DIFFUSION_MODELS = {
+    "text2image": env_list("DIFFUSION_TEXT2IMAGE_MODELS", ["stable-diffusion-v1-5/stable-diffusion-v1-5"]),
+    "inpaint": env_list("DIFFUSION_INPAINT_MODELS", ["stable-diffusion-v1-5/stable-diffusion-inpainting"]),
+}
+
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG

@@ -19,6 +19,7 @@ ENTRIES = [
     NavEntry("Studies", "crowd-studies", (CURATOR, ADMIN), "Curate"),
     NavEntry("Media", "media-library", (CURATOR, RESEARCHER, ADMIN), "Curate"),
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
+    NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate"),
     NavEntry("NL-EYE triplets", "nleye-triplets", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),

@@ -29,12 +29,13 @@ RECENT_PROPOSALS = 10
 
 def studio_url(item_id: int, slot: str) -> str:
     """The image studio of one slot of a triplet."""
-    return f"/studio/items/{item_id}/{slot}/"
+    return reverse("studio-slot", kwargs={"item_id": item_id, "slot": slot})
 
 
 def step_urls(item_id: int) -> dict:
     """The triplet's explanation and validation pages."""
-    return {"explain": f"/nleye/triplets/{item_id}/explain/", "validate": f"/nleye/triplets/{item_id}/validate/"}
+    return {"explain": reverse("nleye-triplet-explain", kwargs={"item_id": item_id}),
+            "validate": reverse("nleye-triplet-validate", kwargs={"item_id": item_id})}
 
 
 def _filters(query) -> dict:

@@ -24,12 +24,12 @@ LOGIN_LINE = re.compile(r"^\s+(annotator|curator|researcher|admin)\s+(\S+) / (\S
 ALL_LABELS = {entry.label for entry in ENTRIES}
 NAV = {
     # role: (labels that must be there, labels that must not)
-    "annotator": ({"My tasks"}, {"Media", "Queues", "Generation", "BlackSwan variants", "Runs", "Results", "Jobs",
-                               "Benchmarks"}),
-    "curator": ({"Media", "Queues", "Generation", "BlackSwan variants", "Benchmarks", "Jobs"},
+    "annotator": ({"My tasks"}, {"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "Runs",
+                               "Results", "Jobs", "Benchmarks"}),
+    "curator": ({"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "Benchmarks", "Jobs"},
                 {"My tasks", "Runs", "Results"}),
     "researcher": ({"Runs", "Results", "Media", "Benchmarks", "Jobs"},
-                   {"My tasks", "Queues", "Generation", "BlackSwan variants"}),
+                   {"My tasks", "Queues", "Generation", "Image studio", "BlackSwan variants"}),
     "admin": (ALL_LABELS, set()),
 }
 

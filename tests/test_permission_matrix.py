@@ -149,6 +149,17 @@ MATRIX: dict[str, Case] = {
     "nleye-triplet-validate": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                    kwargs={"item_id": MISSING}),
     "nleye-validation-state": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    # the image studio (frontend/studio_views.py): curators and admins; an item or attempt that does not exist
+    # is 404 for them (GET and POST), POST-only endpoints answer GET with 405
+    "studio": Case(GET=page(CURATORS)),
+    "studio-slot": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING, "slot": "premise"}),
+    "studio-attempt-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                 kwargs={"item_id": MISSING, "slot": "premise"}),
+    "studio-compare": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    "studio-attempt": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "studio-attempt-final": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "studio-attempt-image": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "studio-attempt-mask": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "jobs": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
     # an export job that does not exist: whoever may export something (curators export crowd submissions)
@@ -200,6 +211,10 @@ MATRIX: dict[str, Case] = {
     "api-version-freeze": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
     # researchers read items; adding one is for curators (the view itself answers 403)
     "api-version-items": Case(GET=api(STAFF), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
+    # --- API: the image studio (curators and admins; posted empty: no item -> 400) ----------
+    "api-image-attempt-list": Case(GET=api(CURATORS), POST=api(CURATORS, ok=400)),
+    "api-image-attempt-detail": Case(GET=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "api-image-attempt-final": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # --- API: jobs (the job is the annotator's and already finished) -----------------------
     "api-job-list": Case(GET=api(EVERY_ROLE)),
     "api-job-detail": Case(GET=api(EVERY_ROLE), kwargs={"pk": "job"}),

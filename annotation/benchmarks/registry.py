@@ -3,7 +3,8 @@
 A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: its slug, display
 name and description, its item payload schema (one pydantic model per record kind, told apart by
 `kind`) and how its public release is read (`read`, `check_media_facts`) and written back
-(`write`), and optionally the items of a demo version (`demo_items`). The packages under
+(`write`), optionally the items of a demo version (`demo_items`), and the image roles its items'
+images are generated for in the image studio (`image_slots`). The packages under
 `annotation/benchmarks/` register themselves when the app is ready (`discover`); code elsewhere (a
 test's toy benchmark) registers the same way.
 
@@ -53,6 +54,12 @@ class BenchmarkDefinition:
     importer = None  # the module that reads the release
     exporter = None  # the module that writes it back
     demo = None  # the module that makes a demo version's items, if the benchmark has one
+    image_slots: tuple[str, ...] = ()  # media roles whose images curators make in the image studio
+
+    def image_slot_text(self, payload: dict, slot: str) -> str:
+        """The text an item's payload gives for one image slot (the scene the image shows), or ""."""
+        value = payload.get(slot) if isinstance(payload, dict) else None
+        return value if isinstance(value, str) else ""
 
     def read(self, root, problems) -> list:
         """The release in folder `root` as `ItemSpec`s (`annotation.importers.base`); problems collected."""

@@ -22,6 +22,7 @@ class NlEye(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+    image_slots = ("premise", "hypothesis1", "hypothesis2")  # one generated image per scene (App. E.1)
 
     def version_links(self, version) -> list[tuple[str, str]]:
         if not validation.is_gated(version):
