@@ -102,7 +102,7 @@ def ensure_demo_study(curator) -> Study:
 
 
 DEMO_VERSION_LABEL = "demo"
-DEMO_MODELS = ("qwen2-vl", "causal-lm", "nli", "clip")
+DEMO_MODELS = ("qwen2-vl", "causal-lm", "nli", "clip", "sd-text2image", "sd-inpaint")
 
 
 def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
@@ -168,8 +168,9 @@ def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
 
 
 def ensure_demo_models(say=lambda line: None) -> dict:
-    """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder and a CLIP) for
-    demo runs and their scoring on CPU."""
+    """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder, a CLIP and the
+    Stable Diffusion text-to-image and inpainting pipelines) for demo runs, their scoring and the image
+    studio on CPU."""
     folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
     say(f"Building tiny demo models under {folder} (once) ...")
     return {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}
@@ -196,9 +197,10 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     staged = ensure_demo_staged_study(curator, say)
     workflow_studies = [study for definition in registry.all() for study in definition.demo_studies(curator)]
     tiny = ensure_demo_models(say) if models else {}
+    curation = [thing for definition in registry.all() for thing in definition.demo_curation(curator, tiny, say)]
     researcher = get_user_model().objects.get(username="researcher")
     made = [thing for step in DEMO_STEPS
             for thing in step(versions=demo_versions, models=tiny, user=researcher, say=say)]
     return {"logins": logins, "media": report, "study": study, "staged_study": staged,
-            "workflow_studies": workflow_studies, "versions": demo_versions,
+            "workflow_studies": workflow_studies, "curation": curation, "versions": demo_versions,
             "models": tiny, "runs": made}

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotation.crowd import kinds
 from annotation.crowd.models import Study
+from annotation.curation_models import ImageAttempt
 from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, Video, VideoSplit
 from evaluation import results
 from evaluation.models import EvaluationRun, Judgment, RunModelMetric
@@ -69,8 +70,9 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     assert VideoSplit.objects.get(video__original_name="bigbuckbunny.mp4").status == VideoSplit.Status.DONE
     assert VideoSplit.objects.filter(video__original_name="bikes.mp4", status=VideoSplit.Status.DONE).count() == 1
     built = dict(re.findall(r"^Tiny model (\S+): (\S+)$", seeded, re.MULTILINE))
-    assert set(built) == {"qwen2-vl", "causal-lm", "nli", "clip"}
-    assert all((Path(path) / "config.json").exists() for path in built.values())
+    assert set(built) == {"qwen2-vl", "causal-lm", "nli", "clip", "sd-text2image", "sd-inpaint"}
+    assert all((Path(path) / ("model_index.json" if name.startswith("sd-") else "config.json")).exists()
+               for name, path in built.items())  # diffusers pipelines are described by model_index.json
 
     judged, runs, kept = Judgment.objects.count(), EvaluationRun.objects.count(), RunModelMetric.objects.count()
     assert runs >= 4  # the tiny model on CVRR-ES and NL-EYE, and NL-EYE's random and dumb_pixel baselines
@@ -223,3 +225,18 @@ def test_the_demo_blackswan_run_shows_its_clip_score_and_llm_match_computed(seed
     cells = researcher_board(version)[run.pk]
     for path in ("forecaster_gen.clip_score", "reporter_gen.clip_score", "forecaster_gen.llm_match"):
         assert "not computed" not in cells[path] and re.search(r"\d", cells[path]), (path, cells[path])
+
+
+def test_the_demo_studio_shows_attempts_made_on_the_tiny_pipelines(seeded):
+    attempts = ImageAttempt.objects.filter(item__external_id="demo-studio-1")
+    assert sorted(attempts.values_list("mode", "status")) == [
+        ("image2image", "done"), ("inpaint", "done"), ("text2image", "done")]
+    premise = attempts.get(mode="text2image")
+    assert premise.chosen_at is not None and set(attempts.exclude(pk=premise.pk).values_list(
+        "parent_id", flat=True)) == {premise.pk}
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="curator"))
+    page = client.get(reverse("studio-slot", kwargs={"item_id": premise.item_id, "slot": "premise"}))
+    assert page.status_code == 200 and f'data-attempt-id="{premise.pk}"' in page.content.decode()
+    scenes = Study.objects.get(slug="demo-scenes")
+    assert (scenes.state, scenes.step_kind) == ("open", "nleye_scenes")

@@ -90,6 +90,12 @@ class BenchmarkDefinition:
         make = getattr(self.demo, "demo_studies", None)
         return [] if make is None else make(curator)
 
+    def demo_curation(self, curator, models: dict, say=lambda line: None) -> list:
+        """Curation work the demo shows that needs the tiny models (`models`: name → folder), made once;
+        the `demo` module's `demo_curation(curator, models, say)`, none without."""
+        make = getattr(self.demo, "demo_curation", None)
+        return [] if make is None else make(curator, models, say)
+
     def version_links(self, version) -> list[tuple[str, str]]:
         """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""
         return []
