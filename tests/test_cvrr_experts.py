@@ -13,7 +13,7 @@ from django.urls import reverse
 from annotation import versions
 from annotation.benchmarks.cvrr import expert_group, expert_report, expert_sample, expert_study, stages
 from annotation.benchmarks.cvrr.expert_study import create_expert_study
-from annotation.crowd import assignment, submissions
+from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import CrowdError, InvalidSubmission, NotEligible
 from annotation.crowd.models import Qualification, Study, StudyItem, Submission, WorkerQualification
 from annotation.curation_models import CategoryDefinition, CurationRecord
@@ -324,6 +324,30 @@ def test_the_agreement_of_two_experts(assessed):
     # Krippendorff's alpha (nominal), question 1: D_o = 2/8, D_e = 2·5·3 / (8·7) -> 1 - 7/15 = 8/15
     assert agreement["represents_dimension"]["krippendorff_alpha"]["value"] == pytest.approx(8 / 15)
     assert agreement["answerable_from_video"]["krippendorff_alpha"]["value"] == pytest.approx(0.0)
+
+
+def test_rejected_answers_are_left_out_and_a_reviewer_s_correction_counts(assessed, curator):
+    def submission(pair, expert):
+        return Submission.objects.get(claim__study=assessed, claim__item__external_id=pair,
+                                      claim__worker__username=expert)
+
+    review.reject(submission(f"{A}:0", "e1"), curator, reason="answered without watching")
+    corrected = {**answer(ANSWERS[f"{B}:1"]["e2"]), "represents_dimension": "yes"}
+    review.approve(submission(f"{B}:1", "e2"), curator, edited=corrected)
+    with pytest.raises(InvalidSubmission):
+        review.approve(submission(f"{B}:0", "e2"), curator, edited={**corrected, "answer_correct": "no"})
+
+    made = expert_report.report(assessed)
+    assert made["left_out"] == {"pending": 0, "rejected": 1} and made["n_answers"] == 7
+    # question 1 loses e1's "yes" on A:0 and gains e2's corrected "yes" on B:1: 5 of 7
+    assert made["overall"]["represents_dimension"] == {"n": 7, "yes": 5, "rate": 5 / 7}
+    assert made["overall"]["answer_correct"] == {"n": 7, "yes": 4, "rate": 4 / 7}
+    pairs = {pair["study_item"]: pair for pair in made["pairs"]}
+    assert pairs[f"{A}:0"]["experts"] == 1 and pairs[f"{A}:0"]["outcome"] == "checked"
+    assert pairs[f"{B}:1"]["votes"]["represents_dimension"] == {"yes": 1, "no": 1}
+    assert pairs[f"{B}:1"]["outcome"] == "kept"  # a tie on (1) fails it
+    fleiss = made["agreement"]["represents_dimension"]["fleiss_kappa"]
+    assert (fleiss["n_items"], fleiss["left_out"]) == (3, 1)  # only the pairs with both answers
 
 
 def test_one_expert_per_pair_gives_no_agreement(pool, curator):
