@@ -79,4 +79,5 @@ urlpatterns = [
     path("", include("frontend.library_urls")),
     path("", include("frontend.triplet_validation_urls")),
     path("", include("frontend.studio_urls")),
+    path("", include("frontend.cvrr_expert_urls")),
 ]

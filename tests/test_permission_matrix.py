@@ -186,6 +186,15 @@ MATRIX: dict[str, Case] = {
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     # the spread of a scene-writing study's pool (frontend/scene_views.py): curators and admins
     "scene-spread": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    # CVRR-ES expert assessment (frontend/cvrr_expert_views.py): curators and admins; an empty create or
+    # qualification form is 400, an unknown study 404
+    "cvrr-experts": Case(GET=page(CURATORS), POST=page(CURATORS, ok=405)),
+    "cvrr-experts-create": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "cvrr-experts-qualify": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "cvrr-expert-report": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "cvrr-expert-report-json": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "cvrr-expert-finalise": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                 kwargs={"slug": "no-such-study"}),
     "crowd-work": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-work-done": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-past-answer": Case(GET=page((ANNOTATOR, CURATOR), ok=404), kwargs={"pk": MISSING}),

@@ -20,7 +20,9 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
 - `review_extra(study, submissions) -> {submission id: {"template", **context}}`: what the review
   queue shows beside each submission's answers (e.g. the closest existing items);
 - `pages`: (label, URL name) of curators' pages about a study of the kind, each taking its `slug`;
-  the study page and its review queue link them.
+  the study page and its review queue link them;
+- `item_rows(payload) -> [{"key", "label", "kind", "value"}]`: how the task page shows an item, in the
+  kind's own order and words (the generic rows of every payload key otherwise).
 """
 
 from collections.abc import Callable
@@ -56,6 +58,7 @@ class StudyKind:
     on_approved: Callable[[object], None] | None = None
     review_extra: Callable[[object, list], dict] | None = None
     pages: tuple[tuple[str, str], ...] = ()
+    item_rows: Callable[[dict], list[dict]] | None = None
 
     def criterion_label(self, value: str) -> str:
         return dict(self.rejection_criteria).get(value, value)

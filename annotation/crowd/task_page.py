@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.blackswan import staged
-from annotation.crowd import consent, eligibility, forms, platforms, progress
+from annotation.crowd import consent, eligibility, forms, kinds, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
@@ -113,11 +113,17 @@ def decorate_fields(fields: list[dict], values: dict) -> list[dict]:
     return out
 
 
+def item_rows(study: Study, item: StudyItem) -> list[dict]:
+    """The item as the worker reads it: the kind's own rows (`StudyKind.item_rows`) or every payload key."""
+    shown = kinds.of(study).item_rows
+    return shown(item.payload or {}) if shown is not None else payload_rows(item.payload, study.form_schema)
+
+
 def _item_context(study: Study, item: StudyItem, presentation: dict, values: dict) -> dict:
     return {
         "study": study, "item": item,
         "fields": decorate_fields(forms.render_fields(study.form_schema, item.payload, presentation, values), values),
-        "payload": payload_rows(item.payload, study.form_schema),
+        "payload": item_rows(study, item),
         "instructions": render_markdown(study.instructions),
     }
 
