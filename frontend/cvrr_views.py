@@ -171,8 +171,8 @@ def caption_study_new(request):
 def _caption_context(item, names=None) -> dict:
     row = video_pool.row(item, names or _names())
     found = caption_choice.captions(item)
-    return {"row": row, "item": item, "captions": found, "chosen": (row["record"].working or {}).get("caption")
-            if row["record"] else None, "editable": not item.version.frozen,
+    chosen = (row["record"].working or {}).get("caption") if row["record"] else None
+    return {"row": row, "item": item, "captions": found, "chosen": chosen, "editable": not item.version.frozen,
             "merge_text": row["caption"] or "\n\n".join(caption.text for caption in found),
             "limits": (captions.MIN_CAPTION, captions.MAX_CAPTION)}
 
