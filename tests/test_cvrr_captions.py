@@ -6,6 +6,7 @@ validation) and the caption a curator picks or merges for QA generation."""
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -481,3 +482,26 @@ def test_the_demo_assigns_the_sample_videos_and_opens_a_captioning_study(curator
         "interpretation_of_visual_context", "multiple_actions_in_a_single_video"}
     assert demo.demo_studies(curator) == [study]
     assert video_pool.pool_items().count() == 2 and CategoryDefinition.objects.count() == 11
+
+
+def test_items_added_later_name_a_pool_video(curator, curator_client, curator_api, bunny, pool_item):
+    study = captions.create_caption_study(curator, "Caption the videos")
+    other = video_pool.assign_video(curator, bunny, "partial_actions", "ssv2")
+    url = reverse("crowd-study-items", args=[study.slug])
+    refused = curator_client.post(url, {"source": "media", "video": [bunny.pk]})
+    assert refused.status_code == 400 and "video_item" in refused.content.decode()
+    upload = SimpleUploadedFile("items.jsonl", b'{"external_id": "again", "payload": {"video_item": %d}}\n'
+                                b'{"external_id": "nope", "payload": {"video_item": 987654}}\n' % pool_item.pk)
+    refused = curator_client.post(url, {"source": "file", "file": upload})
+    assert refused.status_code == 400
+    assert "already has video" in refused.content.decode() and "not a CVRR-ES video" in refused.content.decode()
+    assert study.items.count() == 1
+    api = curator_api.post(reverse("api-study-items", args=[study.slug]),
+                           [{"external_id": "x", "payload": {"title": "free"}}], format="json")
+    assert api.status_code == 400 and study.items.count() == 1
+    added = curator_api.post(reverse("api-study-items", args=[study.slug]),
+                             [{"external_id": "second", "payload": {"video_item": other.pk}}], format="json")
+    assert added.status_code == 201
+    item = study.items.get(external_id="second")
+    assert item.benchmark_item_id == other.pk and item.video_id == bunny.pk
+    assert item.payload["dimension"] == "Partial actions" and item.payload["video_source"] == "Something-Something-v2"

@@ -20,7 +20,10 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
 - `review_extra(study, submissions) -> {submission id: {"template", **context}}`: what the review
   queue shows beside each submission's answers (e.g. the closest existing items);
 - `pages`: (label, URL name) of curators' pages about a study of the kind, each taking its `slug`;
-  the study page and its review queue link them.
+  the study page and its review queue link them;
+- `item_row(study, row) -> problem | None`: for a kind whose items must be its own (e.g. items that
+  link a benchmark item), turns a row added on the study's items page or through the API into the
+  kind's item row, in place, or names the row's problem (then nothing is added).
 """
 
 from collections.abc import Callable
@@ -56,6 +59,7 @@ class StudyKind:
     on_approved: Callable[[object], None] | None = None
     review_extra: Callable[[object, list], dict] | None = None
     pages: tuple[tuple[str, str], ...] = ()
+    item_row: Callable[[object, dict], str | None] | None = None
 
     def criterion_label(self, value: str) -> str:
         return dict(self.rejection_criteria).get(value, value)

@@ -11,6 +11,9 @@ The form is the kind's own (`FORM`): one caption of `MIN_CAPTION` to `MAX_CAPTIO
 on submit and on a reviewer's edit (`clean_answers`, 400 with a message otherwise). Curators then
 merge or pick the caption used for QA generation on the caption page (`caption_choice`).
 
+Items added later (the study's items page, the REST API) name a pool video: `{"payload":
+{"video_item": <item id>}}` (`item_row`); anything else is refused.
+
 A study is made by `create_caption_study` (the page `/studies/new/`, the command
 `cvrr_caption_study` and the demo call it): over the given pool items, or over every pool video
 that has no chosen caption yet.
@@ -101,6 +104,23 @@ def setup(created_by, settings: dict, *, with_rows: bool = True) -> StudySetup:
     return StudySetup(rows=rows)
 
 
+def item_row(study: Study, row: dict) -> str | None:
+    """Turn a row added to a captioning study (`{"payload": {"video_item": <pool item id>}}`) into the pool
+    video's item row, in place; the row's problem otherwise."""
+    payload = row.get("payload") if isinstance(row.get("payload"), dict) else {}
+    if set(payload) != {"video_item"} or row.get("video") is not None or row.get("image") is not None:
+        return ('items of a captioning study are videos of the CVRR-ES video pool: {"payload": {"video_item": '
+                '<item id>}}, or create the study on the CVRR-ES captioning page')
+    try:
+        found = item_rows([video_pool.pool_item(payload["video_item"])])[0]
+    except CurationError as exc:
+        return exc.message
+    if study.items.filter(benchmark_item=found["benchmark_item"]).exists():
+        return f"the study already has video {found['benchmark_item'].external_id}"
+    row.update(payload=found["payload"], benchmark_item=found["benchmark_item"], video=found["video"])
+    return None
+
+
 def create_caption_study(curator, name: str, *, items=None, slug: str = "", annotators_per_item: int = CAPTIONERS,
                          instructions: str = INSTRUCTIONS, open_now: bool = False, **fields) -> Study:
     """A captioning study over pool video `items` (every video awaiting a caption when None), k annotators
@@ -128,4 +148,4 @@ def create_caption_study(curator, name: str, *, items=None, slug: str = "", anno
 
 KIND = kinds.register(kinds.StudyKind(
     STUDY_KIND, readable, clean_answers, uses_form=False, fixed_form=FORM, setup=setup,
-    pages=(("Captions to merge", "cvrr-caption-study"),)))
+    pages=(("Captions to merge", "cvrr-caption-study"),), item_row=item_row))
