@@ -69,7 +69,7 @@ def hub(request):
 @roles_allowed(*CURATORS)
 @require_safe
 def dimensions_page(request):
-    return render(request, "cvrr/dimensions.html", {"rows": dimension_records.ensure_dimensions(request.user)})
+    return render(request, "cvrr/dimensions.html", {"rows": dimension_records.ensure_dimensions()})
 
 
 @roles_allowed(*CURATORS)

@@ -40,6 +40,11 @@ CAPTION_B = ("A big white rabbit leaves a hole under a tree, yawns in the sunshi
              "flying past; the trees cast long shadows.")
 MERGED = ("A big white cartoon rabbit walks out of his burrow under a tree onto a green meadow, stretches, "
           "and smiles at a butterfly flying past; shadows fall to the left.")
+# the study-creation page's form for a captioning study
+STUDY_FORM = {"step_kind": captions.STUDY_KIND, "form_schema": "{}", "annotators_per_item": 2,
+              "count_accepted_only": "on", "lease_seconds": 1800, "estimated_minutes": 4, "pay_per_item": "0",
+              "currency": "USD", "gold_share": 0, "expert_share": 0, "expert_first": 0, "min_accept_rate": 0,
+              "min_reviews_for_exclusion": 3, "recruitment_platform": "none", "required_submissions": 1}
 
 
 @pytest.fixture
@@ -84,6 +89,7 @@ def test_the_evaluation_reads_the_dimensions_from_the_annotation_layer():
 def test_ensure_dimensions_makes_the_defaults_once_and_keeps_curators_edits(curator):
     rows = dimension_records.ensure_dimensions()
     assert [row.key for row in rows] == list(dimensions.DIMENSIONS)
+    assert all(row.updated_by is None for row in rows)  # nobody edited the defaults yet
     partial = next(row for row in rows if row.key == "partial_actions")
     assert partial.name == "Partial actions" and "cracking an egg" in partial.description
     caption = partial.instructions["caption"]
@@ -306,12 +312,7 @@ def test_a_bad_caption_through_the_api_is_400(curator, pool_item):
 
 
 def test_the_study_page_creates_a_captioning_study(curator, curator_client, pool_item):
-    form = {"name": "Captions from the page", "step_kind": captions.STUDY_KIND, "form_schema": "{}",
-            "annotators_per_item": 2, "count_accepted_only": "on", "lease_seconds": 1800, "estimated_minutes": 4,
-            "pay_per_item": "0", "currency": "USD", "gold_share": 0, "expert_share": 0, "expert_first": 0,
-            "min_accept_rate": 0, "min_reviews_for_exclusion": 3, "recruitment_platform": "none",
-            "required_submissions": 1}
-    response = curator_client.post(reverse("crowd-study-new"), form)
+    response = curator_client.post(reverse("crowd-study-new"), {**STUDY_FORM, "name": "Captions from the page"})
     assert response.status_code == 302, response.content.decode()[:2000]
     study = Study.objects.get(name="Captions from the page")
     assert study.form_schema == captions.FORM and study.items.get().benchmark_item_id == pool_item.pk
@@ -325,6 +326,9 @@ def test_a_captioning_study_needs_videos_awaiting_a_caption(curator, curator_cli
     assert refused.value.status == 409 and "assign videos" in refused.value.message
     response = curator_client.post(reverse("cvrr-captions-new"), {"name": "Nothing", "k": "2"})
     assert response.status_code == 409 and not Study.objects.exists()
+    response = curator_client.post(reverse("crowd-study-new"), {**STUDY_FORM, "name": "Nothing"})
+    assert response.status_code == 409 and "assign videos" in response.content.decode()
+    assert not Study.objects.exists()
 
 
 def test_the_captions_page_creates_a_study_and_refuses_bad_settings(curator_client, pool_item):

@@ -98,7 +98,10 @@ def setup(created_by, settings: dict, *, with_rows: bool = True) -> StudySetup:
     409 when there is none."""
     if not with_rows:
         return StudySetup()
-    rows = item_rows(awaiting_caption())
+    try:
+        rows = item_rows(awaiting_caption())
+    except CurationError as exc:
+        raise CrowdError(exc.message, status=exc.status) from None
     if not rows:
         raise CrowdError("No CVRR-ES video awaits a caption: assign videos to dimensions first.", status=409)
     return StudySetup(rows=rows)

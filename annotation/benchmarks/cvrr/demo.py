@@ -60,7 +60,7 @@ def demo_studies(curator) -> list[Study]:
     study = Study.objects.filter(slug=DEMO_CAPTIONS_SLUG).first()
     if study is not None:
         return [study]
-    dimension_records.ensure_dimensions(curator)
+    dimension_records.ensure_dimensions()
     pool = {(item.payload["dimension"], getattr(video_pool.video_of(item), "pk", None)): item
             for item in video_pool.pool_items()}
     items = []

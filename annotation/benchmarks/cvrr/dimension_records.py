@@ -22,8 +22,9 @@ MAX_INSTRUCTION = 10_000
 STEPS = (("caption", "Caption guideline"), ("qa", "QA-generation instruction"))
 
 
-def ensure_dimensions(user=None) -> list[CategoryDefinition]:
-    """Every dimension's row, the missing ones made from the defaults (existing rows are left as they are)."""
+def ensure_dimensions() -> list[CategoryDefinition]:
+    """Every dimension's row, the missing ones made from the defaults (existing rows are left as they are;
+    a row made here has no `updated_by`: nobody edited it yet)."""
     cvrr = benchmark()
     have = {row.key: row for row in CategoryDefinition.objects.filter(benchmark=cvrr)}
     for position, key in enumerate(DIMENSIONS):
@@ -32,7 +33,7 @@ def ensure_dimensions(user=None) -> list[CategoryDefinition]:
         try:
             with transaction.atomic():
                 have[key] = CategoryDefinition.objects.create(benchmark=cvrr, key=key, position=position,
-                                                              updated_by=user, **default_texts(key))
+                                                              **default_texts(key))
         except IntegrityError:  # made by a concurrent call meanwhile
             have[key] = CategoryDefinition.objects.get(benchmark=cvrr, key=key)
     return sorted(have.values(), key=lambda row: (row.position, row.key))

@@ -32,7 +32,7 @@ class Command(BaseCommand):
         if curator is None:
             raise CommandError(f"There is no user {options['curator']!r}.")
         try:
-            dimension_records.ensure_dimensions(curator)
+            dimension_records.ensure_dimensions()
             item = video_pool.assign_video(curator, options["video"], options["dimension"], options["source"],
                                            options["metadata"])
         except CurationError as exc:
