@@ -22,7 +22,7 @@ ENTRIES = [
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate"),
     NavEntry("NL-EYE triplets", "nleye-triplets", (CURATOR, ADMIN), "Curate"),
-    NavEntry("CVRR-ES experts", "cvrr-experts", (CURATOR, ADMIN), "Curate"),
+    NavEntry("CVRR-ES curation", "cvrr-curation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),

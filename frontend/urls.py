@@ -80,4 +80,5 @@ urlpatterns = [
     path("", include("frontend.triplet_validation_urls")),
     path("", include("frontend.studio_urls")),
     path("", include("frontend.cvrr_expert_urls")),
+    path("", include("frontend.cvrr_urls")),
 ]

@@ -27,10 +27,10 @@ NAV = {
     # role: (labels that must be there, labels that must not)
     "annotator": ({"My tasks"}, {"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "Runs",
                                "Results", "Jobs", "Benchmarks"}),
-    "curator": ({"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "Benchmarks", "Jobs"},
-                {"My tasks", "Runs", "Results"}),
+    "curator": ({"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "CVRR-ES curation",
+                 "Benchmarks", "Jobs"}, {"My tasks", "Runs", "Results"}),
     "researcher": ({"Runs", "Results", "Media", "Benchmarks", "Jobs"},
-                   {"My tasks", "Queues", "Generation", "Image studio", "BlackSwan variants"}),
+                   {"My tasks", "Queues", "Generation", "Image studio", "BlackSwan variants", "CVRR-ES curation"}),
     "admin": (ALL_LABELS, set()),
 }
 
@@ -64,6 +64,9 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     version = BenchmarkVersion.objects.get(benchmark__slug="cvrr", label="demo")
     assert version.frozen and version.item_count == BenchmarkItem.objects.filter(version=version).count() >= 3
     assert "Demo benchmark version: cvrr:demo" in seeded
+    captioning = Study.objects.get(slug="demo-captions")
+    assert (captioning.state, captioning.step_kind, captioning.annotators_per_item) == ("open", "cvrr_captions", 2)
+    assert set(captioning.items.values_list("video__original_name", flat=True)) == {"bigbuckbunny.mp4", "bikes.mp4"}
     staged = Study.objects.get(slug="demo-blackswan")
     assert (staged.state, staged.step_kind, staged.annotators_per_item) == ("open", "blackswan_staged", 3)
     assert staged.items.count() >= 2, seeded  # several videos, so several people can try the staged task
@@ -83,6 +86,8 @@ def test_seed_demo_is_idempotent(seeded, media_root):
         "blackswan", "cvrr", "nleye", "maia"}
     assert BenchmarkVersion.objects.filter(label="demo").count() == 4
     assert Study.objects.filter(slug="demo-blackswan").count() == 1
+    assert Study.objects.filter(slug="demo-captions").count() == 1 and captioning.items.count() == 2
+    assert BenchmarkItem.objects.filter(version__benchmark__slug="cvrr", version__label="video-pool").count() == 2
     assert VideoSplit.objects.filter(status=VideoSplit.Status.DONE).count() == staged.items.count()
     assert EvaluationRun.objects.count() == runs and Judgment.objects.count() == judged
     assert RunModelMetric.objects.count() == kept

@@ -140,6 +140,16 @@ MATRIX: dict[str, Case] = {
     "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
+    # assigning nothing or creating a study without a name is 400
+    "cvrr-curation": Case(GET=page(CURATORS)),
+    "cvrr-dimensions": Case(GET=page(CURATORS)),
+    "cvrr-dimension": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"key": "no_such_key"}),
+    "cvrr-videos": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "cvrr-captions": Case(GET=page(CURATORS)),
+    "cvrr-captions-new": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "cvrr-caption-study": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "cvrr-caption": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
     # NL-EYE triplets under curation (frontend/triplet_validation_views.py): an item or version that does not

@@ -16,6 +16,7 @@ from annotation.crowd import (
     consent,
     eligibility,
     history,
+    kinds,
     reports,
     review,
     selectors,
@@ -102,6 +103,13 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
                 videos = staged.item_rows([row["payload"]["split_id"] for row in items], study)
                 items = [{**row, "payload": found["payload"], "video": found["video"]}
                          for row, found in zip(items, videos, strict=True)]
+            elif kinds.of(study).item_row is not None:  # the kind resolves its own items
+                items = [dict(row) for row in items]
+                problems = [(row["external_id"], text) for row in items
+                            if (text := kinds.of(study).item_row(study, row))]
+                if problems:
+                    return Response({"error": "Some items do not fit this study.",
+                                     "details": [f"{ident}: {text}" for ident, text in problems]}, status=400)
             created = assignment.add_items(study, items)
         return Response({"created": len(created)}, status=201)
 

@@ -5,7 +5,8 @@ Every source gives item rows (as `assignment.add_items` takes them) and problems
 it is about. `add` checks the rows under the REST API's rules for `POST /api/studies/<slug>/items/`
 (a closed study takes no items; external ids unique in the batch and in the study; gold and
 attention items need an answer key with "fields"; a staged study's item names a finished split
-`{"split_id": …}`, one per video) and writes them all, or nothing: a dry run, or any problem, writes
+`{"split_id": …}`, one per video; a kind with its own items, `StudyKind.item_row`, resolves or refuses
+each row) and writes them all, or nothing: a dry run, or any problem, writes
 nothing and reports every problem by row.
 
 Uploaded files:
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.blackswan import staged
-from annotation.crowd import assignment
+from annotation.crowd import assignment, kinds
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion, Image, Video
@@ -217,6 +218,8 @@ def check(study: Study, batch: Batch) -> list[dict]:
             text = f"external_id {external_id!r} is also on row {seen[external_id]}"
         if text is None and staged.is_staged(study):
             text = _staged_row(study, row, videos)
+        elif text is None and kinds.of(study).item_row is not None:
+            text = kinds.of(study).item_row(study, row)
         seen.setdefault(external_id, number)
         if text:
             problems.append({"row": number, "problem": text})

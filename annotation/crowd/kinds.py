@@ -23,6 +23,9 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
   the study page and its review queue link them;
 - `item_rows(payload) -> [{"key", "label", "kind", "value"}]`: how the task page shows an item, in the
   kind's own order and words (the generic rows of every payload key otherwise).
+- `item_row(study, row) -> problem | None`: for a kind whose items must be its own (e.g. items that
+  link a benchmark item), turns a row added on the study's items page or through the API into the
+  kind's item row, in place, or names the row's problem (then nothing is added).
 """
 
 from collections.abc import Callable
@@ -59,6 +62,7 @@ class StudyKind:
     review_extra: Callable[[object, list], dict] | None = None
     pages: tuple[tuple[str, str], ...] = ()
     item_rows: Callable[[dict], list[dict]] | None = None
+    item_row: Callable[[object, dict], str | None] | None = None
 
     def criterion_label(self, value: str) -> str:
         return dict(self.rejection_criteria).get(value, value)

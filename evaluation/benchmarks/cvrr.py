@@ -30,29 +30,13 @@ from __future__ import annotations
 
 import re
 
+from annotation.benchmarks.cvrr.dimensions import DIMENSIONS  # slug → the paper's name (§3.1)
 from evaluation import benchmarks, parsing, prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
 from evaluation.judges.cvrr import CvrrJudge
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, status_in
 from evaluation.results.outcomes import ANSWERED
 from evaluation.results.specs import MetricSpec, SeriesSpec
-
-# slug → the paper's name of the dimension (§3.1); slugs are the release's folder names
-DIMENSIONS: dict[str, str] = {
-    "multiple_actions_in_a_single_video": "Multiple actions in a single video",
-    "fine_grained_action_understanding": "Fine-grained action understanding",
-    "partial_actions": "Partial actions",
-    "time_order_understanding": "Time order understanding",
-    "non_existent_actions_with_existent_scene_depictions":
-        "Non-existent actions with existent scene depictions",
-    "non_existent_actions_with_non_existent_scene_depictions":
-        "Non-existent actions with non-existent scene depictions",
-    "continuity_and_object_instance_count": "Continuity and object instance count",
-    "unusual_and_physically_anomalous_activities": "Unusual and physically anomalous activities",
-    "interpretation_of_social_context": "Interpretation of social context",
-    "understanding_emotional_context": "Understanding of emotional context",
-    "interpretation_of_visual_context": "Interpretation of visual context",
-}
 
 # words that some spellings of a dimension carry and others leave out
 _FILLER_WORDS = {"a", "an", "the", "of", "depictions"}

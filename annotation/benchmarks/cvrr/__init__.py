@@ -1,10 +1,15 @@
 """CVRR-ES: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and
-demo items (`demo`); its curation pipeline: the stages of a video and a QA pair (`stages`) and the expert
-assessment of QA pairs (`expert_study`, which registers its study kind; `expert_sample`, `expert_report`,
-`expert_group`)."""
+demo items (`demo`); its curation pipeline (seeds/003 §3.2): the dimensions as data (`dimensions`,
+`dimension_records`), the video pool and videos assigned to dimensions (`pools`, `video_pool`), the
+captioning study kind (`captions`, registered on import), the caption used for QA generation
+(`caption_choice`), the expert assessment of QA pairs (`expert_study`, which registers its study kind;
+`expert_sample`, `expert_report`, `expert_group`) and the stages of an item (`stages`)."""
 
-from annotation.benchmarks.cvrr import demo, expert_study, exporter, importer  # noqa: F401  (expert_study: registers a kind)
+from django.urls import reverse
+
+from annotation.benchmarks.cvrr import captions, demo, expert_study, exporter, importer  # noqa: F401  (they register kinds)
 from annotation.benchmarks.cvrr.payload import PAYLOADS
+from annotation.benchmarks.cvrr.pools import VIDEO_POOL_LABEL
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
 
@@ -17,3 +22,8 @@ class CvrrEs(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+
+    def version_links(self, version) -> list[tuple[str, str]]:
+        if version.label != VIDEO_POOL_LABEL:
+            return []
+        return [("CVRR-ES curation", reverse("cvrr-curation")), ("Videos in dimensions", reverse("cvrr-videos"))]
