@@ -178,6 +178,8 @@ class ProposalDecision(models.Model):
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
     fields = models.JSONField(null=True, blank=True, help_text="the corrected fields (corrections only)")
     reason = models.TextField(blank=True)
+    criterion = models.CharField(max_length=64, blank=True,
+                                 help_text="the reason named among the task kind's `rejection_reasons`, if any")
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField()
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.DIRECT)

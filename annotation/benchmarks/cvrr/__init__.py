@@ -1,7 +1,10 @@
 """CVRR-ES: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and
-demo items (`demo`)."""
+demo items (`demo`); its curation: the stages (`stages`), QA generation from the chosen captions
+(`qa_generation`, which registers the `cvrr_qa` proposal kind), the filtration study (`filtration`,
+which registers the `cvrr_filtration` study kind), the QA pool the kept pairs join (`qa_pool`) and the
+noise report of the filtration (`noise_report`)."""
 
-from annotation.benchmarks.cvrr import demo, exporter, importer
+from annotation.benchmarks.cvrr import demo, exporter, filtration, importer, qa_generation  # noqa: F401  (filtration, qa_generation: they register kinds)
 from annotation.benchmarks.cvrr.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
