@@ -21,6 +21,7 @@ ENTRIES = [
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate"),
     NavEntry("NL-EYE triplets", "nleye-triplets", (CURATOR, ADMIN), "Curate"),
+    NavEntry("CVRR-ES QA pairs", "cvrr-qa", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),

@@ -78,4 +78,5 @@ urlpatterns = [
     path("", include("frontend.crowd_urls")),
     path("", include("frontend.library_urls")),
     path("", include("frontend.triplet_validation_urls")),
+    path("", include("frontend.cvrr_qa_urls")),
 ]

@@ -186,6 +186,8 @@ class ProposalDecision(models.Model):
     study_slug = models.CharField(max_length=64, blank=True)
     submission_id = models.BigIntegerField(null=True, blank=True, unique=True,
                                            help_text="the crowd submission this decision came from")
+    review_item_id = models.BigIntegerField(null=True, blank=True,
+                                            help_text="the crowd study item it answered: one review round")
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

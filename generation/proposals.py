@@ -651,7 +651,8 @@ def status_counts(proposal_set: ProposalSet) -> dict:
 
 def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None, reason: str = "",
            criterion: str = "", origin: str = ProposalDecision.Origin.DIRECT, decided_at=None,
-           study_slug: str = "", submission_id: int | None = None) -> ProposalDecision:
+           study_slug: str = "", submission_id: int | None = None,
+           review_item_id: int | None = None) -> ProposalDecision:
     """Record one person's accept / correct / reject of a proposal and settle its outcome.
 
     - accept: only a proposal whose output parsed (status ok);
@@ -696,7 +697,7 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
         decision = ProposalDecision.objects.create(
             proposal=proposal, verdict=verdict, fields=corrected, reason=reason, criterion=criterion, decided_by=user,
             decided_at=decided_at or timezone.now(), origin=origin, study_slug=study_slug,
-            submission_id=submission_id)
+            submission_id=submission_id, review_item_id=review_item_id)
         outcome, final_fields = resolve_outcome(list(proposal.decisions.all()), proposal.fields)
         if outcome != proposal.outcome:
             state.transition(proposal, outcome, by=user, reason=f"{decision.get_origin_display()}: {verdict}",
@@ -743,7 +744,8 @@ def typed_correction(task: ProposalTask, typed: dict) -> dict:
 def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[str, dict | None]:
     """(outcome, final fields) from a proposal's decisions.
 
-    Reviews come in rounds, one per review study: the latest round counts (a proposal sent back for
+    Reviews come in rounds, one per study item that reviews the proposal (or per review study, for
+    decisions that do not name their item): the latest round counts (a proposal sent back for
     another review, e.g. one that experts found wrong, is settled again by its new reviewers). The
     latest direct decision of a curator settles it, unless a review round began after it. Otherwise
     the round's reviewers must agree: all accept -> accepted; all reject -> rejected; all correct to
@@ -753,7 +755,7 @@ def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[
         return Proposal.Outcome.UNDECIDED, None
     ordered = sorted(decisions, key=lambda d: (d.decided_at, d.pk or 0))
     reviews = [d for d in ordered if d.origin != ProposalDecision.Origin.DIRECT]
-    latest_round = [d for d in reviews if d.study_slug == reviews[-1].study_slug] if reviews else []
+    latest_round = [d for d in reviews if _round(d) == _round(reviews[-1])] if reviews else []
     direct = [d for d in ordered if d.origin == ProposalDecision.Origin.DIRECT]
     if direct and (not latest_round or _key(latest_round[0]) < _key(direct[-1])):
         return _outcome_of(direct[-1], proposed)
@@ -762,6 +764,10 @@ def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[
     if len(verdicts) > 1 or len(corrections) > 1:
         return Proposal.Outcome.DISPUTED, None
     return _outcome_of(latest_round[-1], proposed)
+
+
+def _round(decision: ProposalDecision) -> tuple:
+    return decision.study_slug, decision.review_item_id
 
 
 def _key(decision: ProposalDecision) -> tuple:

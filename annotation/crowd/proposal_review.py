@@ -205,7 +205,7 @@ def apply_submission(submission: Submission) -> ProposalDecision:
     criterion = read_criterion(task, verdict, submission.final_data)
     return decide(proposal, claim.worker, verdict, fields=fields, reason=reason, criterion=criterion,
                   origin=ProposalDecision.Origin.REVIEW, decided_at=submission.submitted_at,
-                  study_slug=claim.study.slug, submission_id=submission.pk)
+                  study_slug=claim.study.slug, submission_id=submission.pk, review_item_id=claim.item_id)
 
 
 def apply_review_submissions(study: Study, *, user=None) -> dict:

@@ -5,7 +5,8 @@ For the `cvrr_qa` proposals whose output parsed (optionally of one proposal set)
 - `proposed`: the pairs; `kept` (accepted), `fixed` (corrected), `removed` (rejected), `disputed`
   (reviewers disagree, a curator has not settled it) and `undecided`;
 - `removed_by_reason` and `fixed_by_reason`: the reason the settling decision named (the latest
-  decision with the outcome's verdict), `unnamed` when it named none;
+  decision with the outcome's verdict), `unnamed` when it named none (also as (label, n) lists in
+  `REASONS`' order: `removed_reasons`, `fixed_reasons`);
 - `flagged`: pairs the automatic check marked (the question contains its answer);
 - `decided` = kept + fixed + removed; `removed_share` = removed / decided, `fixed_share` = fixed /
   decided and `noisy_share` = (removed + fixed) / decided, None while nothing is decided.
@@ -24,6 +25,7 @@ OUTCOME_COLUMNS = {Proposal.Outcome.ACCEPTED: "kept", Proposal.Outcome.CORRECTED
                    Proposal.Outcome.UNDECIDED: "undecided"}
 REASON_KEYS = tuple(value for value, _ in qa_generation.REASONS)
 UNNAMED = "unnamed"
+REASONS = (*qa_generation.REASONS, (UNNAMED, "no reason named"))
 TOTAL = "all"
 
 
@@ -40,7 +42,11 @@ def _row(key: str, name: str) -> dict:
 
 def _finish(row: dict) -> dict:
     decided = row["kept"] + row["fixed"] + row["removed"]
-    row.update(decided=decided, removed_share=_share(row["removed"], decided),
+    labels = dict(REASONS)
+    row.update(decided=decided,
+               removed_reasons=[(labels[key], row["removed_by_reason"][key]) for key in labels],
+               fixed_reasons=[(labels[key], row["fixed_by_reason"][key]) for key in labels],
+               removed_share=_share(row["removed"], decided),
                fixed_share=_share(row["fixed"], decided),
                noisy_share=_share(row["removed"] + row["fixed"], decided))
     return row
@@ -94,5 +100,5 @@ def noise_report(proposal_set=None) -> dict:
                      key=lambda r: (order.index(r["dimension"]) if r["dimension"] in order else len(order),
                                     r["dimension"]))
     return {"dimensions": [_finish(row) for row in ordered], "total": _finish(total),
-            "reasons": list(qa_generation.REASONS) + [(UNNAMED, "no reason named")]}
+            "reasons": list(REASONS)}
 

@@ -187,13 +187,16 @@ def build_prompt(inputs: dict, options: dict) -> list:
 # prepositions, conjunctions, and "yes". Negations ("no", "not", "never", "isnt", ...) are content: a
 # robustness answer ("the man is not swimming") is not contained in its question ("why is the man
 # swimming?").
-FUNCTION_WORDS = frozenset("""
-a an the yes
-is are was were be been being am do does did doing has have had having
-i you he she it we they me him her us them my your his its our their this that these those there here
-of in on at to for with by from as into onto about over under up down out off than then so
-and or but if while because
-""".split())
+FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "yes",
+    "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "has", "have", "had",
+    "having",
+    "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them", "my", "your", "his", "its", "our",
+    "their", "this", "that", "these", "those", "there", "here",
+    "of", "in", "on", "at", "to", "for", "with", "by", "from", "as", "into", "onto", "about", "over", "under", "up",
+    "down", "out", "off", "than", "then", "so",
+    "and", "or", "but", "if", "while", "because",
+))
 _WORD = re.compile(r"[^\W_]+")
 
 
