@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from annotation.benchmarks.cvrr import filtration, qa_generation, qa_pool, stages
 from annotation.benchmarks.cvrr.noise_report import noise_report
-from annotation.crowd import assignment, submissions
+from annotation.crowd import assignment, forms, submissions
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import StudyItem
 from annotation.curation_models import CategoryDefinition, CurationRecord
@@ -622,6 +622,57 @@ def test_an_openai_compatible_server_s_pairs_go_from_the_page_through_filtration
     assert record.working["source"]["model_id"] == "gpt-test" and record.author == annotator
 
 
+# --- The generic pieces: optional choices, named reasons, review rounds ----------------------------------
+
+def test_an_optional_choice_left_open_is_no_answer_and_a_required_one_must_be_chosen():
+    field = {"name": "why", "type": "single_choice", "options": ["a", "b"]}
+    assert forms.validate({"fields": [{**field, "required": False}]}, {}, {}) == {}
+    assert forms.validate({"fields": [{**field, "required": False}]}, {}, {"why": "b"}) == {"why": "b"}
+    with pytest.raises(InvalidSubmission):
+        forms.validate({"fields": [{**field, "required": False}]}, {}, {"why": "c"})
+    with pytest.raises(InvalidSubmission):
+        forms.validate({"fields": [field]}, {}, {})
+
+
+def test_a_kind_without_reasons_refuses_a_named_one(generic_proposal, curator):
+    with pytest.raises(ProposalError, match="names no reasons"):
+        proposals.decide(generic_proposal, curator, "reject", reason="Bad.", criterion="unrelated")
+    decision = proposals.decide(generic_proposal, curator, "reject", reason="Bad.")
+    assert decision.criterion == ""
+
+
+@pytest.fixture
+def generic_proposal(db):
+    pset = proposals.create_proposal_set("caption", [{"inputs": {"media": {"type": "video", "path": "/x.mp4"}}}],
+                                         backend="openai", model_id="m")
+    proposal = pset.proposals.get()
+    Proposal.objects.filter(pk=proposal.pk).update(status="ok", fields={"caption": "A road."})
+    proposal.refresh_from_db()
+    return proposal
+
+
+def test_the_latest_review_round_settles_and_a_direct_decision_settles_its_own_round(proposed, curator):
+    first = proposed[0]
+    one, two = make_user("round-1", ANNOTATOR), make_user("round-2", ANNOTATOR)
+    proposals.decide(first, one, "accept", origin="review", study_slug="s", review_item_id=1)
+    proposals.decide(first, two, "reject", criterion="unrelated", origin="review", study_slug="s", review_item_id=1)
+    first.refresh_from_db()
+    assert first.outcome == "disputed"  # one round, two reviewers who disagree
+    proposals.decide(first, curator, "accept")
+    first.refresh_from_db()
+    assert first.outcome == "accepted"  # the curator settles it
+    # a late answer of the same round does not overturn the curator
+    proposals.decide(first, make_user("round-3", ANNOTATOR), "reject", criterion="unrelated", origin="review",
+                     study_slug="s", review_item_id=1)
+    first.refresh_from_db()
+    assert first.outcome == "accepted"
+    # a new round (the pair sent back and reviewed again) settles it again
+    proposals.decide(first, one, "reject", criterion="not_answerable", origin="review", study_slug="s",
+                     review_item_id=2)
+    first.refresh_from_db()
+    assert first.outcome == "rejected" and pool_record(first) is None
+
+
 # --- Pages, permissions, bad input -----------------------------------------------------------------------
 
 def test_the_console_lists_captioned_videos_sets_and_returned_pairs(curator_client, proposed, captioned, curator):
@@ -706,6 +757,9 @@ def test_the_command_lists_generates_opens_records_and_returns(captioned, curato
     call_command("cvrr_qa", "record", "--study", study.slug, "--user", curator.username, stdout=out)
     assert out.getvalue().startswith("1 decision(s) recorded")
     [record] = qa_pool.records()
+    out = io.StringIO()
+    call_command("cvrr_qa", "videos", stdout=out)
+    assert f"#{captioned.pk} {DIMENSION}/v1 [video-pool]: 1 pair(s) proposed, 1 kept" in out.getvalue()
     out = io.StringIO()
     call_command("cvrr_qa", "return", "--item", str(record.item_id), "--reason", "wrong", "--user",
                  curator.username, stdout=out)

@@ -4,9 +4,9 @@ remove each proposed QA pair.
 A filtration study is a proposal review study (`annotation.crowd.proposal_review`) of kind
 `cvrr_filtration` (`FILTRATION`) over `cvrr_qa` proposals: one item per pair, showing the video,
 the caption, the dimension with its description, the pair and the automatic flag (the question
-contains its answer). Its form is the review form of the `cvrr_qa` kind: keep / fix / remove, the
-reason (one of `qa_generation.REASONS`: required to remove, optional with a fix) and the corrected
-question, answer and question kind. The kind checks the answers on submit (`clean_answers`): a
+contains its answer). Its form is the kind's own (`FORM`, the review form of the `cvrr_qa` kind):
+keep / fix / remove, the reason (one of `qa_generation.REASONS`: required to remove, optional with a
+fix) and the corrected question, answer and question kind. The kind checks the answers on submit (`clean_answers`): a
 removal without its reason, a fix that changes nothing or a keep that carries changes is refused
 with 400 and a message per field.
 
@@ -61,7 +61,9 @@ def clean_answers(schema: dict, payload: dict, data) -> dict:
     return clean
 
 
-FILTRATION = kinds.register(kinds.StudyKind(STUDY_KIND, answers.format_answers, clean_answers))
+FORM = proposal_review.review_form(TASK)
+FILTRATION = kinds.register(kinds.StudyKind(STUDY_KIND, answers.format_answers, clean_answers, uses_form=False,
+                                            fixed_form=FORM))
 
 
 def require_curator(user) -> None:
@@ -146,7 +148,7 @@ def return_to_filtration(item: BenchmarkItem, reason: str, by) -> StudyItem | No
             [added] = assignment.add_items(study, [row])
             return added
         made = create_study(name=RETURNS_NAME, fallback_slug="cvrr-filtration-returned", created_by=by,
-                            step_kind=STUDY_KIND, form_schema=proposal_review.review_form(TASK),
+                            step_kind=STUDY_KIND, form_schema=FORM,
                             state=Study.State.OPEN, instructions=TASK.instructions, annotators_per_item=1,
                             expert_share=0.0, expert_first=0, gold_share=0.0, rows=[row],
                             history_reason="CVRR-ES pairs sent back to filtration")
