@@ -41,6 +41,11 @@ HUB_LINKS = [
      "The video pool: library videos assigned to a dimension with their source and metadata."),
     ("Captioning", "cvrr-captions",
      "Captioning studies (two annotators per video) and the captions to merge or pick for QA generation."),
+    ("QA pairs", "cvrr-qa",
+     "QA pairs proposed by a text model from the chosen captions, and their filtration studies (keep, fix, "
+     "remove with a reason)."),
+    ("Filtration noise", "cvrr-qa-noise",
+     "Per dimension, the pairs proposed, kept, fixed and removed (by reason) in filtration."),
     ("Expert assessment", "cvrr-experts",
      "Experts (the cvrr-expert group) judge a sample of QA pairs covering every video; the three rates per "
      "dimension, agreement, and the pairs sent back to filtration."),

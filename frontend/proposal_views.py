@@ -66,6 +66,7 @@ def _row(proposal: Proposal, media: list) -> dict:
         "inputs": task.shown_inputs(proposal.inputs) if task else {},
         "fields": [(spec, current.get(spec.name, "")) for spec in task.fields] if task else [],
         "comparisons": task.comparisons(proposal.inputs, current) if task else [],
+        "flags": task.flags_for(current, proposal.inputs) if task and proposal.status == Proposal.Status.OK else [],
         "decisions": list(proposal.decisions.all()),
         "settled": proposal.outcome != Proposal.Outcome.UNDECIDED,
     }
@@ -111,7 +112,8 @@ def _outcome(proposal: Proposal) -> dict:
 @roles_allowed(CURATOR, ADMIN)
 @require_POST
 def decide_one(request, pk):
-    """Accept, correct (`field_<name>` per field of the kind) or reject (`reason`) one proposal."""
+    """Accept, correct (`field_<name>` per field of the kind) or reject (`reason`) one proposal; a kind
+    with `rejection_reasons` takes the named one in `criterion`."""
     proposal = _proposal_or_404(pk)
     if proposal is None:
         return _error(f"There is no proposal #{pk}.", 404)
@@ -123,7 +125,8 @@ def decide_one(request, pk):
             task = proposals.task_kind(proposal.task_kind)
             fields = proposals.typed_correction(
                 task, {spec.name: request.POST.get(f"field_{spec.name}", "") for spec in task.fields})
-        proposals.decide(proposal, request.user, verdict, fields=fields, reason=reason)
+        proposals.decide(proposal, request.user, verdict, fields=fields, reason=reason,
+                         criterion=request.POST.get("criterion", ""))
     except proposals.ProposalError as exc:
         return _error(str(exc))
     result = _outcome(proposal)

@@ -81,4 +81,5 @@ urlpatterns = [
     path("", include("frontend.studio_urls")),
     path("", include("frontend.cvrr_expert_urls")),
     path("", include("frontend.cvrr_urls")),
+    path("", include("frontend.cvrr_qa_urls")),
 ]

@@ -178,12 +178,16 @@ class ProposalDecision(models.Model):
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
     fields = models.JSONField(null=True, blank=True, help_text="the corrected fields (corrections only)")
     reason = models.TextField(blank=True)
+    criterion = models.CharField(max_length=64, blank=True,
+                                 help_text="the reason named among the task kind's `rejection_reasons`, if any")
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField()
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.DIRECT)
     study_slug = models.CharField(max_length=64, blank=True)
     submission_id = models.BigIntegerField(null=True, blank=True, unique=True,
                                            help_text="the crowd submission this decision came from")
+    review_item_id = models.BigIntegerField(null=True, blank=True,
+                                            help_text="the crowd study item it answered: one review round")
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

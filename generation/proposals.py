@@ -168,6 +168,7 @@ def _empty(reason: str) -> Parsed:
 
 PromptBuilder = Callable[[dict, dict], list[Message]]
 OutcomeHook = Callable[[Proposal, ProposalDecision, str, dict | None], None]
+FlagHook = Callable[[dict, dict], list[str]]
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,11 @@ class ProposalTask:
     decision, in its transaction, with the outcome it settled: the place where a kind carries
     accepted or corrected fields to what they were proposed for (and takes them back when a later
     decision rejects them). A ProposalError it raises refuses the decision; nothing is recorded.
+    `flags(fields, inputs)` names what an automatic check found suspect in a proposal (e.g. "the
+    question contains its answer"); reviewers see the flags beside it, and they decide nothing.
+    `rejection_reasons` ((value, label) pairs) are the reasons a rejection must name one of (a
+    correction may name one too: what it fixed); `verdict_labels` ({verdict: label}) words the three
+    verdicts for the kind's reviewers (e.g. keep, fix, remove).
     """
 
     name: str
@@ -200,6 +206,9 @@ class ProposalTask:
     instructions: str = ""
     compare_with: Mapping[str, str] | None = None
     on_outcome: OutcomeHook | None = None
+    flags: FlagHook | None = None
+    rejection_reasons: tuple[tuple[str, str], ...] = ()
+    verdict_labels: Mapping[str, str] | None = None
 
     def __post_init__(self):
         if self.output not in ("json", "text"):
@@ -214,6 +223,36 @@ class ProposalTask:
         unknown = sorted(set(self.compare_with or {}) - set(names))
         if unknown:
             raise ValueError(f"Task {self.name!r}: compare_with names fields it does not have: {', '.join(unknown)}.")
+
+    def flags_for(self, fields: dict | None, inputs: dict | None) -> list[str]:
+        """What the kind's automatic check flags in these fields (none for a kind without a check, or
+        for a proposal without fields)."""
+        if self.flags is None or not fields:
+            return []
+        return list(self.flags(fields, inputs if isinstance(inputs, dict) else {}))
+
+    def reason_label(self, value: str) -> str:
+        return dict(self.rejection_reasons).get(value, value)
+
+    def verdict_label(self, verdict: str) -> str:
+        return (self.verdict_labels or {}).get(verdict) or ProposalDecision.Verdict(verdict).label
+
+    def check_criterion(self, verdict: str, criterion: str) -> str:
+        """The reason a decision names, checked against the kind's `rejection_reasons` (ProposalError)."""
+        criterion = (criterion or "").strip()
+        if not self.rejection_reasons:
+            if criterion:
+                raise ProposalError(f"{self.label} names no reasons: give the reason in words.")
+            return ""
+        if criterion and criterion not in dict(self.rejection_reasons):
+            raise ProposalError(f"Unknown reason {criterion!r}; use one of "
+                                f"{', '.join(value for value, _ in self.rejection_reasons)}.")
+        if verdict == ProposalDecision.Verdict.REJECT and not criterion:
+            raise ProposalError("A removal names its reason: "
+                                f"{'; '.join(label for _, label in self.rejection_reasons)}.")
+        if verdict == ProposalDecision.Verdict.ACCEPT and criterion:
+            raise ProposalError("A proposal kept as it is names no reason.")
+        return criterion
 
     @property
     def field_names(self) -> list[str]:
@@ -611,14 +650,16 @@ def status_counts(proposal_set: ProposalSet) -> dict:
 # --- Decisions ----------------------------------------------------------------------------------
 
 def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None, reason: str = "",
-           origin: str = ProposalDecision.Origin.DIRECT, decided_at=None, study_slug: str = "",
-           submission_id: int | None = None) -> ProposalDecision:
+           criterion: str = "", origin: str = ProposalDecision.Origin.DIRECT, decided_at=None,
+           study_slug: str = "", submission_id: int | None = None,
+           review_item_id: int | None = None) -> ProposalDecision:
     """Record one person's accept / correct / reject of a proposal and settle its outcome.
 
     - accept: only a proposal whose output parsed (status ok);
     - correct: `fields` replace some (or, for an unparsed output, all) of the proposal's fields; the
       result must be valid for the task kind and differ from what the model proposed;
-    - reject: needs a reason.
+    - reject: needs a reason; for a kind with `rejection_reasons`, one of them (`criterion`), whose
+      label is the reason when no words are given.
     Direct decisions (not through a review study) are for curators and admins only.
     """
     if user is None or not user.pk:
@@ -633,6 +674,10 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
         if proposal.status == Proposal.Status.PENDING:
             raise ProposalError("This proposal has not been generated yet.")
         corrected = None
+        kind = _TASKS.get(proposal.task_kind)
+        criterion = kind.check_criterion(verdict, criterion) if kind is not None else (criterion or "").strip()
+        if criterion and not reason and kind is not None:
+            reason = kind.reason_label(criterion)
         if verdict == ProposalDecision.Verdict.ACCEPT and proposal.status != Proposal.Status.OK:
             raise ProposalError(f"A proposal whose output is {proposal.status} has no fields to accept: "
                                 "correct it or reject it.")
@@ -650,9 +695,9 @@ def decide(proposal: Proposal, user, verdict: str, *, fields: dict | None = None
         elif fields is not None:
             raise ProposalError("Only a correction carries fields.")
         decision = ProposalDecision.objects.create(
-            proposal=proposal, verdict=verdict, fields=corrected, reason=reason, decided_by=user,
+            proposal=proposal, verdict=verdict, fields=corrected, reason=reason, criterion=criterion, decided_by=user,
             decided_at=decided_at or timezone.now(), origin=origin, study_slug=study_slug,
-            submission_id=submission_id)
+            submission_id=submission_id, review_item_id=review_item_id)
         outcome, final_fields = resolve_outcome(list(proposal.decisions.all()), proposal.fields)
         if outcome != proposal.outcome:
             state.transition(proposal, outcome, by=user, reason=f"{decision.get_origin_display()}: {verdict}",
@@ -699,21 +744,34 @@ def typed_correction(task: ProposalTask, typed: dict) -> dict:
 def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[str, dict | None]:
     """(outcome, final fields) from a proposal's decisions.
 
-    The latest direct decision of a curator settles it. Otherwise the reviewers must agree: all
-    accept -> accepted; all reject -> rejected; all correct to the same fields -> corrected; any
-    other mix -> disputed (a curator settles it with a direct decision).
+    Reviews come in rounds, one per study item that reviews the proposal (or per review study, for
+    decisions that do not name their item): the latest round counts (a proposal sent back for
+    another review, e.g. one that experts found wrong, is settled again by its new reviewers). The
+    latest direct decision of a curator settles it, unless a review round began after it. Otherwise
+    the round's reviewers must agree: all accept -> accepted; all reject -> rejected; all correct to
+    the same fields -> corrected; any other mix -> disputed (a curator settles it with a direct decision).
     """
     if not decisions:
         return Proposal.Outcome.UNDECIDED, None
     ordered = sorted(decisions, key=lambda d: (d.decided_at, d.pk or 0))
+    reviews = [d for d in ordered if d.origin != ProposalDecision.Origin.DIRECT]
+    latest_round = [d for d in reviews if _round(d) == _round(reviews[-1])] if reviews else []
     direct = [d for d in ordered if d.origin == ProposalDecision.Origin.DIRECT]
-    if direct:
+    if direct and (not latest_round or _key(latest_round[0]) < _key(direct[-1])):
         return _outcome_of(direct[-1], proposed)
-    verdicts = {d.verdict for d in ordered}
-    corrections = {json.dumps(d.fields, sort_keys=True) for d in ordered if d.fields is not None}
+    verdicts = {d.verdict for d in latest_round}
+    corrections = {json.dumps(d.fields, sort_keys=True) for d in latest_round if d.fields is not None}
     if len(verdicts) > 1 or len(corrections) > 1:
         return Proposal.Outcome.DISPUTED, None
-    return _outcome_of(ordered[-1], proposed)
+    return _outcome_of(latest_round[-1], proposed)
+
+
+def _round(decision: ProposalDecision) -> tuple:
+    return decision.study_slug, decision.review_item_id
+
+
+def _key(decision: ProposalDecision) -> tuple:
+    return decision.decided_at, decision.pk or 0
 
 
 def _outcome_of(decision: ProposalDecision, proposed: dict) -> tuple[str, dict | None]:

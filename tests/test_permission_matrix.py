@@ -139,6 +139,14 @@ MATRIX: dict[str, Case] = {
     "nleye-triplets": Case(GET=page(CURATORS)),
     "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    # the CVRR-ES QA console (frontend/cvrr_qa_views.py): generation without videos 400; a set, study or kept
+    # pair that does not exist 404
+    "cvrr-qa": Case(GET=page(CURATORS)),
+    "cvrr-qa-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    "cvrr-qa-filtration": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "cvrr-qa-record": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "cvrr-qa-return": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    "cvrr-qa-noise": Case(GET=page(CURATORS)),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400

@@ -2,7 +2,8 @@
 
 A study's `form_schema` is {"fields": [field, ...]}. Field types:
 - single_choice: {"name", "label", "options": [...] | "options_from": "payload key",
-                  "explanation": "none"|"optional"|"required", "certainty": true|false}
+                  "explanation": "none"|"optional"|"required", "certainty": true|false,
+                  "required": true|false (default true; an optional choice left open is no answer)}
 - multi_select:  {"name", "label", "candidates_from": "payload key" | "options": [...], "shuffle": true,
                   "min_selected": 0}  (candidates are shown in an order recorded per worker)
 - likert:        {"name", "label", "min": 1, "max": 5, "labels": {"1": "…", "5": "…"}}
@@ -126,6 +127,8 @@ def validate(schema: dict, payload: dict, data) -> dict:
 
 def _clean_single(field, payload, value, data):
     ids = [c["id"] for c in _choices(field, payload, "options", "options_from")]
+    if value in (None, "") and field.get("required", True) is False:
+        return {}
     if value is None or str(value) not in ids:
         raise ValueError("choose one of the options")
     out = {field["name"]: str(value)}

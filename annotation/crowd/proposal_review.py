@@ -7,12 +7,17 @@ reviewers' answers recorded as decisions on the proposals (`generation.proposals
   malformed, empty or failed are **left out** of the study and returned with their reason: a
   reviewer never sees them as if they were valid. A curator corrects them (writes the fields by
   hand) or rejects them directly (`decide`, or the admin's "reject unparsed" action).
-- The review form (`review_form`): `verdict` (accept / correct / reject) with its optional
-  explanation `verdict_explanation`, which is the reason and is required to reject; and one
-  free-text `corrected_<field>` per field of the task kind, empty to keep the proposed value and
-  required (at least one) to correct. The item shows the inputs the task kind lets reviewers see
-  (`input_<name>`) and the proposed fields (`proposed_<name>`); an input `video_id` or `image_id`
-  shows that library media.
+- The review form (`review_form`): `verdict` (accept / correct / reject, worded by the kind's
+  `verdict_labels`) with its optional explanation `verdict_explanation`, which is the reason and is
+  required to reject; for a kind with `rejection_reasons`, an optional choice `reason` among them
+  (required to reject, allowed with a correction); and one free-text `corrected_<field>` per field
+  of the task kind, empty to keep the proposed value and required (at least one) to correct. The
+  item shows the inputs the task kind lets reviewers see (`input_<name>`), the proposed fields
+  (`proposed_<name>`) and the kind's automatic flags (`flags`, when there are any); an input
+  `video_id` or `image_id` shows that library media.
+- A study may use a registered study kind (`step_kind`) that checks the answers on submit
+  (`check_answers` does the checks `apply_submission` does, without deciding). `review_rows` makes
+  the items of proposals for a study made elsewhere (e.g. one that reviews settled proposals again).
 - `apply_review_submissions(study)`: each submission becomes one decision by its worker at the time
   it was submitted, exactly once (decisions are unique per submission). Submissions waiting for an
   expert's review wait; rejected ones are skipped. A submission whose answers do not make a valid
@@ -38,12 +43,14 @@ from generation.proposals import ProposalError, ProposalTask, decide, task_kind
 
 VERDICT = "verdict"
 REASON = f"{VERDICT}_explanation"
+CRITERION = "reason"
 CORRECTED = "corrected_"
-VERDICT_OPTIONS = [
-    {"id": ProposalDecision.Verdict.ACCEPT, "text": "Accept: the proposal is right as it is"},
-    {"id": ProposalDecision.Verdict.CORRECT, "text": "Correct: fill in the corrected fields below"},
-    {"id": ProposalDecision.Verdict.REJECT, "text": "Reject: say why in the explanation"},
-]
+VERDICT_HINTS = {
+    ProposalDecision.Verdict.ACCEPT: "the proposal is right as it is",
+    ProposalDecision.Verdict.CORRECT: "fill in the corrected fields below",
+    ProposalDecision.Verdict.REJECT: "say why in the explanation",
+}
+VERDICT_OPTIONS = [{"id": verdict, "text": f"{verdict.label}: {hint}"} for verdict, hint in VERDICT_HINTS.items()]
 
 
 @dataclass
@@ -58,9 +65,23 @@ def require_curator(user) -> None:
         raise PermissionDenied("Only curators and admins send proposals for review.")
 
 
+def _verdict_options(task: ProposalTask) -> list[dict]:
+    if not task.verdict_labels:
+        return VERDICT_OPTIONS
+    hints = {**VERDICT_HINTS, ProposalDecision.Verdict.REJECT: "name the reason below"} \
+        if task.rejection_reasons else VERDICT_HINTS
+    return [{"id": verdict, "text": f"{task.verdict_label(verdict)}: {hint}"} for verdict, hint in hints.items()]
+
+
 def review_form(task: ProposalTask) -> dict:
     fields = [{"name": VERDICT, "type": "single_choice", "label": "Is the proposal right?",
-               "options": VERDICT_OPTIONS, "explanation": "optional"}]
+               "options": _verdict_options(task), "explanation": "optional"}]
+    if task.rejection_reasons:
+        reject, correct = (task.verdict_label(v).lower() for v in (ProposalDecision.Verdict.REJECT,
+                                                                  ProposalDecision.Verdict.CORRECT))
+        fields.append({"name": CRITERION, "type": "single_choice", "required": False,
+                       "label": f"Reason (required to {reject}; to {correct}, optional: what you fixed)",
+                       "options": [{"id": value, "text": label} for value, label in task.rejection_reasons]})
     for spec in task.fields:
         hint = f" (one of: {', '.join(spec.choices)})" if spec.type == "choice" else (
             " (true or false)" if spec.type == "boolean" else " (a whole number)" if spec.type == "integer" else "")
@@ -74,6 +95,9 @@ def item_payload(proposal: Proposal, task: ProposalTask) -> dict:
     payload = {"task": task.label}
     payload.update({f"input_{key}": value for key, value in task.shown_inputs(proposal.inputs).items()})
     payload.update({f"proposed_{name}": proposal.fields.get(name) for name in task.field_names})
+    flags = task.flags_for(proposal.fields, proposal.inputs)
+    if flags:
+        payload["flags"] = flags
     return payload
 
 
@@ -86,8 +110,19 @@ def _media(proposal: Proposal) -> dict:
     return media
 
 
+def review_rows(proposals) -> list[dict]:
+    """Study item rows, one per proposal (all of one task kind), as `assignment.add_items` takes them."""
+    rows = []
+    for proposal in proposals:
+        task = task_kind(proposal.task_kind)
+        rows.append({"external_id": f"proposal-{proposal.pk}", "payload": item_payload(proposal, task),
+                     "proposal": proposal, **_media(proposal)})
+    return rows
+
+
 def create_review_study(proposals, *, user, name: str, slug: str | None = None, reviewers_per_item: int = 1,
-                        instructions: str = "", open_now: bool = True, **study_fields) -> ReviewStudy:
+                        instructions: str = "", open_now: bool = True, step_kind: str = "form",
+                        **study_fields) -> ReviewStudy:
     """A review study over the proposals that are ready for review (see the module docstring)."""
     require_curator(user)
     proposals = list(proposals)
@@ -112,11 +147,10 @@ def create_review_study(proposals, *, user, name: str, slug: str | None = None, 
         raise CrowdError("None of these proposals is ready for review.", details=excluded)
     study_fields = {"expert_share": 0.0, "expert_first": 0, "gold_share": 0.0, **study_fields}
     made = studies.create_study(
-        name=name, slug=slug, fallback_slug="proposal-review", created_by=user, step_kind="form",
+        name=name, slug=slug, fallback_slug="proposal-review", created_by=user, step_kind=step_kind,
         form_schema=review_form(task), state=Study.State.OPEN if open_now else Study.State.DRAFT,
         annotators_per_item=reviewers_per_item, instructions=instructions or task.instructions,
-        rows=[{"external_id": f"proposal-{proposal.pk}", "payload": item_payload(proposal, task),
-               "proposal": proposal, **_media(proposal)} for proposal in ready],
+        rows=review_rows(ready),
         history_reason=f"review of {len(ready)} {task.name} proposal(s); {len(excluded)} left out",
         **study_fields)
     return ReviewStudy(study=made.study, items=made.items, excluded=excluded)
@@ -140,9 +174,24 @@ def read_review(task: ProposalTask, data: dict) -> tuple[str, dict | None, str]:
         return verdict, corrections, reason
     if corrections:
         raise ValueError(f"corrected fields were filled in, but the verdict is {verdict!r}")
-    if verdict == ProposalDecision.Verdict.REJECT and not reason:
+    if verdict == ProposalDecision.Verdict.REJECT and not reason and not task.rejection_reasons:
         raise ValueError("a rejection needs a reason")
     return verdict, None, reason
+
+
+def read_criterion(task: ProposalTask, verdict: str, data: dict) -> str:
+    """The reason a reviewer named (see `ProposalTask.check_criterion`); ValueError if it is missing
+    where the kind needs one, or not one of the kind's."""
+    try:
+        return task.check_criterion(verdict, str(data.get(CRITERION) or ""))
+    except ProposalError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def check_answers(task: ProposalTask, data: dict) -> None:
+    """ValueError when a reviewer's answers do not make a decision of this kind (without deciding)."""
+    verdict, _fields, _reason = read_review(task, data)
+    read_criterion(task, verdict, data)
 
 
 def apply_submission(submission: Submission) -> ProposalDecision:
@@ -151,10 +200,12 @@ def apply_submission(submission: Submission) -> ProposalDecision:
     proposal = claim.item.proposal
     if proposal is None:
         raise ProposalError("This study item reviews no proposal.")
-    verdict, fields, reason = read_review(task_kind(proposal.task_kind), submission.final_data)
-    return decide(proposal, claim.worker, verdict, fields=fields, reason=reason,
+    task = task_kind(proposal.task_kind)
+    verdict, fields, reason = read_review(task, submission.final_data)
+    criterion = read_criterion(task, verdict, submission.final_data)
+    return decide(proposal, claim.worker, verdict, fields=fields, reason=reason, criterion=criterion,
                   origin=ProposalDecision.Origin.REVIEW, decided_at=submission.submitted_at,
-                  study_slug=claim.study.slug, submission_id=submission.pk)
+                  study_slug=claim.study.slug, submission_id=submission.pk, review_item_id=claim.item_id)
 
 
 def apply_review_submissions(study: Study, *, user=None) -> dict:

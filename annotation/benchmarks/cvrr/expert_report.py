@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.benchmarks.cvrr import expert_study, stages
+from annotation.benchmarks.cvrr import expert_study, filtration, stages
 from annotation.benchmarks.cvrr.expert_study import ANSWER, NEGATIVE, NOTES, POSITIVE, QUESTION_NAMES, QUESTIONS
 from annotation.crowd import agreement, history
 from annotation.crowd.errors import CrowdError
@@ -190,14 +190,11 @@ def report(study: Study) -> dict:
 # --- Finalising ----------------------------------------------------------------------------------------
 
 def return_to_filtration(item: BenchmarkItem, reason: str, by) -> CurationRecord:
-    """Send a QA pair back to filtration: stage `returned_to_filtration`, with who sent it back, when and why
-    in `working["returned"]` (in the caller's transaction)."""
-    record = CurationRecord.objects.select_for_update().get(item=item)
-    record.stage = stages.RETURNED
-    record.working = {**(record.working or {}), "returned": {
-        "reason": reason, "by": by.pk, "by_username": by.username, "at": timezone.now().isoformat()}}
-    record.save(update_fields=["stage", "working", "updated_at"])
-    return record
+    """Send a QA pair back to filtration (`filtration.return_to_filtration`: stage `returned_to_filtration`,
+    who, when and why in `working["returned"]`, and its proposal reviewed again), in the caller's
+    transaction."""
+    filtration.return_to_filtration(item, reason, by)
+    return CurationRecord.objects.get(item=item)
 
 
 def return_reason(study: Study, pair: dict) -> str:
