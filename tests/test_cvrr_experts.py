@@ -19,6 +19,7 @@ from annotation.crowd.models import Qualification, Study, StudyItem, Submission,
 from annotation.curation_models import CategoryDefinition, CurationRecord
 from annotation.models import Benchmark, BenchmarkVersion
 from config.models import StateChange
+from generation.models import Proposal, ProposalSet
 from config.roles import ANNOTATOR, RESEARCHER
 from tests.conftest import logged_in_api, logged_in_client, make_user
 
@@ -43,8 +44,16 @@ def qa(dimension: str, video_id: str, number: int, **extra) -> dict:
 
 
 def add_pair(version, external_id: str, payload: dict, video, stage=stages.FILTERED):
+    """A pair kept in filtration, as the filtration study leaves it: a pool item made from an accepted
+    `cvrr_qa` proposal."""
     item = versions.add_item(version, external_id, payload, {"video": video} if video else None)
-    CurationRecord.objects.create(item=item, stage=stage, working={"kept_by": "filtration"})
+    proposal_set, _ = ProposalSet.objects.get_or_create(
+        name=f"QA pairs of {version.label}", task_kind="cvrr_qa", backend="openai", model_id="gpt-test")
+    proposal = Proposal.objects.create(
+        proposal_set=proposal_set, task_kind="cvrr_qa", source_key=f"cvrr:{external_id}", status="ok",
+        inputs={"dimension": payload["dimension"], "video": payload["video_id"], "caption": "A caption."},
+        fields={"question": payload["question"], "answer": payload["answer"], "question_kind": "reasoning"})
+    CurationRecord.objects.create(item=item, stage=stage, working={"source": {"proposal": proposal.pk}})
     return item
 
 
@@ -379,13 +388,16 @@ def test_nothing_moves_on_a_submission_and_finalising_sends_failing_answers_back
 
     returned = stage_of(assessed, f"{B}:0")
     assert returned.stage == stages.RETURNED == "returned_to_filtration"
-    sent = returned.working["returned"]
-    assert sent["by"] == curator.pk and "2 of 2 said it is wrong" in sent["reason"]
+    [sent] = returned.working["returned"]
+    assert sent["by_id"] == curator.pk and "2 of 2 said it is wrong" in sent["reason"]
     assert "Three people, not two." in sent["reason"] and "There are three." in sent["reason"]
-    assert returned.working["kept_by"] == "filtration"  # the record's other working fields stay
+    assert "proposal" in returned.working["source"]  # the record's other working fields stay
+    # the pair is in the filtration queue again: an item of the study of pairs sent back reviews its proposal
+    again = StudyItem.objects.get(proposal_id=returned.working["source"]["proposal"])
+    assert again.study.step_kind == "cvrr_filtration" and again.study.state == Study.State.OPEN
     assert returned.working["expert_assessment"]["notes"] == [
         {"expert": "e1", "note": "Three people, not two."}, {"expert": "e2", "note": "There are three."}]
-    assert "1 of 2 said it is wrong" in stage_of(assessed, f"{A}:1").working["returned"]["reason"]
+    assert "1 of 2 said it is wrong" in stage_of(assessed, f"{A}:1").working["returned"][-1]["reason"]
     assert stage_of(assessed, f"{A}:0").stage == stages.EXPERT_CHECKED
     kept = stage_of(assessed, f"{B}:1")
     assert kept.stage == stages.FILTERED and kept.working["expert_assessment"]["outcome"] == "kept"

@@ -32,7 +32,6 @@ import json
 from collections import Counter, defaultdict
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.benchmarks.cvrr import expert_study, filtration, stages
 from annotation.benchmarks.cvrr.expert_study import ANSWER, NEGATIVE, NOTES, POSITIVE, QUESTION_NAMES, QUESTIONS
