@@ -57,7 +57,20 @@ run, prediction, request and sample behind it, so raters stay blind to which mod
 Only curators and admins create these studies (`PermissionDenied` otherwise).
 """
 
+from evaluation.human_eval.answer_judgments import (
+    FREE_TYPES,
+    JUDGE_KIND,
+    HumanAnswer,
+    answer_verdicts,
+    answers_of,
+    chosen_judge,
+    judge_answers,
+    judge_kind_of,
+    judge_version,
+    judged_studies,
+)
 from evaluation.human_eval.base import (
+    ANSWER,
     BASELINE,
     COUNTED_REVIEW,
     META,
@@ -74,9 +87,10 @@ from evaluation.human_eval.base import (
     studies_of,
 )
 from evaluation.human_eval.baselines import (
-    ANSWER,
     BASELINE_INSTRUCTIONS,
     CHOICE_TYPES,
+    FREE_ANSWER_LENGTH,
+    FREE_INSTRUCTIONS,
     LIKELIHOOD_FIELDS,
     SCORE_ANCHORS,
     TEXT_TYPES,
@@ -159,4 +173,16 @@ __all__ = [
     "per_annotator",
     "baseline_groups",
     "results_for",
+    "FREE_TYPES",
+    "FREE_ANSWER_LENGTH",
+    "FREE_INSTRUCTIONS",
+    "JUDGE_KIND",
+    "HumanAnswer",
+    "answers_of",
+    "judge_answers",
+    "judge_version",
+    "judged_studies",
+    "judge_kind_of",
+    "chosen_judge",
+    "answer_verdicts",
 ]
