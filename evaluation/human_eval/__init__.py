@@ -68,6 +68,7 @@ from evaluation.human_eval.answer_judgments import (
     judge_kind_of,
     judge_version,
     judged_studies,
+    version_of,
 )
 from evaluation.human_eval.base import (
     ANSWER,
@@ -185,4 +186,5 @@ __all__ = [
     "judge_kind_of",
     "chosen_judge",
     "answer_verdicts",
+    "version_of",
 ]

@@ -55,6 +55,11 @@ def judge_kind_of(study: Study) -> str:
     return str(meta_of(study).get(JUDGE_KIND) or "")
 
 
+def version_of(study: Study) -> BenchmarkVersion:
+    """The frozen version a human-evaluation study was made on."""
+    return BenchmarkVersion.objects.select_related("benchmark").get(pk=meta_of(study)["version"])
+
+
 def judged_studies(version: BenchmarkVersion) -> list[Study]:
     """The version's human-baseline studies whose answers a judge scores."""
     return [study for study in studies_of(BASELINE, version=version) if judge_kind_of(study)]
@@ -82,7 +87,7 @@ def answers_of(studies) -> list[HumanAnswer]:
         key = (meta.get("version"), meta.get("input_strategy", "default"), int(meta.get("seed", 0)),
                tuple(meta.get("variants") or ()))
         if key not in plans:
-            version = BenchmarkVersion.objects.select_related("benchmark").get(pk=meta["version"])
+            version = version_of(study)
             try:
                 plans[key] = {r.request_id: r for _, made in _plan(version, meta) for r in made}
             except (KeyError, ImportError, ValueError) as exc:

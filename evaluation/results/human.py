@@ -26,6 +26,8 @@ class HumanBaselineRow:
     agreement: dict
     items_waiting: int = 0
     error: str = ""
+    judge: dict | None = None  # free-text answers: the judge model their verdicts come from
+    unjudged_answers: int = 0
 
 
 @dataclass
@@ -90,7 +92,8 @@ def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
         cells = [cell(found["metrics"], spec.path, rate=spec.rate, n_key=spec.n) for spec in specs]
         rows.append(HumanBaselineRow("Human (crowd)", found["studies"], cells, found["annotators"], found["requests"],
                                      found["answered"], found["input_strategy"], found["per_annotator"],
-                                     found["agreement"], found["items_waiting"]))
+                                     found["agreement"], found["items_waiting"], judge=found.get("judge"),
+                                     unjudged_answers=found.get("unjudged_answers", 0)))
     return rows
 
 
