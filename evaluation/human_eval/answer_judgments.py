@@ -23,7 +23,7 @@ from django.db import transaction
 
 from annotation.crowd.models import Study, Submission
 from annotation.models import BenchmarkVersion
-from evaluation import benchmarks, judges, runner
+from evaluation import judges, runner
 from evaluation.benchmarks.base import EvalRequest
 from evaluation.human_eval.base import (
     ANSWER,
@@ -159,13 +159,6 @@ def judge_version(version: BenchmarkVersion, spec: runner.BackendSpec, *, kind: 
     if not studies:
         raise HumanEvalError(f"{version} has no human baseline with open-ended answers to judge.")
     return judge_answers(studies, spec, kind=kind, decoding=decoding, progress=progress)
-
-
-def check_kind(version: BenchmarkVersion, kind: str) -> None:
-    """HumanEvalError unless `kind` is one of the version's benchmark's judge kinds."""
-    known = benchmarks.get(version.benchmark.slug).judge_kinds
-    if kind not in known:
-        raise HumanEvalError(f"{version.benchmark.slug} is judged by {', '.join(known) or 'no judge'}, not {kind!r}.")
 
 
 def chosen_judge(studies, kind: str) -> dict | None:
