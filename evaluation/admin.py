@@ -10,6 +10,8 @@ from evaluation.admin_filters import BenchmarkFilter
 from evaluation.models import (
     EvaluationRun,
     FailureTag,
+    HumanAnswerJudgment,
+    HumanVerdict,
     JudgeReference,
     Judgment,
     Prediction,
@@ -137,3 +139,21 @@ class FailureTagAdmin(RecordsOnly, admin.ModelAdmin):
     list_display = ["id", "prediction", "factor", "tagged_by", "tagged_at"]
     list_filter = ["factor"]
     search_fields = ["note", "prediction__request_id"]
+
+
+@admin.register(HumanAnswerJudgment)
+class HumanAnswerJudgmentAdmin(RecordsOnly, admin.ModelAdmin):
+    """Judge verdicts on people's free-text baseline answers: records of what a judge model said."""
+
+    list_display = ["submission", "request_id", "kind", "judge_model", "parse_status", "from_cache", "created_at"]
+    list_filter = ["kind", "parse_status", "judge_model"]
+    search_fields = ["request_id", "answer", "raw_verdict"]
+
+
+@admin.register(HumanVerdict)
+class HumanVerdictAdmin(RecordsOnly, admin.ModelAdmin):
+    """People's own verdicts on judged answers: insert-only, the latest per answer counts."""
+
+    list_display = ["id", "prediction", "submission", "kind", "label", "given_by", "given_at"]
+    list_filter = ["kind", "label"]
+    search_fields = ["answer", "note"]

@@ -1,4 +1,5 @@
-"""Evaluation runs, their chunks, predictions and the response cache; judge references and failure tags."""
+"""Evaluation runs, their chunks, predictions and the response cache; judge verdicts (on predictions and on
+people's baseline answers), people's own verdicts, judge references and failure tags."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -206,23 +207,18 @@ class ResponseCache(models.Model):
         return f"cached response of {self.model_id} ({self.key[:12]})"
 
 
-class Judgment(models.Model):
-    """An LLM judge's verdict on one prediction, with everything needed to reproduce and audit it.
+class JudgeParseStatus(models.TextChoices):
+    OK = "ok", "Parsed"
+    UNPARSED = "unparsed", "Unparsed"
+    FAILED = "failed", "Call failed"
 
-    One row per (prediction, judge kind, judge model, reference key): LLM-Match rates each reference
-    separately (`reference_key` "ref:0", "ref:1", …); the other judges see every reference at once
-    (`reference_key` ""). A verdict the judge wrote but that cannot be read is kept with its raw text
-    and `parse_status` "unparsed" (counted, never guessed); a call that failed is "failed" with the
-    error and is tried again on the next pass. `kind` names a registered judge kind
-    (`evaluation.judge_registry`; no choices, so a new kind needs no migration).
-    """
 
-    class ParseStatus(models.TextChoices):
-        OK = "ok", "Parsed"
-        UNPARSED = "unparsed", "Unparsed"
-        FAILED = "failed", "Call failed"
+class JudgeCall(models.Model):
+    """What one LLM judge call records, whatever answer it judged: the judge (kind, model, resolved
+    revision, backend), the exact prompt and parameters, the raw and parsed verdict and its status."""
 
-    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="judgments")
+    ParseStatus = JudgeParseStatus
+
     kind = models.CharField(max_length=32, db_index=True, validators=[judge_registry.validate_name],
                             help_text="the judge kind (evaluation.judge_registry)")
     judge_model = models.CharField(max_length=255, help_text="hub id, local path or API model name")
@@ -237,13 +233,30 @@ class Judgment(models.Model):
     params = models.JSONField(default=dict, blank=True)
     raw_verdict = models.TextField(blank=True)
     verdict = models.JSONField(null=True, blank=True, help_text="the parsed verdict")
-    parse_status = models.CharField(max_length=16, choices=ParseStatus.choices, db_index=True)
+    parse_status = models.CharField(max_length=16, choices=JudgeParseStatus.choices, db_index=True)
     error = models.TextField(blank=True)
     from_cache = models.BooleanField(default=False)
     latency_s = models.FloatField(null=True, blank=True)
     prompt_tokens = models.IntegerField(null=True, blank=True)
     completion_tokens = models.IntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class Judgment(JudgeCall):
+    """An LLM judge's verdict on one prediction, with everything needed to reproduce and audit it.
+
+    One row per (prediction, judge kind, judge model, reference key): LLM-Match rates each reference
+    separately (`reference_key` "ref:0", "ref:1", …); the other judges see every reference at once
+    (`reference_key` ""). A verdict the judge wrote but that cannot be read is kept with its raw text
+    and `parse_status` "unparsed" (counted, never guessed); a call that failed is "failed" with the
+    error and is tried again on the next pass. `kind` names a registered judge kind
+    (`evaluation.judge_registry`; no choices, so a new kind needs no migration).
+    """
+
+    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="judgments")
 
     class Meta:
         ordering = ["prediction_id", "kind", "judge_model", "reference_key"]
@@ -255,6 +268,73 @@ class Judgment(models.Model):
     def __str__(self):
         key = f" {self.reference_key}" if self.reference_key else ""
         return f"{self.kind} by {self.judge_model} on prediction {self.prediction_id}{key}: {self.parse_status}"
+
+
+class HumanAnswerJudgment(JudgeCall):
+    """An LLM judge's verdict on a person's free-text answer in a human-baseline study, judged exactly
+    as a model's prediction is (`evaluation.human_eval.answer_judgments`).
+
+    One row per (submission, judge kind, judge model, reference key). `answer` is the text the judge
+    saw (the submission's final answer then); a reviewer's later correction makes the row stale, and
+    the next judging pass replaces it."""
+
+    submission = models.ForeignKey("annotation.Submission", on_delete=models.CASCADE, related_name="judgments")
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    request_id = models.CharField(max_length=255)
+    answer = models.TextField(help_text="the answer as judged")
+
+    class Meta:
+        ordering = ["study_id", "request_id", "submission_id", "kind", "judge_model", "reference_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "kind", "judge_model", "reference_key"],
+                                    name="one_human_answer_judgment_per_reference"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} by {self.judge_model} on submission {self.submission_id}: {self.parse_status}"
+
+
+class HumanVerdict(models.Model):
+    """A person's own verdict on one answer the judge judges: a model's prediction (a response sample)
+    or a person's answer in a human-baseline study (a submission). The judge is compared with these
+    (`evaluation.human_verdicts`). `label` is in the judge kind's human labels (CVRR-ES and MAIA:
+    correct / incorrect); `answer` is the text the person saw. Insert-only: recording again adds a
+    row, and an answer's current verdict is its latest row (an empty `label` withdraws it)."""
+
+    prediction = models.ForeignKey(Prediction, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="human_verdicts")
+    submission = models.ForeignKey("annotation.Submission", null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="human_verdicts")
+    kind = models.CharField(max_length=32, validators=[judge_registry.validate_name],
+                            help_text="the judge kind whose labels it uses")
+    label = models.CharField(max_length=16, blank=True, help_text="the person's label; empty: withdrawn")
+    answer = models.TextField(help_text="the answer as the person saw it")
+    note = models.TextField(blank=True)
+    given_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    given_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-given_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(prediction__isnull=False, submission__isnull=True)
+                           | models.Q(prediction__isnull=True, submission__isnull=False)),
+                name="human_verdict_on_one_answer"),
+        ]
+        indexes = [models.Index(fields=["prediction", "-given_at"], name="human_verdict_prediction"),
+                   models.Index(fields=["submission", "-given_at"], name="human_verdict_submission")]
+
+    def __str__(self):
+        target = f"prediction {self.prediction_id}" if self.prediction_id else f"submission {self.submission_id}"
+        return f"{self.label or 'withdrawn'} on {target} by {self.given_by_id}"
+
+    def save(self, *args, **kwargs):
+        if self.pk:
+            raise ValidationError("Human verdicts are insert-only: record a new one instead.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Human verdicts are insert-only: record a withdrawal instead.")
 
 
 class JudgeReference(models.Model):

@@ -1,4 +1,5 @@
-"""What a researcher starts from the results pages: an LLM judge over a run, the run's similarity
+"""What a researcher starts from the results pages: an LLM judge over a run (or over the people's
+free-text answers of a version's human baselines), the run's similarity
 scoring (CLIP score, BERTScore), a paper baseline over a version (each a background `Job` on the `gpu`
 queue, calling the services `manage.py judge`, `score --run` and `run_baseline` call), a
 human-evaluation study over a version's runs (made at once, as `manage.py human_eval` makes it), and
@@ -23,9 +24,10 @@ from generation.backends.base import BackendError
 from generation.jobs import job_handler
 
 JUDGE_JOB = "judge_run"
+HUMAN_JUDGE_JOB = "judge_human_answers"
 SCORE_JOB = "score_run_models"
 BASELINE_JOB = "run_baseline"
-METRIC_JOBS = (JUDGE_JOB, SCORE_JOB, BASELINE_JOB)
+METRIC_JOBS = (JUDGE_JOB, HUMAN_JUDGE_JOB, SCORE_JOB, BASELINE_JOB)
 # the model pre-filled for each kept scoring model (BERTScore: bert-score's own English default)
 SCORING_DEFAULTS = {"clip": CLIP_MODEL, "bertscore": "roberta-large"}
 SCORING_LABELS = {"clip": "CLIP score", "bertscore": "BERTScore"}
@@ -126,6 +128,41 @@ def judge_job(job, *, run: int, kind: str, judge_model: str, decoding: str = jud
     counts = judges.judgment_counts(found, kind, spec.model_id)
     return {"message": f"{stats.calls} judge calls; stored {counts['ok']} ok, {counts['unparsed']} unparsed, "
                        f"{counts['failed']} failed", "run": run, "counts": counts}
+
+
+def human_judge_offers(version) -> list[Offer]:
+    """The judge of people's free-text baseline answers, when the version has such a baseline."""
+    if not human_eval.judged_studies(version):
+        return []
+    return [Offer(kind, f"{kind} judge", _default_judge(kind)) for kind in _benchmark(version).judge_kinds]
+
+
+def start_human_judge(version, user, *, kind: str, model: str, decoding: str = judges.FREE):
+    """Queue a judge job over the people's free-text answers of the version's human baselines, with judge
+    `kind` on `model`, as a run's answers are judged."""
+    _offered(kind, human_judge_offers(version), "judge of people's answers", version.benchmark.slug)
+    if decoding not in judges.DECODINGS:
+        raise ResultActionError(f"Unknown judge decoding {decoding!r}: one of {', '.join(judges.DECODINGS)}.")
+    if decoding == judges.CHOICES and not judges.get_kind(kind).answer_choices:
+        raise ResultActionError(f"The {kind} judge has no fixed answers to choose among.")
+    return jobs.enqueue(HUMAN_JUDGE_JOB, params={"version": version.pk, "kind": kind, "judge_model": _model(model),
+                                                 "decoding": decoding}, user=user)
+
+
+@job_handler(HUMAN_JUDGE_JOB, queue="gpu", label="Judge people's answers")
+def human_judge_job(job, *, version: int, kind: str, judge_model: str, decoding: str = judges.FREE) -> dict:
+    found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
+    spec = judges.judge_spec(judge_model)
+    job.progress(1, f"Judging people's answers on {found} with {judge_model}")
+    try:
+        stats = human_eval.judge_version(found, spec, kind=kind, decoding=decoding,
+                                         progress=lambda done, total: job.progress(100 * done / max(total, 1),
+                                                                                   f"{done} of {total} judge calls"))
+    except human_eval.HumanEvalError as exc:
+        raise RuntimeError(exc.message) from None
+    return {"message": f"{stats.calls} judge calls over {stats.responses} answers; {stats.ok} ok, "
+                       f"{stats.unparsed} unparsed, {stats.failed} failed, {stats.skipped} judged before",
+            "version": version, "stats": stats.as_dict()}
 
 
 # --- Similarity scoring ------------------------------------------------------------------------------

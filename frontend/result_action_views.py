@@ -128,6 +128,24 @@ def start_human_evaluation(request, pk):
 
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
+def start_human_judge(request, pk):
+    """Judge the people's free-text baseline answers of the version (a job, as a run's judge)."""
+    version = _version(pk)
+    form = JudgeForm(request.POST)
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    try:
+        job = result_actions.start_human_judge(version, request.user, kind=form.cleaned_data["kind"],
+                                               model=form.cleaned_data["model"],
+                                               decoding=form.cleaned_data["decoding"] or result_actions.FREE_DECODING)
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    return _started(request, job, f"The {form.cleaned_data['kind']} judge of people's answers", "results-version",
+                    version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
 def start_export(request, pk):
     """Exports the version's runs, or one of them (`scope`); the run page posts here with its run."""
     version = _version(pk)

@@ -12,7 +12,18 @@ from django.shortcuts import get_object_or_404, render
 from annotation import selectors as annotation_selectors
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, exports, failure_analysis, parsers, plots, result_actions, results, selectors
+from evaluation import (
+    benchmarks,
+    exports,
+    failure_analysis,
+    human_verdicts,
+    judges,
+    parsers,
+    plots,
+    result_actions,
+    results,
+    selectors,
+)
 from evaluation.models import EvaluationRun
 
 REQUESTS_PER_PAGE = 40
@@ -42,6 +53,8 @@ def version_page(request, version, *, status: int = 200, error: str = ""):
     return render(request, "frontend/results_version.html", {
         "version": version, "board": board, "series": series, "consistency": results.consistency(board),
         "human": results.human_section(version, board),
+        "agreements": human_verdicts.agreements(version),
+        "human_judges": result_actions.human_judge_offers(version),
         "failures": failure_analysis.version_distributions(version),
         "failure_factors": list(failure_analysis.factors_of(benchmarks.find(version.benchmark.slug)).values()),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
@@ -166,10 +179,11 @@ def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
     predictions = list(selectors.predictions_of(run, ids))
     judged = _judgments(predictions)
     tags = failure_analysis.current_tags(predictions)
+    verdicts = human_verdicts.current_on_predictions(predictions)
     by_request: dict[str, list] = {}
     for prediction in predictions:
         by_request.setdefault(prediction.request_id, []).append({
-            "failure_tag": tags.get(prediction.pk),
+            "failure_tag": tags.get(prediction.pk), "human_verdict": verdicts.get(prediction.pk),
             "prediction": prediction, "prompt_text": _prompt_text(prediction.prompt),
             "prompt": _pretty(prediction.prompt), "inputs": _pretty(prediction.inputs),
             "media": [m for m in (prediction.inputs or {}).get("media") or [] if isinstance(m, dict)],
@@ -178,7 +192,10 @@ def _request_rows(run: EvaluationRun, requests, outcomes) -> list[dict]:
     benchmark = failure_analysis.benchmark_of(run)
     variants = set(getattr(benchmark, "failure_variants", ()) or ())
     taggable = bool(failure_analysis.factors_of(benchmark))
+    verdict_kind = human_verdicts.kind_for(run.version)
+    judged = judges.get_kind(verdict_kind).applies if verdict_kind else (lambda request: False)
     return [{"request": r, "outcome": outcomes[r.request_id], "predictions": by_request.get(r.request_id, []),
+             "judged": judged(r),
              "taggable": taggable and outcomes[r.request_id].status == results.WRONG
              and (not variants or r.variant in variants),
              "gold": _pretty(r.gold) if isinstance(r.gold, list | dict) else r.gold,
@@ -209,6 +226,8 @@ def results_drill(request, pk, metric):
         "outcome_counts": sorted(found.outcome_counts.items()), "query": keep.urlencode(),
         "filter_query": filters.urlencode(), "parser": parser, "next": request.get_full_path(),
         "factors": list(failure_analysis.factors_of(failure_analysis.benchmark_of(run)).values()),
+        "verdict_labels": human_verdicts.labels_for(run.version)
+        if human_verdicts.may_give(request.user) else (),
     })
 
 

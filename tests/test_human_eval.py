@@ -390,7 +390,7 @@ def test_baseline_refuses_what_people_cannot_be_shown_or_scored(curator, video, 
                                                            ("m1", mcq, {"video": video})])
     with pytest.raises(human_eval.HumanEvalError, match="m1:detective_mcq: it shows parts of a video"):
         human_eval.create_human_baseline_study(blackswan_version, ("detective_mcq",), curator=curator)
-    with pytest.raises(human_eval.HumanEvalError, match="free would need a judge"):
+    with pytest.raises(human_eval.HumanEvalError, match="v1:forecaster_gen: it shows parts of a video"):
         human_eval.create_human_baseline_study(blackswan_version, ("forecaster_gen",), curator=curator)
     assert not Study.objects.exists()
 

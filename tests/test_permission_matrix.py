@@ -132,6 +132,13 @@ MATRIX: dict[str, Case] = {
                                   kwargs={"pk": "version"}),
     "results-version-export": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                    kwargs={"pk": "version"}),
+    "results-version-human-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                        kwargs={"pk": "version"}),
+    # people's own verdicts on judged answers (frontend/analysis_views.py): curators, researchers and admins;
+    # the fixture version has no judged baseline (an empty list); answers that do not exist are 404
+    "results-human-answers": Case(GET=page(STAFF), kwargs={"pk": "version"}),
+    "human-answer-verdict": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
+    "prediction-human-verdict": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
     # the NL-EYE curation console (frontend/nleye_views.py): an item that is no triplet under curation is 404,

@@ -168,8 +168,8 @@ def test_human_evaluation_studies_are_refused_where_the_benchmark_has_none_of_th
     url = reverse("results-version-human", kwargs={"pk": run.version.pk})
     researcher = logged_in_client(make_user("res-only", RESEARCHER))
     assert researcher.post(url, {"kind": "blackswan_rating", "k": 2, "runs": [run.pk]}).status_code == 400  # not cvrr's
-    refused = researcher.post(url, {"kind": "human_baseline", "k": 2})  # CVRR's free answers would need a judge
-    assert refused.status_code == 400 and "would need a judge" in refused.content.decode()
+    refused = researcher.post(url, {"kind": "human_baseline", "k": 2})  # free answers from a video these items lack
+    assert refused.status_code == 400 and "lacks one of its media" in refused.content.decode()
     assert not human_eval.studies_of(human_eval.BASELINE, version=run.version)
 
 

@@ -44,6 +44,19 @@ review), made from evaluation runs or from a frozen version's own requests:
   pools, C-VQA drops) and need one answer per request, and the papers' human figures are the crowd's
   answer per question. The per-annotator accuracy averaged over annotators is reported beside it,
   with the share of unanimous requests and Krippendorff's alpha.
+  Open-ended requests (answer type `free`: CVRR-ES `qa`, MAIA `oevqa`; seeds/003 Table 2's human
+  column) are answered in free text (`FREE_ANSWER_LENGTH` characters, the media shown, the reference
+  never), and only when the benchmark's judge kind judges every one of them; the study records that
+  kind (`JUDGE_KIND`). Their answers are scored by that judge exactly as model answers are
+  (`answer_judgments.judge_answers`: stored `HumanAnswerJudgment` rows with the prompt, judge model,
+  revision, parameters and decoding; `manage.py human_eval judge`, or the results page's job). A
+  request's answer is then its annotators' majority *verdict* (a tie goes to the answer given
+  first), whose verdict the scorer reads; the judge model is the one that judged most answers. Until
+  every answer of a scored request is judged its verdict is missing and the judged metrics are not
+  computed (with the count of unjudged answers), as for a run. Per-annotator accuracy counts their
+  answers judged correct among those judged correct or incorrect; alpha is over the judge labels.
+  People's own verdicts on judged answers, and the judge's agreement with them, are in
+  `evaluation.human_verdicts`.
 
 What counts: submissions on regular items that were approved or not sampled for review, read through
 `final_data` (a reviewer's correction wins). Rejected ones are left out; those awaiting an expert are
@@ -57,7 +70,21 @@ run, prediction, request and sample behind it, so raters stay blind to which mod
 Only curators and admins create these studies (`PermissionDenied` otherwise).
 """
 
+from evaluation.human_eval.answer_judgments import (
+    FREE_TYPES,
+    JUDGE_KIND,
+    HumanAnswer,
+    answer_verdicts,
+    answers_of,
+    chosen_judge,
+    judge_answers,
+    judge_kind_of,
+    judge_version,
+    judged_studies,
+    version_of,
+)
 from evaluation.human_eval.base import (
+    ANSWER,
     BASELINE,
     COUNTED_REVIEW,
     META,
@@ -74,9 +101,10 @@ from evaluation.human_eval.base import (
     studies_of,
 )
 from evaluation.human_eval.baselines import (
-    ANSWER,
     BASELINE_INSTRUCTIONS,
     CHOICE_TYPES,
+    FREE_ANSWER_LENGTH,
+    FREE_INSTRUCTIONS,
     LIKELIHOOD_FIELDS,
     SCORE_ANCHORS,
     TEXT_TYPES,
@@ -159,4 +187,17 @@ __all__ = [
     "per_annotator",
     "baseline_groups",
     "results_for",
+    "FREE_TYPES",
+    "FREE_ANSWER_LENGTH",
+    "FREE_INSTRUCTIONS",
+    "JUDGE_KIND",
+    "HumanAnswer",
+    "answers_of",
+    "judge_answers",
+    "judge_version",
+    "judged_studies",
+    "judge_kind_of",
+    "chosen_judge",
+    "answer_verdicts",
+    "version_of",
 ]

@@ -16,13 +16,14 @@ from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import BenchmarkVersion
 from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
 from evaluation import benchmarks, scoring
-from evaluation.benchmarks.base import derived_seed
+from evaluation.benchmarks.base import RequestOptions, derived_seed
 from evaluation.models import EvaluationRun
 
 META = "human_eval"  # the study's record in its form_schema
 SOURCE = "source"  # an item's record in its answer_key
 RATING, VOTE, BASELINE = "blackswan_rating", "nleye_explanation_vote", "human_baseline"
 COUNTED_REVIEW = (Submission.Review.APPROVED, Submission.Review.NOT_SAMPLED)
+ANSWER = "answer"  # the baseline form's answer field
 
 
 class HumanEvalError(CrowdError):
@@ -157,6 +158,14 @@ def _studies_for(kind: str, target) -> tuple[list[Study], EvaluationRun | None]:
 
 def _runs_by_pk(pks) -> dict[int, EvaluationRun]:
     return {run.pk: run for run in EvaluationRun.objects.filter(pk__in=set(pks))}
+
+
+def _plan(version, meta: dict) -> list:
+    """(item, its requests) of a baseline study's version as its record (`meta`) plans them."""
+    options = RequestOptions(input_strategy=meta.get("input_strategy", "default"), prompting="standard",
+                             seed=int(meta.get("seed", 0)))
+    return [(item, requests) for item, requests in scoring.item_requests(version, options,
+                                                                         tuple(meta.get("variants") or ()))]
 
 
 def _normal_text(text: str) -> str:

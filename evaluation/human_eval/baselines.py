@@ -9,9 +9,17 @@ from dataclasses import dataclass
 from annotation.crowd import agreement
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion
-from evaluation import benchmarks, parsing, scoring
-from evaluation.benchmarks.base import HumanBaselineForm, RequestOptions
+from evaluation import benchmarks, judges, parsing, scoring
+from evaluation.benchmarks.base import HumanBaselineForm
+from evaluation.human_eval.answer_judgments import (
+    FREE_TYPES,
+    JUDGE_KIND,
+    answer_verdicts,
+    answers_of,
+    chosen_judge,
+)
 from evaluation.human_eval.base import (
+    ANSWER,
     BASELINE,
     SOURCE,
     HumanEvalError,
@@ -21,6 +29,7 @@ from evaluation.human_eval.base import (
     _drawn,
     _fraction,
     _mean,
+    _plan,
     _source,
     _studies_for,
     counted_submissions,
@@ -30,9 +39,14 @@ from evaluation.human_eval.base import (
 )
 from evaluation.human_eval.canvases import canvas_image
 
-ANSWER = "answer"
 CHOICE_TYPES = ("letter", "yes_no", "choice_12", "score_1_10")
 TEXT_TYPES = ("number",)
+# what one study may ask: choices, written numbers, or open-ended answers (judged), never a mix
+TYPE_GROUPS = (("choices", CHOICE_TYPES), ("written numbers", TEXT_TYPES), ("free-text answers", FREE_TYPES))
+FREE_ANSWER_LENGTH = (2, 1000)  # characters a free-text answer may have, at least and at most
+FREE_INSTRUCTIONS = ("Watch the video (or look at the media) and answer the question in your own words, in one or "
+                     "a few sentences. Say only what the media shows; if the question asks about something that "
+                     "does not happen, say so.")
 SCORE_ANCHORS = {1: "not plausible at all", 3: "slightly plausible", 5: "moderately plausible", 7: "very plausible",
                  10: "almost necessarily plausible"}
 LIKELIHOOD_FIELDS = ("likelihood_1", "likelihood_2")
@@ -55,6 +69,10 @@ def choices_for(request) -> list[dict]:
 
 
 def baseline_form(types: set[str], *, explanation: bool, certainty: bool, likelihood: bool) -> dict:
+    if types <= set(FREE_TYPES):
+        low, high = FREE_ANSWER_LENGTH
+        return {"fields": [{"name": ANSWER, "type": "free_text", "label": "Your answer", "min_length": low,
+                            "max_length": high, "help": "In your own words, from what the media shows."}]}
     if types <= set(TEXT_TYPES):
         return {"fields": [{"name": ANSWER, "type": "free_text", "label": "Your answer (a number)",
                             "min_length": 1, "max_length": 100}]}
@@ -66,13 +84,6 @@ def baseline_form(types: set[str], *, explanation: bool, certainty: bool, likeli
                     "labels": {"1": "Not likely at all", "5": "Very likely"}}
                    for number, name in enumerate(LIKELIHOOD_FIELDS, start=1)]
     return {"fields": fields}
-
-
-def _plan(version, meta: dict) -> list:
-    options = RequestOptions(input_strategy=meta.get("input_strategy", "default"), prompting="standard",
-                             seed=int(meta.get("seed", 0)))
-    return [(item, requests) for item, requests in scoring.item_requests(version, options,
-                                                                         tuple(meta.get("variants") or ()))]
 
 
 def create_human_baseline_study(version, variants=(), *, curator, sample: int | None = None, seed: int = 0,
@@ -97,13 +108,16 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
     types = {r.answer_type for _, requests in planned for r in requests}
     if not types:
         raise HumanEvalError("No request of these variants and answer types.")
-    unsupported = types - set(CHOICE_TYPES) - set(TEXT_TYPES)
+    unsupported = types - set(CHOICE_TYPES) - set(TEXT_TYPES) - set(FREE_TYPES)
     if unsupported:
-        raise HumanEvalError(f"People's answers of type {', '.join(sorted(unsupported))} would need a judge; a "
-                             f"baseline takes {', '.join(CHOICE_TYPES + TEXT_TYPES)}.")
-    if types & set(CHOICE_TYPES) and types & set(TEXT_TYPES):
-        raise HumanEvalError(f"These requests mix choices and written numbers ({', '.join(sorted(types))}); "
+        raise HumanEvalError(f"People's answers of type {', '.join(sorted(unsupported))} cannot be scored; a "
+                             f"baseline takes {', '.join(CHOICE_TYPES + TEXT_TYPES + FREE_TYPES)}.")
+    groups = [name for name, members in TYPE_GROUPS if types & set(members)]
+    if len(groups) > 1:
+        raise HumanEvalError(f"These requests mix {' and '.join(groups)} ({', '.join(sorted(types))}); "
                              "make one study per kind with answer_types.")
+    if types <= set(FREE_TYPES):
+        meta[JUDGE_KIND] = _free_judge(version, [r for _, requests in planned for r in requests])
     rich = _rich_form(version, types)
     explanation = (rich is not None and rich.explanation) if explanation is None else explanation
     certainty = (rich is not None and rich.certainty) if certainty is None else certainty
@@ -114,7 +128,7 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
         item, requests = by_item[external_id]
         for request in requests:
             try:
-                rows.append(_baseline_row(item, request, curator, with_choices=not types <= set(TEXT_TYPES)))
+                rows.append(_baseline_row(item, request, curator, with_choices=bool(types & set(CHOICE_TYPES))))
             except HumanEvalError as exc:
                 left_out[request.request_id] = exc.message
     if not rows:
@@ -123,9 +137,23 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
     items = _create_study(
         curator, name=name or f"Human baseline: {version} {', '.join(variants) or 'all variants'}", slug=slug,
         form=baseline_form(types, explanation=explanation, certainty=certainty, likelihood=likelihood), meta=meta,
-        rows=rows, k=k, instructions=instructions or (rich and rich.instructions) or BASELINE_INSTRUCTIONS,
+        rows=rows, k=k, instructions=instructions or (rich and rich.instructions) or (
+            FREE_INSTRUCTIONS if meta.get(JUDGE_KIND) else BASELINE_INSTRUCTIONS),
         open_now=open_now, seed=seed, **study_fields)
     return HumanStudy(items[0].study, items, left_out)
+
+
+def _free_judge(version, requests) -> str:
+    """The judge kind that scores people's free-text answers to these requests: the benchmark's own
+    (`Benchmark.judge_kinds`), which must judge every one of them."""
+    name = judges.kind_for_benchmark(version.benchmark.slug)
+    judge_kind = judges.get_kind(name) if name else None
+    unjudged = [r.request_id for r in requests if judge_kind is None or not judge_kind.applies(r)]
+    if unjudged:
+        raise HumanEvalError(f"People's free-text answers are scored by the benchmark's judge, and "
+                             f"{version.benchmark.slug} has none for {', '.join(unjudged[:3])}"
+                             f"{' …' if len(unjudged) > 3 else ''}.")
+    return judge_kind.name
 
 
 def _rich_form(version, types: set[str]) -> HumanBaselineForm | None:
@@ -167,9 +195,10 @@ def _baseline_row(item, request, curator, *, with_choices: bool) -> dict:
 @dataclass
 class _Answered:
     worker: int
-    key: object  # what majority counts: the choice, or a written number's parsed value
+    key: object  # what majority counts: the choice, a written number's parsed value, or the judge's label
     text: str  # the response the scorer reads
     data: dict
+    verdict: dict | None = None  # free-text answers: the judge's verdict (None: not judged yet)
 
 
 def _answer_of(request, data: dict, worker: int) -> _Answered | None:
@@ -223,9 +252,15 @@ def human_baseline_results(target) -> dict:
     by_id = {request.request_id: request for request in requests}
     counted, counts = counted_submissions(studies)
     answers: dict[str, list[_Answered]] = defaultdict(list)
+    judge_name = meta.get(JUDGE_KIND) or ""
+    judge_used, verdicts = _free_verdicts(studies, judge_name)
     for submission in counted:
         request = by_id.get(_source(submission.claim.item).get("request_id"))
         found = _answer_of(request, submission.final_data or {}, submission.claim.worker_id) if request else None
+        if found is not None and judge_name:
+            found.verdict = verdicts.get(submission.pk)
+            label = judges.get_kind(judge_name).label(found.verdict) if found.verdict is not None else None
+            found.key = label if label is not None else ("unjudged" if found.verdict is None else "other")
         if found is not None:
             answers[request.request_id].append(found)
     # only items whose every asked request has an answer are scored: the metrics that join requests
@@ -234,10 +269,16 @@ def human_baseline_results(target) -> dict:
     scored = [r for r in requests if r.item_id not in incomplete]
     predictions, ties = [], 0
     for request in scored:
-        chosen, tied = aggregate(request, answers[request.request_id])
+        given = answers[request.request_id]
+        if judge_name and any(a.verdict is None for a in given):
+            # an answer not judged yet: the request has no verdict, and the judged metrics wait for it
+            predictions.append({"request_id": request.request_id, "sample": 0, "response": given[0].text,
+                                "judgment": None})
+            continue
+        chosen, tied = aggregate(request, given)
         ties += tied
         predictions.append({"request_id": request.request_id, "sample": 0, "response": chosen.text,
-                            "judgment": None})
+                            "judgment": chosen.verdict})
     benchmark = benchmarks.get(version.benchmark.slug)
     metrics = scoring.score_predictions(benchmark, scored, predictions, **dict.fromkeys(benchmark.scoring_models))
     workers = {a.worker for given in answers.values() for a in given}
@@ -246,19 +287,40 @@ def human_baseline_results(target) -> dict:
             "seed": int(meta.get("seed", 0)), "submissions": counts, "requests": len(requests),
             "answered": len(answers), "scored": len(scored), "items_waiting": len(incomplete),
             "annotators": len(workers), "aggregation": "majority", "ties": ties,
-            "metrics": metrics, "per_annotator": per_annotator(by_id, answers),
-            "agreement": _baseline_agreement(answers), "likelihood": _likelihoods(by_id, answers)}
+            "metrics": metrics, "per_annotator": per_annotator(by_id, answers, judge_name),
+            "agreement": _baseline_agreement(answers), "likelihood": _likelihoods(by_id, answers),
+            "judge": judge_used, "unjudged_answers": sum(a.verdict is None for given in answers.values()
+                                                         for a in given) if judge_name else 0}
 
 
-def per_annotator(requests: dict, answers: dict[str, list[_Answered]]) -> dict:
-    """Each annotator's accuracy over the requests they answered (right/wrong answer types only), and the
-    mean over annotators; `pooled_accuracy` is the share of all their answers that are right."""
+def _free_verdicts(studies, judge_name: str) -> tuple[dict | None, dict[int, dict]]:
+    """Free-text baselines: the judge model used (`answer_judgments.chosen_judge`) and submission id →
+    its verdict; (None, {}) for the other baselines or before any answer is judged."""
+    if not judge_name:
+        return None, {}
+    used = chosen_judge(studies, judge_name)
+    if used is None:
+        return None, {}
+    found = answer_verdicts(studies, judge_name, used["model"], answers_of(studies))
+    return {**used, "verdicts": len(found)}, found
+
+
+def per_annotator(requests: dict, answers: dict[str, list[_Answered]], judge_name: str = "") -> dict:
+    """Each annotator's accuracy over the requests they answered (right/wrong answer types only; free-text
+    answers by their judge verdict, those without a correct/incorrect verdict left out), and the mean
+    over annotators; `pooled_accuracy` is the share of all their answers that are right."""
     right: dict[int, list[bool]] = defaultdict(list)
+    judge_kind = judges.get_kind(judge_name) if judge_name else None
     for request_id, given in answers.items():
         request = requests[request_id]
         if request.answer_type == "score_1_10":
             continue
         for answer in given:
+            if judge_kind is not None:
+                correct = judge_kind.correct(answer.verdict) if answer.verdict is not None else None
+                if correct is not None:
+                    right[answer.worker].append(correct)
+                continue
             right[answer.worker].append(_correct(request, answer.text))
     accuracies = {worker: sum(found) / len(found) for worker, found in right.items()}
     return {"annotators": len(accuracies), "mean_accuracy": _mean(accuracies.values()),
@@ -269,7 +331,9 @@ def per_annotator(requests: dict, answers: dict[str, list[_Answered]]) -> dict:
 
 
 def _baseline_agreement(answers: dict[str, list[_Answered]]) -> dict:
-    units = {request_id: {a.worker: str(a.key) for a in given} for request_id, given in answers.items()}
+    """Agreement among annotators on their answers (free-text answers: on their judge labels, judged ones only)."""
+    units = {request_id: {a.worker: str(a.key) for a in given if a.key not in ("unjudged", "other")}
+             for request_id, given in answers.items()}
     return {"unanimous_share": agreement.unanimous_share(agreement.ratings_from_units(units)).as_dict(),
             "alpha_nominal": agreement.krippendorff_alpha(units, agreement.NOMINAL).as_dict()}
 

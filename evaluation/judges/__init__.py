@@ -106,7 +106,7 @@ from evaluation.judges.nleye import (
     nleye_reference_sources,
     nleye_references,
 )
-from evaluation.judges.runs import judge_run, judgment_counts, run_judgments, verdicts_for_run
+from evaluation.judges.runs import call_fields, judge_run, judgment_counts, run_judgments, verdicts_for_run
 from evaluation.judges.spec import judge_params, judge_spec, split_model
 
 __all__ = [
@@ -118,6 +118,6 @@ __all__ = [
     "kind_for_benchmark", "judged_benchmarks",
     "split_model", "judge_spec", "judge_params", "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
     "DEFAULT_MODEL", "default_model", "with_defaults", "LLM_MATCH_MODEL", "LLM_MATCH_PARAMS",
-    "judge_run", "run_judgments", "judgment_counts", "verdicts_for_run", "human_key", "AgreementReport",
+    "judge_run", "call_fields", "run_judgments", "judgment_counts", "verdicts_for_run", "human_key", "AgreementReport",
     "agreement_report", "run_agreement", "read_human_verdicts",
 ]

@@ -79,6 +79,8 @@ class JudgeKind:
     default_model = ""  # the judge the authors used, when `--judge-model` names none ("" : none is implied)
     default_params: dict = {}  # the authors' generation parameters; given ones override them
     answer_choices: tuple[str, ...] = ()  # every complete answer the format allows (`choices` decoding)
+    # the labels a person picks from when they give their own verdict on an answer (pages); () : none
+    human_labels: tuple[str, ...] = ()
 
     def applies(self, request) -> bool:
         """Whether this judge judges the request's responses at all."""
@@ -110,3 +112,7 @@ class JudgeKind:
     def human_label(self, value):
         """A human verdict in the same label space; ValueError for a value this judge has no label for."""
         raise NotImplementedError
+
+    def correct(self, verdict: dict | None) -> bool | None:
+        """Whether the verdict says the answer is right (None: it says neither, or it has no such reading)."""
+        return None

@@ -124,6 +124,12 @@ class CvrrJudge(JudgeKind):
         pred = (verdict or {}).get("pred")
         return pred if pred in ("correct", "incorrect") else None
 
+    human_labels = ("correct", "incorrect")
+
+    def correct(self, verdict):
+        label = self.label(verdict)
+        return None if label is None else label == "correct"
+
     def human_label(self, value):
         if isinstance(value, bool):
             return "correct" if value else "incorrect"

@@ -51,6 +51,11 @@ class MaiaJudge(JudgeKind):
         correct = (verdict or {}).get("correct")
         return correct if isinstance(correct, bool) else None
 
+    human_labels = ("correct", "incorrect")
+
+    def correct(self, verdict):
+        return self.label(verdict)
+
     def human_label(self, value):
         if isinstance(value, bool):
             return value

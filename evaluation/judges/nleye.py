@@ -120,6 +120,8 @@ class NleyeExplanationJudge(JudgeKind):
         label = (verdict or {}).get("label")
         return label if label in NLEYE_LABELS else None
 
+    human_labels = tuple(str(label) for label in NLEYE_LABELS)
+
     def human_label(self, value):
         if isinstance(value, bool) or str(value).strip() not in {str(label) for label in NLEYE_LABELS}:
             raise ValueError(f"an NL-EYE explanation label is 0, 1 or 2 (got {value!r})")

@@ -70,16 +70,20 @@ def judge_run(run: EvaluationRun, kind: str, spec: runner.BackendSpec, *, batch_
 
 
 def _judgment_row(prediction: Prediction, judge: Judge, answer: Answered) -> Judgment:
+    return Judgment(prediction=prediction, **call_fields(judge, answer))
+
+
+def call_fields(judge: Judge, answer: Answered) -> dict:
+    """The fields every stored judge call records (`evaluation.models.JudgeCall`), from one answered case."""
     outcome, reading = answer.outcome, answer.reading
-    return Judgment(
-        prediction=prediction, kind=judge.kind.name, judge_model=judge.spec.model_id,
-        judge_revision=judge.spec.cache_revision, judge_backend=judge.spec.backend,
-        reference_key=answer.case.reference_key, prompt=answer.chat.describe(), params=judge.recorded_params,
-        references=[dict(reference) for reference in answer.case.references],
-        raw_verdict=outcome.text, verdict=reading.value if reading else None,
-        parse_status=FAILED if reading is None else reading.status, error=outcome.error,
-        from_cache=outcome.from_cache, latency_s=outcome.latency_s, prompt_tokens=outcome.prompt_tokens,
-        completion_tokens=outcome.completion_tokens)
+    return {"kind": judge.kind.name, "judge_model": judge.spec.model_id, "judge_revision": judge.spec.cache_revision,
+            "judge_backend": judge.spec.backend, "reference_key": answer.case.reference_key,
+            "prompt": answer.chat.describe(), "params": judge.recorded_params,
+            "references": [dict(reference) for reference in answer.case.references],
+            "raw_verdict": outcome.text, "verdict": reading.value if reading else None,
+            "parse_status": FAILED if reading is None else reading.status, "error": outcome.error,
+            "from_cache": outcome.from_cache, "latency_s": outcome.latency_s,
+            "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens}
 
 
 def run_judgments(run: EvaluationRun, kind: str, judge_model: str = ""):

@@ -9,6 +9,8 @@ from evaluation import human_eval
 from evaluation.models import EvaluationRun
 from evaluation.results.leaderboards import Leaderboard
 from evaluation.results.paths import Cell, cell, display
+from evaluation.results.per_category import series_groups
+from evaluation.results.specs import series_specs
 
 
 @dataclass
@@ -26,6 +28,9 @@ class HumanBaselineRow:
     agreement: dict
     items_waiting: int = 0
     error: str = ""
+    judge: dict | None = None  # free-text answers: the judge model their verdicts come from
+    unjudged_answers: int = 0
+    series: list[tuple[str, list[tuple[str, Cell]]]] = field(default_factory=list)  # per category: (title, cells)
 
 
 @dataclass
@@ -78,6 +83,17 @@ def _shown(value) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _series(version, metrics: dict) -> list[tuple[str, list[tuple[str, Cell]]]]:
+    """The benchmark's per-category series (e.g. CVRR-ES accuracy per dimension) of the people's metrics."""
+    found = []
+    for spec in series_specs(version.benchmark.slug):
+        groups = series_groups(spec, [metrics])
+        cells = [(spec.labels.get(group, group), cell(metrics, spec.path(group), rate=spec.rate)) for group in groups]
+        if any(c.present for _, c in cells):
+            found.append((spec.title, cells))
+    return found
+
+
 def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
     rows = []
     for group in human_eval.baseline_groups(version):
@@ -90,7 +106,9 @@ def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
         cells = [cell(found["metrics"], spec.path, rate=spec.rate, n_key=spec.n) for spec in specs]
         rows.append(HumanBaselineRow("Human (crowd)", found["studies"], cells, found["annotators"], found["requests"],
                                      found["answered"], found["input_strategy"], found["per_annotator"],
-                                     found["agreement"], found["items_waiting"]))
+                                     found["agreement"], found["items_waiting"], judge=found.get("judge"),
+                                     unjudged_answers=found.get("unjudged_answers", 0),
+                                     series=_series(version, found["metrics"])))
     return rows
 
 

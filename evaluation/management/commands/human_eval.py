@@ -5,6 +5,16 @@
     human_eval vote-study --run ID [--run ID …] --user USER [--baseline-study SLUG …] [--sample N]
     human_eval baseline-study --benchmark B --version L --variant V [--variant V …] --user USER [--sample N]
     human_eval results --study SLUG
+    human_eval judge --study SLUG [--study SLUG …] --judge-model M [--decoding choices] [--batch-size 8]
+    human_eval verdicts --file FILE --user USER
+    human_eval agreement --benchmark B --version L
+
+`judge` judges the people's free-text answers of human-baseline studies with the benchmark's judge
+(as `manage.py judge` judges a run) and prints the judge's agreement with the people's verdicts
+recorded on them; `verdicts` records people's verdicts from JSON lines `{"prediction": ID | "submission":
+ID, "label": "correct" | "incorrect", ["note"]}` (as the drill-down and people's-answers pages do);
+`agreement` prints the judge-vs-people report of every run and human baseline of a version
+(`evaluation.human_verdicts`).
 """
 
 import json
@@ -12,13 +22,15 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.models import BenchmarkVersion
-from evaluation import human_eval
-from evaluation.cli_options import add_benchmark_argument, supporting_text
-from evaluation.models import EvaluationRun
+from evaluation import human_eval, human_verdicts, jsonl, judges
+from evaluation.cli_options import add_benchmark_argument, parse_option, supporting_text
+from evaluation.models import EvaluationRun, Prediction
+from generation.backends.base import BackendError
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -65,14 +77,37 @@ class Command(BaseCommand):
         results = sub.add_parser("results", help="a human-evaluation study's results as JSON")
         results.add_argument("--study", required=True, help="the study's slug")
 
+        judge = sub.add_parser("judge", help="judge the people's free-text answers of human-baseline studies")
+        judge.add_argument("--study", action="append", required=True, help="a baseline study's slug (repeat)")
+        judge.add_argument("--kind", default="", help="the judge kind (default: the one the study names)")
+        judge.add_argument("--judge-model", default="", help="hub id, local folder or API model name "
+                           "(\"openai:gpt-4o\" names the backend); default: the kind's default, where it has one")
+        judge.add_argument("--judge-backend", default="", choices=["", *judges.CHAT_BACKENDS])
+        judge.add_argument("--judge-revision", default="")
+        judge.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE")
+        judge.add_argument("--batch-size", type=int, default=8)
+        judge.add_argument("--decoding", default=judges.FREE, choices=list(judges.DECODINGS))
+        judge.add_argument("--max-new-tokens", type=int, default=None)
+        judge.add_argument("--temperature", type=float, default=None)
+
+        verdicts = sub.add_parser("verdicts", help="record people's verdicts on judged answers (JSON lines)")
+        verdicts.add_argument("--file", required=True, help='JSON lines {"prediction" or "submission": ID, "label"}')
+        verdicts.add_argument("--user", required=True, help="the curator or researcher giving them")
+
+        agreement = sub.add_parser("agreement", help="the judge against people's verdicts on a version, as JSON")
+        add_benchmark_argument(agreement, required=True)
+        agreement.add_argument("--version", required=True, help="the version's label")
+
     def handle(self, **options):
         try:
-            if options["action"] == "results":
-                return self._results(options)
+            if options["action"] in ("results", "judge", "agreement"):
+                return getattr(self, "_" + options["action"])(options)
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
                 raise CommandError(f"No user {options['user']!r}.")
             made = getattr(self, "_" + options["action"].replace("-", "_"))(user, options)
+            if options["action"] == "verdicts":
+                return
         except PermissionDenied as exc:
             raise CommandError(str(exc)) from None
         except CrowdError as exc:
@@ -128,3 +163,81 @@ class Command(BaseCommand):
         except CrowdError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(json.dumps(found, indent=2, ensure_ascii=False, default=str))
+
+    @staticmethod
+    def _studies(slugs) -> list[Study]:
+        found = {study.slug: study for study in Study.objects.filter(slug__in=slugs)}
+        missing = [slug for slug in slugs if slug not in found]
+        if missing:
+            raise CommandError(f"No study {', '.join(missing)}.")
+        return [found[slug] for slug in slugs]
+
+    def _judge(self, options):
+        studies = self._studies(options["study"])
+        if options["batch_size"] < 1:
+            raise CommandError("--batch-size must be at least 1.")
+        try:
+            kind = options["kind"] or human_eval.judge_kind_of(studies[0])
+            if not kind:
+                raise CommandError(f"{studies[0].slug} asks no open-ended question: its answers are not judged.")
+            model = options["judge_model"] or judges.default_model(kind)
+            spec = judges.judge_spec(model, backend=options["judge_backend"], revision=options["judge_revision"],
+                                     options=dict(parse_option(text) for text in options["judge_option"]))
+            stats = human_eval.judge_answers(studies, spec, kind=kind, batch_size=options["batch_size"],
+                                             params={"max_new_tokens": options["max_new_tokens"],
+                                                     "temperature": options["temperature"]},
+                                             decoding=options["decoding"])
+        except (judges.JudgeError, BackendError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"{kind} judge {spec.model_id} ({spec.backend}, {options['decoding']} decoding) on the people's answers of "
+            f"{', '.join(s.slug for s in studies)}: {stats.responses} answers, {stats.calls} judge calls, "
+            f"{stats.from_cache} from cache, {stats.skipped} judged before, {stats.not_selected} not judged. "
+            f"Now: {stats.ok} ok, {stats.unparsed} unparsed, {stats.failed} failed.")
+        if stats.failed:
+            self.stderr.write(f"{stats.failed} judge calls failed; run the command again to retry them.")
+        found = human_verdicts.baseline_agreement(studies, kind)
+        if found is not None:
+            self.stdout.write(f"Agreement with people's verdicts ({found.judge_model}): "
+                              + json.dumps(found.report.as_dict(), sort_keys=True))
+
+    def _verdicts(self, user, options):
+        path = options["file"]
+        try:
+            with open(path, encoding="utf-8") as lines:
+                records = list(jsonl.records(lines, path))
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror}.") from None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        targets = []
+        for where, record in records:  # every line is checked before anything is recorded
+            if not isinstance(record, dict) or "label" not in record or \
+                    sum(isinstance(record.get(key), int) for key in ("prediction", "submission")) != 1:
+                raise CommandError(f"{where}: needs `label` and one of `prediction` or `submission` (an id).")
+            if "prediction" in record:
+                target = Prediction.objects.select_related("run__version__benchmark").filter(
+                    pk=record["prediction"]).first()
+            else:
+                target = human_verdicts.human_answer(record["submission"])
+            if target is None:
+                raise CommandError(f"{where}: no judged answer {record.get('prediction') or record.get('submission')}.")
+            targets.append((where, target, record))
+        with transaction.atomic():  # all of them or none
+            for where, target, record in targets:
+                record_one = (human_verdicts.record_on_prediction if isinstance(target, Prediction)
+                              else human_verdicts.record_on_answer)
+                try:
+                    record_one(user, target, str(record["label"]), str(record.get("note") or ""))
+                except human_verdicts.VerdictError as exc:
+                    raise CommandError(f"{where}: {' '.join(exc.messages)} Nothing was recorded.") from None
+        self.stdout.write(f"Recorded {len(targets)} verdict(s).")
+
+    def _agreement(self, options):
+        version = (BenchmarkVersion.objects.select_related("benchmark")
+                   .filter(benchmark__slug=options["benchmark"], label=options["version"]).first())
+        if version is None:
+            raise CommandError(f"No version {options['benchmark']}:{options['version']}.")
+        rows = [{"answers": row.label, "run": row.run.pk if row.run else None, "studies": list(row.studies),
+                 "judge_model": row.judge_model, **row.report.as_dict()} for row in human_verdicts.agreements(version)]
+        self.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
