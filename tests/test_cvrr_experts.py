@@ -19,8 +19,8 @@ from annotation.crowd.models import Qualification, Study, StudyItem, Submission,
 from annotation.curation_models import CategoryDefinition, CurationRecord
 from annotation.models import Benchmark, BenchmarkVersion
 from config.models import StateChange
-from generation.models import Proposal, ProposalSet
 from config.roles import ANNOTATOR, RESEARCHER
+from generation.models import Proposal, ProposalSet
 from tests.conftest import logged_in_api, logged_in_client, make_user
 
 pytestmark = pytest.mark.django_db
