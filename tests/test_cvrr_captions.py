@@ -545,3 +545,21 @@ def test_the_demo_filters_and_assesses_pairs_written_for_it_with_no_model(curato
     before = (Proposal.objects.count(), Study.objects.count(), kept.count())
     demo.demo_studies(curator)
     assert (Proposal.objects.count(), Study.objects.count(), qa_pool.records().count()) == before
+
+
+def test_a_written_caption_needs_a_curator_and_its_note(curator, annotator, pool_item):
+    text = "A big cartoon rabbit comes out of his burrow in a green meadow."
+    with pytest.raises(pools.CurationError) as refused:
+        caption_choice.write_caption(pool_item.pk, annotator, text, note="written for the demo")
+    assert refused.value.status == 403
+    with pytest.raises(pools.CurationError, match="where the written caption comes from"):
+        caption_choice.write_caption(pool_item.pk, curator, text, note=" ")
+    with pytest.raises(pools.CurationError, match="merged caption"):
+        caption_choice.write_caption(pool_item.pk, curator, "", note="written for the demo")
+    pool_item.refresh_from_db()
+    assert "caption" not in pool_item.payload and CurationRecord.objects.get(item=pool_item).stage != "captioned"
+    caption_choice.write_caption(pool_item.pk, curator, text, note="written for the demo")
+    record = CurationRecord.objects.get(item=pool_item)
+    assert record.item.payload["caption"] == text and record.stage == "captioned"
+    assert {k: record.working["caption"][k] for k in ("from", "how", "by", "note")} == {
+        "from": [], "how": "written", "by": curator.username, "note": "written for the demo"}
