@@ -1,7 +1,9 @@
 """The curator's proposals queue (`/generation/`): every model proposal grouped by its set, with the
 library media it was made from, decided one by one (accept, correct through a form shaped like the
 task kind's fields, reject with a reason) or in bulk; filters by outcome, parse status, task kind and
-model; a form that starts a proposal job (task kind, inputs, backend and model) with its progress.
+model; a form that starts a proposal job (task kind, inputs, backend and model) with its progress; a
+form that imports outputs made elsewhere (a JSON Lines file and who wrote them,
+`generation.proposal_import`), whose refusals are listed by row.
 
 The page is server-rendered; frontend/static/frontend/proposals.js sends its forms with fetch and
 shows the answers in place. The POST endpoints answer JSON: 200/201 with what changed, or a 4xx with
@@ -14,7 +16,7 @@ from urllib.parse import urlencode
 from django.core.management import CommandError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
@@ -26,11 +28,12 @@ from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from evaluation.cli_options import parse_option
 from frontend.run_views import demo_models
-from generation import proposals
+from generation import proposal_import, proposals
 from generation import selectors as generation_selectors
 from generation.models import Proposal, ProposalDecision
 
 PER_PAGE = 50
+MAX_IMPORT_BYTES = 20 * 1024 * 1024
 FILTERS = ("state", "output", "kind", "model")
 LIBRARY_CHOICES = 200  # the newest ready videos and images offered as inputs
 VERDICTS = ProposalDecision.Verdict
@@ -79,10 +82,14 @@ def queue_page(request):
         chosen = _filters(request.GET)
     except ValueError as exc:
         return render(request, "frontend/generation.html", {"error": str(exc), "filters": {}}, status=400)
+    return render(request, "frontend/generation.html", _queue_context(request, chosen))
+
+
+def _queue_context(request, chosen: dict) -> dict:
     page = Paginator(generation_selectors.queue_proposals(**chosen), PER_PAGE).get_page(request.GET.get("page"))
     media = proposal_media.media_for(page.object_list)
     kinds = proposals.task_kinds()
-    return render(request, "frontend/generation.html", {
+    return {
         "page": page, "rows": [_row(p, media.get(p.pk, [])) for p in page.object_list],
         "filters": chosen, "filter_query": urlencode({k: v for k, v in chosen.items() if v}),
         "states": Proposal.Outcome.choices, "outputs": Proposal.Status.choices,
@@ -92,8 +99,42 @@ def queue_page(request):
         **picker_context(), "sets": generation_selectors.proposal_sets()[:100],
         "videos": selectors.library_assets(Video, status=Video.Status.READY)[:LIBRARY_CHOICES],
         "images": selectors.library_assets(Image, status=Image.Status.READY)[:LIBRARY_CHOICES],
-        "frames_policy": proposal_media.DEFAULT_FRAMES,
-    })
+        "frames_policy": proposal_media.DEFAULT_FRAMES, "imported_backend": proposals.IMPORTED_BACKEND,
+        "import_form": {},
+    }
+
+
+def _import_refused(request, message: str, problems: list, form: dict):
+    context = _queue_context(request, dict.fromkeys(FILTERS, ""))
+    context.update({"import_error": message, "import_problems": problems, "import_form": form})
+    return render(request, "frontend/generation.html", context, status=400)
+
+
+@roles_allowed(CURATOR, ADMIN)
+@require_POST
+def import_outputs(request):
+    """Import a JSON Lines file of outputs made elsewhere (`task`, `file`, `model_id`, optional `revision` and
+    `name`): redirects to the queue showing the new set, or 400 with the page and the refusals by row."""
+    data = request.POST
+    form = {name: data.get(name, "").strip() for name in ("task", "model_id", "revision", "name")}
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _import_refused(request, "Choose the file of outputs to import.", [], form)
+    if upload.size > MAX_IMPORT_BYTES:
+        return _import_refused(request, f"The file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB.", [], form)
+    try:
+        text = upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        return _import_refused(request, "The file is not UTF-8 text.", [], form)
+    try:
+        made = proposal_import.import_proposals(form["task"], proposal_import.rows_from_jsonl(text),
+                                                user=request.user, model_id=form["model_id"],
+                                                revision=form["revision"], name=form["name"])
+    except proposal_import.ImportRefused as exc:
+        return _import_refused(request, "Nothing was imported: these rows are refused.", exc.problems, form)
+    except proposals.ProposalError as exc:
+        return _import_refused(request, str(exc), [], form)
+    return redirect(reverse("generation") + "?" + urlencode({"kind": made.task_kind, "model": made.model_id}))
 
 
 def _proposal_or_404(pk: int):

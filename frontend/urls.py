@@ -25,6 +25,7 @@ urlpatterns = [
     path("generation/proposals/<int:pk>/decide/", proposal_views.decide_one, name="proposal-decide"),
     path("generation/proposals/decide/", proposal_views.decide_many, name="proposals-decide"),
     path("generation/start/", proposal_views.start, name="proposals-start"),
+    path("generation/import/", proposal_views.import_outputs, name="proposals-import"),
     path("generation/sets/<int:pk>/generate/", proposal_views.generate, name="proposal-set-generate"),
     path("generation/sets/<int:pk>/review/", proposal_views.review_study, name="proposal-set-review"),
     path("library/", views.media_library, name="media-library"),

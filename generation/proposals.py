@@ -11,6 +11,8 @@
   and `make_proposals_api` on the `generation` queue for API backends): runs the backend over the
   set's pending inputs in batches; every batch is saved before the job reports its progress, so a
   cancelled or failed job is resumed by starting it again.
+- **Imported sets** (backend `imported`, `generation.proposal_import`): outputs made elsewhere, parsed
+  like generated ones; no model is loaded or run for them (`start_generation` refuses such a set).
 - **Decisions** (`decide`): a person accepts, corrects or rejects a proposal. Decisions are
   insert-only; a correction keeps the person's fields beside the model's, which never change. The
   proposal's outcome follows from its decisions (`resolve_outcome`). A kind that writes accepted
@@ -59,6 +61,11 @@ MAKE_PROPOSALS = "make_proposals"
 MAKE_PROPOSALS_API = "make_proposals_api"
 API_BACKENDS = {"openai"}  # backends that call a server: no GPU needed on the worker
 SCORING_BACKENDS = {"nli", "clip"}  # backends that score text or images; they cannot answer a chat
+# the backend name of sets whose outputs were made elsewhere and imported (`generation.proposal_import`):
+# no model is loaded or run for them
+IMPORTED_BACKEND = "imported"
+IMPORTED_REFUSAL = ("Set #{pk} holds imported outputs ({model}): there is no model here to generate with. "
+                    "Import more outputs, or start a new set with a model.")
 
 
 class ProposalError(ValueError):
@@ -477,6 +484,8 @@ def create_proposal_set(task: str, entries: Iterable[dict], *, backend: str, mod
                         user=None) -> ProposalSet:
     """A set of pending proposals, one per entry: {"inputs": {...}, "key": "caller's reference"}."""
     kind = task_kind(task)
+    if backend == IMPORTED_BACKEND:
+        raise ProposalError("Imported proposals come with their outputs: use generation.proposal_import.")
     if backend in SCORING_BACKENDS:
         raise ProposalError(f"The {backend} backend scores; it cannot make proposals. "
                             f"Choose one of {', '.join(proposal_backends())}.")
@@ -529,6 +538,8 @@ def start_generation(proposal_set: ProposalSet, *, user=None) -> Job:
     """Queue the job that fills in the set's pending proposals (one job per set at a time)."""
     with transaction.atomic():
         locked = ProposalSet.objects.select_for_update(of=("self",)).select_related("job").get(pk=proposal_set.pk)
+        if locked.backend == IMPORTED_BACKEND:
+            raise ProposalError(IMPORTED_REFUSAL.format(pk=locked.pk, model=locked.model_id))
         if locked.job is not None and not locked.job.is_finished:
             raise ProposalError(f"Job #{locked.job_id} is already making proposals for this set.")
         if not locked.proposals.filter(status=Proposal.Status.PENDING).exists():
@@ -558,6 +569,8 @@ def start_proposals(task: str, entries: Iterable[dict], *, user, backend: str, m
 def make_proposals(context: jobs.JobContext, proposal_set: int) -> dict:
     """Run the set's backend over its pending inputs, `batch_size` at a time."""
     pset = ProposalSet.objects.get(pk=proposal_set)
+    if pset.backend == IMPORTED_BACKEND:
+        raise ProposalError(IMPORTED_REFUSAL.format(pk=pset.pk, model=pset.model_id))
     kind = task_kind(pset.task_kind)
     params = generation_params(pset.params)
     pending = Proposal.objects.filter(proposal_set=pset, status=Proposal.Status.PENDING).order_by("pk")

@@ -17,7 +17,10 @@ from annotation.benchmarks.cvrr import (
     demo,
     dimension_records,
     dimensions,
+    expert_group,
     pools,
+    qa_generation,
+    qa_pool,
     stages,
     video_pool,
 )
@@ -30,6 +33,7 @@ from annotation.versions import add_item
 from config.roles import ANNOTATOR
 from evaluation.benchmarks import cvrr as cvrr_evaluation
 from frontend.navigation import entries_for
+from generation.models import Proposal, ProposalSet
 from tests.conftest import ingest_path, logged_in_client, make_user
 
 pytestmark = pytest.mark.django_db
@@ -478,13 +482,14 @@ def test_the_hub_lists_the_curation_pages_for_curators(curator, annotator, resea
 
 def test_the_demo_assigns_the_sample_videos_and_opens_a_captioning_study(curator, bunny, video):
     made = demo.demo_studies(curator)
-    assert len(made) == 1
+    assert [study.slug for study in made] == [demo.DEMO_CAPTIONS_SLUG, demo.DEMO_FILTRATION_SLUG,
+                                              demo.DEMO_EXPERTS_SLUG]
     study = made[0]
     assert study.slug == demo.DEMO_CAPTIONS_SLUG and study.state == Study.State.OPEN
     assert study.annotators_per_item == 2 and study.items.count() == 2
     assert {item.payload["dimension"] for item in video_pool.pool_items()} == {
         "interpretation_of_visual_context", "multiple_actions_in_a_single_video"}
-    assert demo.demo_studies(curator) == [study]
+    assert demo.demo_studies(curator) == made
     assert video_pool.pool_items().count() == 2 and CategoryDefinition.objects.count() == 11
 
 
@@ -509,3 +514,52 @@ def test_items_added_later_name_a_pool_video(curator, curator_client, curator_ap
     item = study.items.get(external_id="second")
     assert item.benchmark_item_id == other.pk and item.video_id == bunny.pk
     assert item.payload["dimension"] == "Partial actions" and item.payload["video_source"] == "Something-Something-v2"
+
+
+def test_the_demo_filters_and_assesses_pairs_written_for_it_with_no_model(curator, bunny, video):
+    make_user("annotator", ANNOTATOR)
+    demo.demo_studies(curator)
+    for item in video_pool.pool_items():
+        record = CurationRecord.objects.get(item=item)
+        assert item.payload["caption"] and record.stage == "captioned"
+        assert record.working["caption"]["how"] == "written" and record.working["caption"]["from"] == []
+        assert "demo" in record.working["caption"]["note"]
+    sets = ProposalSet.objects.all()
+    assert [(s.backend, s.model_id, s.job) for s in sets] == [("imported", demo.DEMO_WRITER, None)]
+    pairs = Proposal.objects.filter(proposal_set__in=sets)
+    assert pairs.count() == 6 and set(pairs.values_list("status", flat=True)) == {"ok"}
+    flagged = [p for p in pairs if qa_generation.flags(p.fields, p.inputs)]
+    assert len(flagged) == 2  # one pair per video whose question contains its answer
+    assert sorted(pairs.values_list("fields__question_kind", flat=True)).count("robustness") == 2
+
+    review = Study.objects.get(slug=demo.DEMO_FILTRATION_SLUG)
+    assert (review.state, review.step_kind) == (Study.State.OPEN, "cvrr_filtration")
+    assert set(review.items.values_list("proposal__outcome", flat=True)) == {"undecided"}
+    assert review.items.count() == 4 and {p.pk for p in flagged} <= set(review.items.values_list("proposal", flat=True))
+    kept = qa_pool.records()
+    assert kept.count() == 2 and {r.working["source"]["model_id"] for r in kept} == {demo.DEMO_WRITER}
+    assert {r.working["source"]["backend"] for r in kept} == {"imported"}
+    experts = Study.objects.get(slug=demo.DEMO_EXPERTS_SLUG)
+    assert (experts.state, experts.step_kind, experts.items.count()) == (Study.State.OPEN, "cvrr_expert_assessment", 2)
+    assert [user.username for user in expert_group.members()] == ["annotator"]
+    before = (Proposal.objects.count(), Study.objects.count(), kept.count())
+    demo.demo_studies(curator)
+    assert (Proposal.objects.count(), Study.objects.count(), qa_pool.records().count()) == before
+
+
+def test_a_written_caption_needs_a_curator_and_its_note(curator, annotator, pool_item):
+    text = "A big cartoon rabbit comes out of his burrow in a green meadow."
+    with pytest.raises(pools.CurationError) as refused:
+        caption_choice.write_caption(pool_item.pk, annotator, text, note="written for the demo")
+    assert refused.value.status == 403
+    with pytest.raises(pools.CurationError, match="where the written caption comes from"):
+        caption_choice.write_caption(pool_item.pk, curator, text, note=" ")
+    with pytest.raises(pools.CurationError, match="merged caption"):
+        caption_choice.write_caption(pool_item.pk, curator, "", note="written for the demo")
+    pool_item.refresh_from_db()
+    assert "caption" not in pool_item.payload and CurationRecord.objects.get(item=pool_item).stage != "captioned"
+    caption_choice.write_caption(pool_item.pk, curator, text, note="written for the demo")
+    record = CurationRecord.objects.get(item=pool_item)
+    assert record.item.payload["caption"] == text and record.stage == "captioned"
+    assert {k: record.working["caption"][k] for k in ("from", "how", "by", "note")} == {
+        "from": [], "how": "written", "by": curator.username, "note": "written for the demo"}

@@ -17,6 +17,7 @@ from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset
 from evaluation import results
 from evaluation.models import EvaluationRun, Judgment, RunModelMetric
 from frontend.navigation import ENTRIES
+from generation.models import Proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -245,3 +246,20 @@ def test_the_demo_studio_shows_attempts_made_on_the_tiny_pipelines(seeded):
     assert page.status_code == 200 and f'data-attempt-id="{premise.pk}"' in page.content.decode()
     scenes = Study.objects.get(slug="demo-scenes")
     assert (scenes.state, scenes.step_kind) == ("open", "nleye_scenes")
+
+
+def test_the_demo_has_open_filtration_and_expert_studies_over_imported_pairs(seeded):
+    for slug, kind in (("demo-filtration", "cvrr_filtration"), ("demo-experts", "cvrr_expert_assessment")):
+        study = Study.objects.get(slug=slug)
+        assert (study.state, study.step_kind) == (Study.State.OPEN, kind)
+        assert study.items.count() >= 2
+    reviewed = Proposal.objects.filter(review_items__study__slug="demo-filtration")
+    assert reviewed.count() >= 2 and set(reviewed.values_list("proposal_set__backend", flat=True)) == {"imported"}
+    assert set(reviewed.values_list("model_id", flat=True)) == {"written for the demo (no model)"}
+    assessed = BenchmarkItem.objects.filter(studyitem__study__slug="demo-experts")
+    assert assessed.count() >= 2
+    assert {item.curation.working["source"]["backend"] for item in assessed} == {"imported"}
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="annotator"))
+    tasks = client.get(reverse("my-tasks")).content.decode()
+    assert all(Study.objects.get(slug=slug).name in tasks for slug in ("demo-filtration", "demo-experts"))

@@ -70,6 +70,8 @@ MATRIX: dict[str, Case] = {
     "proposal-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "proposals-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "proposals-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
+    # importing outputs made elsewhere: without a file 400 (the page, with the reason)
+    "proposals-import": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "proposal-set-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "proposal-set-review": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "media-library": Case(GET=page(STAFF)),

@@ -7,6 +7,10 @@ curator compares them beside the video and either picks one as it is or writes a
 "at"}` and moves the item to stage `stages.CAPTIONED`. A later choice replaces an earlier one while
 the pool is unfrozen.
 
+A curator may also write a video's caption themselves, from watching it, with no annotators' captions
+(`write_caption`: `"how": "written"`, `"from": []`, with a note saying where the text comes from, e.g.
+the demo's captions).
+
 A caption counts while its submission is not rejected (awaiting review, not sampled, or approved),
 with a reviewer's correction when there is one.
 """
@@ -32,6 +36,7 @@ from annotation.payloads import validate_payload
 from config.roles import ADMIN, CURATOR, has_role
 
 HOW = ("picked", "merged")
+WRITTEN = "written"
 COUNTED = (Claim.Status.SUBMITTED, Claim.Status.APPROVED)
 
 
@@ -135,6 +140,25 @@ def choose_caption(item_id, user, *, how: str, sources, text: str = "") -> Bench
         chosen = by_id[ids[0]].text
     else:
         chosen = _merged_text(text)
+    return _save(item, user, chosen, {"from": ids, "how": how})
+
+
+def write_caption(item_id, user, text: str, *, note: str) -> BenchmarkItem:
+    """Save a caption the curator wrote from watching pool video `item_id` (no annotators' captions), with
+    `note` saying where the text comes from. The same checks and refusals as `choose_caption`."""
+    if not has_role(user, CURATOR, ADMIN):
+        raise CurationError("Only curators choose captions.", status=403)
+    item = video_pool.pool_item(item_id)
+    if item.version.frozen:
+        raise CurationError(f"Version {item.version} is frozen: its videos' captions can no longer change.",
+                            status=409)
+    note = (note or "").strip()
+    if not note:
+        raise CurationError("Say where the written caption comes from.")
+    return _save(item, user, _merged_text(text), {"from": [], "how": WRITTEN, "note": note})
+
+
+def _save(item: BenchmarkItem, user, chosen: str, provenance: dict) -> BenchmarkItem:
     with transaction.atomic():
         record = CurationRecord.objects.select_for_update().get(item=item)
         item = BenchmarkItem.objects.select_related("version__benchmark").get(pk=item.pk)
@@ -148,7 +172,7 @@ def choose_caption(item_id, user, *, how: str, sources, text: str = "") -> Bench
         except ValidationError as exc:
             raise CurationError("The caption does not fit the video's item: " + "; ".join(exc.messages)) from None
         record.working = {**(record.working or {}), "caption": {
-            "from": ids, "how": how, "by": user.get_username(), "at": timezone.now().isoformat()}}
+            **provenance, "by": user.get_username(), "at": timezone.now().isoformat()}}
         record.stage = stages.CAPTIONED
         record.save(update_fields=["working", "stage", "updated_at"])
     return item
