@@ -14,12 +14,13 @@ Curators and admins only; refusals answer `{"error": ...}` with the status the s
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from annotation import image_studio as studio
 from annotation import image_studio_selectors as selectors
 from annotation.curation_models import ImageAttempt
+from config.json_bodies import GuardedJSONParser
 from config.roles import ADMIN, CURATOR
 
 
@@ -72,7 +73,7 @@ def _refusal(exc: studio.StudioError) -> Response:
 class ImageAttemptViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     allowed_roles = (CURATOR, ADMIN)
     serializer_class = ImageAttemptSerializer
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, GuardedJSONParser]
 
     def get_queryset(self):
         found = ImageAttempt.objects.select_related("created_by", "chosen_by").order_by("created_at", "pk")

@@ -121,7 +121,8 @@ def test_only_the_folders_of_the_file_fields_are_looked_at(media_root):
     export.parent.mkdir(parents=True)
     export.write_text("kept")
     age([export], 2 * HOUR)
-    assert media_cleanup.stored_folders(media_cleanup.file_fields()) == ["images", "posters", "thumbnails", "videos"]
+    assert media_cleanup.stored_folders(media_cleanup.file_fields()) == [
+        "attempt-masks", "attempts", "images", "posters", "thumbnails", "videos"]
     media_cleanup.clean()
     assert export.exists()
 

@@ -21,6 +21,7 @@ def expert_study(transactional_db, make_user, bikes):
     from annotation.benchmarks.cvrr import expert_group, expert_study, stages
     from annotation.curation_models import CategoryDefinition, CurationRecord
     from annotation.models import Benchmark, BenchmarkVersion
+    from generation.models import Proposal, ProposalSet
     from tests.conftest import ingest_path
 
     curator = make_user("cora", CURATOR)
@@ -33,7 +34,15 @@ def expert_study(transactional_db, make_user, bikes):
     item = versions.add_item(pool, "continuity_and_object_instance_count:0", {
         "kind": "qa", "dimension": "continuity_and_object_instance_count", "video_id": "bikes",
         "question": "How many cyclists ride past the camera?", "answer": "Two cyclists ride past."}, {"video": video})
-    CurationRecord.objects.create(item=item, stage=stages.FILTERED)
+    # kept in filtration: the pool item of an accepted `cvrr_qa` proposal
+    proposal = Proposal.objects.create(
+        proposal_set=ProposalSet.objects.create(name="QA pairs", task_kind="cvrr_qa", backend="openai",
+                                                model_id="gpt-test"),
+        task_kind="cvrr_qa", status="ok", inputs={"dimension": "continuity_and_object_instance_count",
+                                                  "video": "bikes", "caption": "Cyclists in a street."},
+        fields={"question": item.payload["question"], "answer": item.payload["answer"],
+                "question_kind": "reasoning"})
+    CurationRecord.objects.create(item=item, stage=stages.FILTERED, working={"source": {"proposal": proposal.pk}})
     study = expert_study.create_expert_study(pool, curator, seed=1, size=1, slug="experts").study
     expert = make_user("eva", ANNOTATOR)
     expert_group.grant(expert, curator)
@@ -96,5 +105,5 @@ def test_a_qualified_expert_answers_and_the_curator_finalises(live_server, brows
     expect(report.locator("#finalised")).to_contain_text("1 pair(s) back to filtration")
     expect(report.locator(".messages")).to_contain_text("Report finalised")
     record = CurationRecord.objects.get(item=expert_study.pair)
-    assert record.stage == stages.RETURNED and "Three cyclists ride past." in record.working["returned"]["reason"]
+    assert record.stage == stages.RETURNED and "Three cyclists ride past." in record.working["returned"][-1]["reason"]
     assert report.js_errors == []
