@@ -105,14 +105,22 @@ def _offered(name: str, offers: list[Offer], what: str, slug: str):
 FREE_DECODING = judges.FREE
 
 
-def start_judge(run: EvaluationRun, user, *, kind: str, model: str, decoding: str = judges.FREE):
-    """Queue a judge job over `run` with judge `kind` (one its benchmark declares) on `model`, with
-    `decoding` free (the authors') or choices (`evaluation.judges.base`)."""
-    _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
+def _check_decoding(kind: str, decoding: str) -> None:
     if decoding not in judges.DECODINGS:
         raise ResultActionError(f"Unknown judge decoding {decoding!r}: one of {', '.join(judges.DECODINGS)}.")
     if decoding == judges.CHOICES and not judges.get_kind(kind).answer_choices:
         raise ResultActionError(f"The {kind} judge has no fixed answers to choose among.")
+
+
+def _judge_progress(job):
+    return lambda done, total: job.progress(100 * done / max(total, 1), f"{done} of {total} judge calls")
+
+
+def start_judge(run: EvaluationRun, user, *, kind: str, model: str, decoding: str = judges.FREE):
+    """Queue a judge job over `run` with judge `kind` (one its benchmark declares) on `model`, with
+    `decoding` free (the authors') or choices (`evaluation.judges.base`)."""
+    _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
+    _check_decoding(kind, decoding)
     return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _model(model),
                                            "decoding": decoding}, user=user)
 
@@ -122,9 +130,7 @@ def judge_job(job, *, run: int, kind: str, judge_model: str, decoding: str = jud
     found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
     spec = judges.judge_spec(judge_model)
     job.progress(1, f"Judging run {run} with {judge_model}")
-    stats = judges.judge_run(found, kind, spec, decoding=decoding,
-                             progress=lambda done, total: job.progress(100 * done / max(total, 1),
-                                                                       f"{done} of {total} judge calls"))
+    stats = judges.judge_run(found, kind, spec, decoding=decoding, progress=_judge_progress(job))
     counts = judges.judgment_counts(found, kind, spec.model_id)
     return {"message": f"{stats.calls} judge calls; stored {counts['ok']} ok, {counts['unparsed']} unparsed, "
                        f"{counts['failed']} failed", "run": run, "counts": counts}
@@ -141,10 +147,7 @@ def start_human_judge(version, user, *, kind: str, model: str, decoding: str = j
     """Queue a judge job over the people's free-text answers of the version's human baselines, with judge
     `kind` on `model`, as a run's answers are judged."""
     _offered(kind, human_judge_offers(version), "judge of people's answers", version.benchmark.slug)
-    if decoding not in judges.DECODINGS:
-        raise ResultActionError(f"Unknown judge decoding {decoding!r}: one of {', '.join(judges.DECODINGS)}.")
-    if decoding == judges.CHOICES and not judges.get_kind(kind).answer_choices:
-        raise ResultActionError(f"The {kind} judge has no fixed answers to choose among.")
+    _check_decoding(kind, decoding)
     return jobs.enqueue(HUMAN_JUDGE_JOB, params={"version": version.pk, "kind": kind, "judge_model": _model(model),
                                                  "decoding": decoding}, user=user)
 
@@ -155,9 +158,7 @@ def human_judge_job(job, *, version: int, kind: str, judge_model: str, decoding:
     spec = judges.judge_spec(judge_model)
     job.progress(1, f"Judging people's answers on {found} with {judge_model}")
     try:
-        stats = human_eval.judge_version(found, spec, kind=kind, decoding=decoding,
-                                         progress=lambda done, total: job.progress(100 * done / max(total, 1),
-                                                                                   f"{done} of {total} judge calls"))
+        stats = human_eval.judge_version(found, spec, kind=kind, decoding=decoding, progress=_judge_progress(job))
     except human_eval.HumanEvalError as exc:
         raise RuntimeError(exc.message) from None
     return {"message": f"{stats.calls} judge calls over {stats.responses} answers; {stats.ok} ok, "
