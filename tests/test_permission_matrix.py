@@ -161,6 +161,8 @@ MATRIX: dict[str, Case] = {
     # assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),
     "cvrr-dimensions": Case(GET=page(CURATORS)),
+    "maia-categories": Case(GET=page(CURATORS)),
+    "maia-category": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"key": "no_such_key"}),
     "cvrr-dimension": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"key": "no_such_key"}),
     "cvrr-videos": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvrr-captions": Case(GET=page(CURATORS)),

@@ -1,0 +1,10 @@
+"""URLs of the MAIA category pages (`frontend.maia_category_views`)."""
+
+from django.urls import path
+
+from frontend import maia_category_views as views
+
+urlpatterns = [
+    path("maia/categories/", views.categories_page, name="maia-categories"),
+    path("maia/categories/<slug:key>/", views.category_page, name="maia-category"),
+]
