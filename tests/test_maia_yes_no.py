@@ -75,6 +75,8 @@ ITALIAN_OPEN = [
     "Il cane corre. Dove va?",
     "DOVE VA IL CANE?",
     "Cos'è appoggiato sul tavolo?",
+    "Com è vestito il cameriere?",
+    "Dov e la palla?",
 ]
 
 ENGLISH_YES_NO = [

@@ -22,7 +22,7 @@ with curly apostrophes and accents normalised (è → e), in this order:
    ("Descrivi…", "Spiega…", "Describe…"); yes/no when it does not ("Il cane è felice?", "Mentre suona,
    il cantante balla?", "The dog is running?"). Interrogative words: chi, che, cosa (che cosa), quale,
    quali, qual, quanto/a/i/e, dove, quando, come, perché, and the elided dov', com', cos', qual',
-   quant'; what, who, whom, whose, which, where, when, why, how.
+   quant' (also written without the apostrophe: dov, com); what, who, whom, whose, which, where, when, why, how.
 
 An alternative question ("È rosso o blu?") reads as yes/no by these rules (the writer should ask "Di
 che colore è?"); the curator's override on the form covers a case the rules get wrong.
@@ -52,7 +52,7 @@ isn't aren't wasn't weren't don't doesn't didn't can't cannot couldn't won't wou
 mightn't mustn't hasn't haven't hadn't
 """)
 INTERROGATIVES = _words("""
-chi che cosa quale quali qual quanto quanta quanti quante dove quando come perche
+chi che cosa quale quali qual quanto quanta quanti quante dove quando come perche com dov
 what who whom whose which where when why how
 """)
 ELIDED = ("dov'", "com'", "cos'", "qual'", "quant'", "ch'")
