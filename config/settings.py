@@ -165,6 +165,9 @@ MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled
 # embeddings), beside its word n-gram TF-IDF similarity. Empty: lexical similarity only.
 SCENE_EMBEDDING_MODEL = env_str("SCENE_EMBEDDING_MODEL", "")
+# The NLI classifier the MAIA answer-pool checks use when none is named (a hub id or a local folder, e.g. a
+# multilingual MNLI/XNLI model such as MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7).
+MAIA_NLI_MODEL = env_str("MAIA_NLI_MODEL", "")
 # Stable Diffusion checkpoints (with their pipelines) kept loaded per worker process (generation.diffusion).
 DIFFUSION_PIPELINE_CACHE_SIZE = env_int("DIFFUSION_PIPELINE_CACHE_SIZE", 2)
 

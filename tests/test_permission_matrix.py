@@ -178,6 +178,12 @@ MATRIX: dict[str, Case] = {
     "nleye-triplet-validate": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                    kwargs={"item_id": MISSING}),
     "nleye-validation-state": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    # MAIA answer pools (frontend/maia_pool_views.py): a version that does not exist is 404 for curators and
+    # admins, other roles 403; the decision is POST-only (GET 405)
+    "maia-pool-report": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "maia-pool-review": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "maia-pool-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                             kwargs={"pk": MISSING, "item_id": MISSING}),
     # the image studio (frontend/studio_views.py): curators and admins; an item or attempt that does not exist
     # is 404 for them (GET and POST), POST-only endpoints answer GET with 405
     "studio": Case(GET=page(CURATORS)),
