@@ -90,4 +90,5 @@ urlpatterns = [
     path("", include("frontend.cvrr_expert_urls")),
     path("", include("frontend.cvrr_urls")),
     path("", include("frontend.cvrr_qa_urls")),
+    path("", include("frontend.maia_statement_urls")),
 ]

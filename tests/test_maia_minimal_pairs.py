@@ -132,3 +132,30 @@ def test_items_without_statements_record_nothing(curator):
     item = add_item(version, "q2", bare, {})
     assert mp.check_item(item, by=curator) == []
     assert not ItemCheck.objects.filter(item=item).exists()
+
+
+@pytest.mark.django_db
+def test_curator_page_lists_failing_pairs_and_saves_an_edit(client, curator, annotator):
+    falses = list(FALSE)
+    falses[2] = "Un bambino lava piatti sporchi in cucina."
+    item = unfrozen_item(falses)
+    mp.check_item(item, by=curator)
+    url = f"/maia/versions/{item.version_id}/statements/"
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    assert client.post(f"/maia/items/{item.pk}/statements/2/", {"text": "x"}).status_code == 403
+    client.force_login(curator)
+    page = client.get(url).content.decode()
+    assert 'data-index="2"' in page and "not a minimal pair" in page and 'data-index="1"' not in page
+
+    bad = client.post(f"/maia/items/{item.pk}/statements/2/", {"text": "  "})
+    assert bad.status_code == 400 and "Write the false statement" in bad.content.decode()
+    assert client.post(f"/maia/items/{item.pk}/statements/9/", {"text": "x"}).status_code == 400
+    done = client.post(f"/maia/items/{item.pk}/statements/2/", {"text": "L'uomo lava 2 pomodori sul tavolo."})
+    assert done.status_code == 302 and done.url == url
+    item.refresh_from_db()
+    assert item.payload["false_statements"][2] == "L'uomo lava 2 pomodori sul tavolo."
+    assert "No false statement of this version fails" in client.get(url).content.decode()
+
+    freeze(item.version)
+    assert client.post(f"/maia/items/{item.pk}/statements/2/", {"text": "Il gatto dorme."}).status_code == 400

@@ -27,9 +27,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.curation_models import ItemCheck
-from annotation.models import BenchmarkItem, FrozenError
+from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError
 from annotation.payloads import validate_payload
 
+BENCHMARK = "maia"
 ASPECT_PREFIX = "statement:"
 MIN_EDITS = 1
 MAX_EDITS = 4
@@ -256,3 +257,15 @@ def edit_false_statement(user, item: BenchmarkItem, index: int, text: str, *,
         ItemCheck.objects.create(item=item, aspect=aspect(index), verdict=check.verdict, note=check.note(),
                                  subject=check.subject(), checked_by=user)
     return check
+
+
+def statement_version(pk: int) -> BenchmarkVersion | None:
+    """A version of the benchmark these checks belong to, or None."""
+    return (BenchmarkVersion.objects.select_related("benchmark")
+            .filter(pk=pk, benchmark__slug=BENCHMARK).first())
+
+
+def statement_item(pk: int) -> BenchmarkItem | None:
+    """A `question` item of the benchmark, or None."""
+    return (BenchmarkItem.objects.select_related("version__benchmark")
+            .filter(pk=pk, version__benchmark__slug=BENCHMARK, payload__kind="question").first())
