@@ -92,4 +92,5 @@ urlpatterns = [
     path("", include("frontend.cvrr_qa_urls")),
     path("", include("frontend.maia_category_urls")),
     path("", include("frontend.maia_pool_urls")),
+    path("", include("frontend.maia_statement_urls")),
 ]

@@ -156,6 +156,9 @@ MATRIX: dict[str, Case] = {
     "cvrr-qa-record": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "cvrr-qa-return": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "cvrr-qa-noise": Case(GET=page(CURATORS)),
+    "maia-statements": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=405), kwargs={"version_id": MISSING}),
+    "maia-statement-edit": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                kwargs={"item_id": MISSING, "index": 0}),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400

@@ -89,13 +89,19 @@ def _report(judge_kind, pairs, human_items, not_judged, unusable, cohens_kappa) 
 
 def run_agreement(run: EvaluationRun, kind: str, judge_model: str, human: dict) -> AgreementReport:
     """Agreement of a run's stored judgments (per prediction and reference key) with human verdicts."""
+    return agreement_report(kind, run_judged(run, kind, judge_model), human)
+
+
+def run_judged(run: EvaluationRun, kind: str, judge_model: str) -> dict:
+    """A run's stored verdicts of one judge model, keyed (request id, sample[, reference index]); None for
+    a verdict that did not parse."""
     judged = {}
     for row in run_judgments(run, kind, judge_model).order_by("created_at", "pk"):  # the latest counts
         index = row.reference_key.split(":", 1)[1] if row.reference_key.startswith("ref:") else ""
         key = (row.prediction.request_id, row.prediction.sample_index, int(index) if index.isdigit() else None)
         verdict = row.verdict if row.parse_status == OK else None
         judged[key if key[2] is not None else key[:2]] = verdict
-    return agreement_report(kind, judged, human)
+    return judged
 
 
 def read_human_verdicts(lines: Iterable[str], source: str = "human verdicts") -> dict:
