@@ -22,8 +22,8 @@ An item keeps its row `id` when it has one; the others are numbered after them. 
 `link`.
 
 A video is named by its number (`video1` → `dataset/videos/1.mp4`): a curated item whose `video`
-has no number, two questions of one video and category, or two different videos with one number
-are refused, naming the items.
+has no number, two questions of one video and category, true statements without false ones (or the
+reverse), or two different videos with one number are refused, naming the items.
 """
 
 from __future__ import annotations
@@ -126,8 +126,13 @@ def _copy_video(item, writer: ReleaseWriter, stem: str) -> str:
 
 
 def _check_unique(items) -> None:
+    """One question per video and category, and statements both true and false or neither."""
     seen: dict[tuple, str] = {}
     for item in items:
+        given = [name for name in ("true_statements", "false_statements") if item.payload.get(name) is not None]
+        if len(given) == 1:
+            raise ExportFailed(f"item {item.external_id} has {given[0].replace('_', ' ')} without their counterpart; "
+                               "a release question has both or neither")
         key = (_number_of(item), item.payload["category"])
         if key in seen:
             raise ExportFailed(f"items {seen[key]} and {item.external_id} are both the {key[1]} question of video "
