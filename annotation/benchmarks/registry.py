@@ -55,6 +55,7 @@ class BenchmarkDefinition:
     exporter = None  # the module that writes it back
     demo = None  # the module that makes a demo version's items, if the benchmark has one
     image_slots: tuple[str, ...] = ()  # media roles whose images curators make in the image studio
+    layouts: tuple[str, ...] = ()  # release layouts the exporter writes on request (`export_benchmark --layout`)
 
     def image_slot_text(self, payload: dict, slot: str) -> str:
         """The text an item's payload gives for one image slot (the scene the image shows), or ""."""

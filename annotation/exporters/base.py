@@ -5,6 +5,8 @@
 exists and is not empty is refused. The registered benchmark's `write` (`annotation/benchmarks/<slug>/exporter.py`)
 receives the version's items in release order and a `ReleaseWriter`, which writes JSON, CSV and
 JSON Lines files and copies each medium once from the library to its place in the release.
+`layout` asks for one of the benchmark's other release layouts (its `layouts`), which the writer
+reads as `writer.layout`; without it ("") the writer picks the layout itself.
 
 Helpers for the writers: `record_of` (the item's release record: `source.record` when the item was
 imported, else built from its fields), `media_path` (where the medium was found on import, else a
@@ -41,8 +43,9 @@ class ExportResult:
 class ReleaseWriter:
     """Files of one export, all inside `folder`."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, layout: str = ""):
         self.folder = folder
+        self.layout = layout
         self.files: list[str] = []
         self.copied: dict[str, str] = {}  # relative path → checksum of the asset copied there
 
@@ -95,9 +98,13 @@ def benchmark_writer(slug: str) -> registry.BenchmarkDefinition:
         raise ExportFailed(str(exc)) from None
 
 
-def export_version(slug: str, label: str, out: Path) -> ExportResult:
-    """Write version `label` of benchmark `slug` into the new folder `out` in the release's layout."""
+def export_version(slug: str, label: str, out: Path, *, layout: str = "") -> ExportResult:
+    """Write version `label` of benchmark `slug` into the new folder `out` in the release's layout
+    (`layout`, one of the benchmark's `layouts`, when asked for)."""
     benchmark = benchmark_writer(slug)
+    if layout and layout not in benchmark.layouts:
+        known = f"its layouts: {', '.join(benchmark.layouts)}" if benchmark.layouts else "it has one layout only"
+        raise ExportFailed(f"{slug} has no release layout {layout!r}; {known}")
     version = BenchmarkVersion.objects.filter(benchmark__slug=slug, label=label).first()
     if version is None:
         raise ExportFailed(f"{slug} has no version {label!r}")
@@ -108,7 +115,7 @@ def export_version(slug: str, label: str, out: Path) -> ExportResult:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         items = sorted(version.items.prefetch_related("media__video", "media__image"), key=release_order)
-        release = ReleaseWriter(staging)
+        release = ReleaseWriter(staging, layout)
         benchmark.write(items, release)
         if out.exists():
             out.rmdir()

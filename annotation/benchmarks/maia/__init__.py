@@ -15,3 +15,4 @@ class Maia(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+    layouts = exporter.LAYOUTS

@@ -1,4 +1,5 @@
-"""`export_benchmark <benchmark> --version <label> <out>`: a benchmark version → its release layout in a new folder."""
+"""`export_benchmark <benchmark> --version <label> [--layout <layout>] <out>`: a benchmark version → its release
+layout in a new folder; `--layout` picks one of the benchmark's other layouts (its `layouts`)."""
 
 from pathlib import Path
 
@@ -19,11 +20,16 @@ class Command(BaseCommand):
         parser.add_argument("benchmark", choices=registry.slugs(),
                             help="The benchmark (one of the registered ones: %(choices)s).")
         parser.add_argument("--version", dest="label", required=True, help="Label of the version to export.")
+        parser.add_argument("--layout", default="",
+                            help="One of the benchmark's release layouts, where it has several ("
+                                 + "; ".join(f"{slug}: {', '.join(registry.get(slug).layouts)}"
+                                             for slug in registry.slugs() if registry.get(slug).layouts)
+                                 + "); by default items go back to the layout they were imported from.")
         parser.add_argument("out", type=Path, help="Output folder; must not exist yet or be empty.")
 
-    def handle(self, benchmark, label, out, **options):
+    def handle(self, benchmark, label, out, layout="", **options):
         try:
-            result = export_version(benchmark, label, out)
+            result = export_version(benchmark, label, out, layout=layout)
         except ExportFailed as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(
