@@ -1,7 +1,8 @@
 """MAIA's category pages, for curators (seeds/004 §3.2, App. A.1; SPEC §5):
 
-- `/maia/categories/`: the 12 reasoning categories as data, with their Italian and English names,
-  definitions, sub-types and examples (`annotation.benchmarks.maia.categories`);
+- `/maia/categories/`: MAIA curation's first page: the 12 reasoning categories as data, with their
+  Italian and English names, definitions, sub-types and examples (`annotation.benchmarks.maia.categories`), and every MAIA version
+  with its answer-pool checks, their review and the false-statement checks;
 - `/maia/categories/<key>/`: one category's edit form (names, definition, question-writing guideline,
   examples), saved with who and when.
 
@@ -12,7 +13,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.benchmarks.maia import categories
+from annotation.benchmarks.maia import categories, pool_checks
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 
@@ -22,7 +23,8 @@ CURATORS = (CURATOR, ADMIN)
 @roles_allowed(*CURATORS)
 @require_safe
 def categories_page(request):
-    return render(request, "maia/categories.html", {"rows": categories.ensure_categories()})
+    return render(request, "maia/categories.html", {"rows": categories.ensure_categories(),
+                                                    "versions": pool_checks.maia_versions().order_by("-created_at")})
 
 
 @roles_allowed(*CURATORS)

@@ -23,6 +23,7 @@ ENTRIES = [
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate"),
     NavEntry("NL-EYE triplets", "nleye-triplets", (CURATOR, ADMIN), "Curate"),
     NavEntry("CVRR-ES curation", "cvrr-curation", (CURATOR, ADMIN), "Curate"),
+    NavEntry("MAIA curation", "maia-categories", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),

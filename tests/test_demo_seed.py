@@ -29,7 +29,7 @@ NAV = {
     "annotator": ({"My tasks"}, {"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "Runs",
                                "Results", "Jobs", "Benchmarks"}),
     "curator": ({"Media", "Queues", "Generation", "Image studio", "BlackSwan variants", "CVRR-ES curation",
-                 "Benchmarks", "Jobs"}, {"My tasks", "Runs", "Results"}),
+                 "MAIA curation", "Benchmarks", "Jobs"}, {"My tasks", "Runs", "Results"}),
     "researcher": ({"Runs", "Results", "Media", "Benchmarks", "Jobs"},
                    {"My tasks", "Queues", "Generation", "Image studio", "BlackSwan variants", "CVRR-ES curation"}),
     "admin": (ALL_LABELS, set()),

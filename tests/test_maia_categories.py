@@ -10,7 +10,9 @@ from django.urls import reverse
 
 from annotation.benchmarks.maia import categories, demo, yes_no
 from annotation.curation_models import CategoryDefinition
+from annotation.models import Benchmark, BenchmarkVersion
 from evaluation.benchmarks import maia as maia_evaluation
+from frontend.navigation import ENTRIES
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +159,12 @@ def test_the_command_lists_and_ensures(curator, capsys):
     assert any(line.startswith("spazialetotale\tSpatial Total\tSpaziale totale\tSpazialeTotale\t") for line in out)
     with pytest.raises(CommandError):
         call_command("maia_categories", "delete")
+
+
+def test_the_categories_page_is_maia_curation_s_first_page_with_every_version(curator_client, curator):
+    version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="maia"), label="pool-1",
+                                              created_by=curator)
+    page = curator_client.get(reverse("maia-categories")).content.decode()
+    for name in ("maia-pool-report", "maia-pool-review", "maia-statements"):
+        assert reverse(name, args=[version.pk]) in page
+    assert any(entry.url_name == "maia-categories" for entry in ENTRIES)
