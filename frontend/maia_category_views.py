@@ -1,8 +1,9 @@
 """MAIA's category pages, for curators (seeds/004 §3.2, App. A.1; SPEC §5):
 
 - `/maia/categories/`: MAIA curation's first page: the 12 reasoning categories as data, with their
-  Italian and English names, definitions, sub-types and examples (`annotation.benchmarks.maia.categories`), and every MAIA version
-  with its answer-pool checks, their review and the false-statement checks;
+  Italian and English names, definitions, sub-types and examples
+  (`annotation.benchmarks.maia.categories`), and every MAIA version with its answer-pool checks, their
+  review and the false-statement checks;
 - `/maia/categories/<key>/`: one category's edit form (names, definition, question-writing guideline,
   examples), saved with who and when.
 
