@@ -165,6 +165,10 @@ def test_the_categories_page_is_maia_curation_s_first_page_with_every_version(cu
     version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="maia"), label="pool-1",
                                               created_by=curator)
     page = curator_client.get(reverse("maia-categories")).content.decode()
+    title = page[page.index("<title>"):page.index("</title>")]
+    assert "MAIA categories" in title and "<section" not in title
+    versions = page[page.index('id="maia-versions"'):]
+    assert page.count('id="maia-versions"') == 1
     for name in ("maia-pool-report", "maia-pool-review", "maia-statements"):
-        assert reverse(name, args=[version.pk]) in page
+        assert reverse(name, args=[version.pk]) in versions
     assert any(entry.url_name == "maia-categories" for entry in ENTRIES)
