@@ -135,7 +135,9 @@ def test_curator_paints_a_mask_inpaints_watches_compares_and_picks_the_final_ima
     expect(page.locator("#compare-right")).to_have_attribute("data-key", f"image:{premise.pk}")
     expect(page.locator('#compare-facts tr[data-fact="Mode"]')).to_have_class("differs")
     for side in ("#compare-left", "#compare-right"):
-        assert page.locator(f"{side} img").evaluate("img => img.complete && img.naturalWidth") == SIZE
+        page.wait_for_function("selector => { const img = document.querySelector(selector); "
+                               "return img && img.complete && img.naturalWidth > 0; }", arg=f"{side} img")
+        assert page.locator(f"{side} img").evaluate("img => img.naturalWidth") == SIZE
     page.locator("#overlay-fade").fill("80")
     assert page.locator("#overlay-top").evaluate("img => img.style.opacity") == "0.8"
     page.get_by_role("button", name=f"Pick #{attempt.pk} as final premise").click()

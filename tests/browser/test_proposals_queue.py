@@ -50,7 +50,8 @@ def test_curator_accepts_corrects_rejects_and_bulk_accepts(live_server, browser_
     caption_row = page.locator("section.proposal-set", has_text="Library captions").locator("tbody tr")
     caption_row.locator("img").scroll_into_view_if_needed()  # the page loads pictures lazily
     expect(caption_row.locator("img")).to_be_visible()
-    assert caption_row.locator("img").evaluate("img => img.complete && img.naturalWidth") > 0
+    caption_row.locator("img").evaluate("img => img.decode()")  # resolves once the picture is loaded
+    assert caption_row.locator("img").evaluate("img => img.naturalWidth") > 0
     expect(caption_row).to_contain_text("An astronaut holds a helmet.")
 
     row("Cups.").get_by_role("button", name="Accept").click()

@@ -162,11 +162,24 @@ def _place(videos, file, key, parent, name, position, entry) -> None:
     entries[len(entries) if position is None else position] = entry
 
 
+# The order `data.json` records are written in: the release's fields first, any others after them in
+# name order, so that a record reads the same whichever database kept it (PostgreSQL's JSON does not
+# keep the order of keys).
+VIDEO_KEYS = ("video", "link", "question_categories_A", "question_categories_B")
+ENTRY_KEYS = ("category", "question", "answer", "true_statement", "false_statement")
+
+
+def _in_order(record: dict, keys: tuple[str, ...]) -> dict:
+    known = [key for key in keys if key in record]
+    return {key: record[key] for key in [*known, *sorted(set(record) - set(known))]}
+
+
 def _video_record(found: dict) -> dict:
     record = dict(found["parent"])
     for name, entries in sorted(found["lists"].items()):
-        record[name] = [entries[position] for position in sorted(entries)]
-    return record
+        record[name] = [_in_order(entries[position], ENTRY_KEYS) if isinstance(entries[position], dict)
+                        else entries[position] for position in sorted(entries)]
+    return _in_order(record, VIDEO_KEYS)
 
 
 def _add_row(rows: dict, columns: dict, entry: dict) -> None:
