@@ -159,6 +159,7 @@ def test_every_rule_accepts_a_complete_payload():
         ("cvrr", "qa"): {"dimension": "d", "video_id": "v", "question": "q", "answer": "a"},
         ("cvrr", "video"): {"dimension": "d", "video_id": "v", "source": "charades", "metadata": {"scene": "kitchen"}},
         ("maia", "question"): {"video": "v", "category": "c", "question": "q", "answers": list("abcdefgh")},
+        ("maia", "question_draft"): {"video": "v", "category": "c", "question": "q", "answers": list("abc")},
     }
     assert {(b.slug, k) for b in registry.all() for k in b.kinds} == set(examples)
     for (benchmark, kind), fields in examples.items():

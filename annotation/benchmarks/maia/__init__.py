@@ -1,7 +1,8 @@
 """MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
 items (`demo`)."""
 
-from annotation.benchmarks.maia import demo, exporter, importer
+from annotation import versions
+from annotation.benchmarks.maia import demo, exporter, importer, stages
 from annotation.benchmarks.maia.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -16,3 +17,6 @@ class Maia(BenchmarkDefinition):
     exporter = exporter
     demo = demo
     layouts = exporter.LAYOUTS
+
+
+versions.register_freeze_check(stages.freeze_check, phrase=stages.REFUSAL_PHRASE)

@@ -34,4 +34,21 @@ class MaiaQuestion(Payload):
         return self
 
 
-PAYLOADS = (MaiaQuestion,)
+class MaiaQuestionDraft(Payload):
+    """A written question of a MAIA curation version still collecting its answers (never exported or
+    frozen: see `annotation.benchmarks.maia.stages`)."""
+
+    kind: Literal["question_draft"]
+    video: NonEmptyString
+    category: NonEmptyString
+    question: NonEmptyString
+    answers: strings() = []
+
+    @model_validator(mode="after")
+    def at_most_a_pool(self):
+        if len(self.answers) > N_ANSWERS:
+            raise PydanticCustomError("pool_size", "a question collects at most {n} answers", {"n": N_ANSWERS})
+        return self
+
+
+PAYLOADS = (MaiaQuestion, MaiaQuestionDraft)
