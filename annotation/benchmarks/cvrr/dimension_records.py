@@ -10,13 +10,13 @@ edit (checked by `DimensionForm`; nothing is written when it is refused) with wh
 from __future__ import annotations
 
 from django import forms
-from django.db import IntegrityError, transaction
 
+from annotation import category_definitions
 from annotation.benchmarks.cvrr.dimensions import DIMENSIONS, default_texts
 from annotation.benchmarks.cvrr.pools import CurationError, benchmark
+from annotation.category_definitions import NAME_LENGTH
 from annotation.curation_models import CategoryDefinition
 
-NAME_LENGTH = CategoryDefinition._meta.get_field("name").max_length
 MAX_DESCRIPTION = 5_000
 MAX_INSTRUCTION = 10_000
 STEPS = (("caption", "Caption guideline"), ("qa", "QA-generation instruction"))
@@ -25,18 +25,7 @@ STEPS = (("caption", "Caption guideline"), ("qa", "QA-generation instruction"))
 def ensure_dimensions() -> list[CategoryDefinition]:
     """Every dimension's row, the missing ones made from the defaults (existing rows are left as they are;
     a row made here has no `updated_by`: nobody edited it yet)."""
-    cvrr = benchmark()
-    have = {row.key: row for row in CategoryDefinition.objects.filter(benchmark=cvrr)}
-    for position, key in enumerate(DIMENSIONS):
-        if key in have:
-            continue
-        try:
-            with transaction.atomic():
-                have[key] = CategoryDefinition.objects.create(benchmark=cvrr, key=key, position=position,
-                                                              **default_texts(key))
-        except IntegrityError:  # made by a concurrent call meanwhile
-            have[key] = CategoryDefinition.objects.get(benchmark=cvrr, key=key)
-    return sorted(have.values(), key=lambda row: (row.position, row.key))
+    return category_definitions.ensure_rows(benchmark(), DIMENSIONS, default_texts)
 
 
 def dimension_rows():
@@ -69,8 +58,7 @@ class DimensionInvalid(CurationError):
     """An edit the form refuses; `form` holds the errors per field."""
 
     def __init__(self, form: DimensionForm):
-        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        super().__init__(f"The dimension was not saved: {problems}", status=400)
+        super().__init__(f"The dimension was not saved: {category_definitions.problems(form)}", status=400)
         self.form = form
 
 
@@ -83,18 +71,9 @@ def initial(row: CategoryDefinition) -> dict:
 def edit_dimension(key: str, data, user) -> CategoryDefinition:
     """Save the edit of dimension `key` (name, description, caption guideline, QA instruction); 404 for an
     unknown key, 400 (DimensionInvalid, nothing written) for a missing or too long field."""
-    row = dimension(key)
-    form = DimensionForm(data)
-    if not form.is_valid():
-        raise DimensionInvalid(form)
-    clean = form.cleaned_data
-    with transaction.atomic():
-        row = CategoryDefinition.objects.select_for_update().get(pk=row.pk)
-        row.name, row.description = clean["name"], clean["description"]
-        row.instructions = {**(row.instructions or {}), "caption": clean["caption"], "qa": clean["qa"]}
-        row.updated_by = user
-        row.save()
-    return row
+    return category_definitions.save_edit(
+        dimension(key), DimensionForm(data), user, DimensionInvalid,
+        lambda clean: {"caption": clean["caption"], "qa": clean["qa"]})
 
 
 def caption_guideline(key: str) -> str:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.db import IntegrityError, transaction
 
+from annotation import category_definitions
 from annotation.benchmarks import registry
+from annotation.category_definitions import NAME_LENGTH
 from annotation.curation_models import CategoryDefinition
 from annotation.models import Benchmark
 
 SLUG = "maia"
-NAME_LENGTH = CategoryDefinition._meta.get_field("name").max_length
 MAX_DESCRIPTION = 5_000
 MAX_GUIDELINE = 10_000
 MAX_EXAMPLES = 20
@@ -236,18 +236,7 @@ def existing_keys() -> set[str]:
 def ensure_categories() -> list[CategoryDefinition]:
     """Every category's row, the missing ones made from the defaults (existing rows are left as they are;
     a row made here has no `updated_by`: nobody edited it yet)."""
-    maia = benchmark()
-    have = {row.key: row for row in CategoryDefinition.objects.filter(benchmark=maia).select_related("updated_by")}
-    for position, key in enumerate(DEFAULTS):
-        if key in have:
-            continue
-        try:
-            with transaction.atomic():
-                have[key] = CategoryDefinition.objects.create(benchmark=maia, key=key, position=position,
-                                                              **default_texts(key))
-        except IntegrityError:  # made by a concurrent call meanwhile
-            have[key] = CategoryDefinition.objects.get(benchmark=maia, key=key)
-    return sorted(have.values(), key=lambda row: (row.position, row.key))
+    return category_definitions.ensure_rows(benchmark(), DEFAULTS, default_texts)
 
 
 def category(key: str) -> CategoryDefinition:
@@ -297,8 +286,7 @@ class CategoryInvalid(CategoryError):
     """An edit the form refuses; `form` holds the errors per field."""
 
     def __init__(self, form: CategoryForm):
-        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        super().__init__(f"The category was not saved: {problems}", status=400)
+        super().__init__(f"The category was not saved: {category_definitions.problems(form)}", status=400)
         self.form = form
 
 
@@ -312,16 +300,6 @@ def initial(row: CategoryDefinition) -> dict:
 def edit_category(key: str, data, user) -> CategoryDefinition:
     """Save the edit of category `key` (names, definition, guideline, examples); 404 for an unknown key,
     400 (CategoryInvalid, nothing written) for a missing, too long or malformed field."""
-    row = category(key)
-    form = CategoryForm(data)
-    if not form.is_valid():
-        raise CategoryInvalid(form)
-    clean = form.cleaned_data
-    with transaction.atomic():
-        row = CategoryDefinition.objects.select_for_update().get(pk=row.pk)
-        row.name, row.description = clean["name"], clean["description"]
-        row.instructions = {**(row.instructions or {}), "name_it": clean["name_it"], "question": clean["question"],
-                            "examples": clean["examples"]}
-        row.updated_by = user
-        row.save()
-    return row
+    return category_definitions.save_edit(
+        category(key), CategoryForm(data), user, CategoryInvalid,
+        lambda clean: {"name_it": clean["name_it"], "question": clean["question"], "examples": clean["examples"]})
