@@ -58,8 +58,8 @@ class Due:
 
 
 def due(version: BenchmarkVersion) -> list[Due]:
-    """The version's questions with 8 pairs that have pairs without a current check, or whose stage
-    waits for the checks (see the module docstring)."""
+    """The version's questions with 8 pairs that have pairs without a current check, or whose pairs all
+    pass while the question is not yet ready (see the module docstring)."""
     found = []
     items = version.items.filter(payload__kind="question").select_related("curation").order_by("external_id", "pk")
     for item in items:
@@ -70,7 +70,7 @@ def due(version: BenchmarkVersion) -> list[Due]:
             continue
         checked = minimal_pairs.current_checks(item)
         indices = [index for index in range(N_ANSWERS) if index not in checked]
-        if indices or record is not None:
+        if indices or (record is not None and statements.all_pairs_pass(item)):
             found.append(Due(item, record, indices))
     return found
 

@@ -315,7 +315,7 @@ def start_true_statements(version: BenchmarkVersion, *, user, **model) -> Propos
     version = curation_version(version.pk)
     entries = true_entries(version)
     if not entries:
-        raise ProposalError(f"No question of {version} waits for its true statements: a question needs its pool "
+        raise ProposalError(f"No question of {version.label} waits for its true statements: a question needs its pool "
                             "checked and passing, and no proposal still waiting for a decision.")
     return _start(TRUE_KIND, entries, f"MAIA true statements of {len(entries)} question(s) of {version.label}",
                   user=user, **model)
@@ -327,7 +327,7 @@ def start_false_statements(version: BenchmarkVersion, *, user, **model) -> Propo
     version = curation_version(version.pk)
     entries = false_entries(version)
     if not entries:
-        raise ProposalError(f"No true statement of {version} waits for its false statement (or each one's "
+        raise ProposalError(f"No true statement of {version.label} waits for its false statement (or each one's "
                             "proposal still waits for a decision).")
     return _start(FALSE_KIND, entries, f"MAIA false statements of {len(entries)} pair(s) of {version.label}",
                   user=user, **model)
