@@ -322,6 +322,17 @@ def test_true_statements_are_asked_for_ready_questions_only_once_each(version, c
     assert [p.inputs["item_id"] for p in again.proposals.all()] == [overridden.pk]
 
 
+def test_a_pool_check_moves_a_complete_question_to_pool_checked_and_a_passing_one_is_ready(version, curator,
+                                                                                           forced_nli):
+    complete = make_question(version, 1, curator, stage=stages.POOL_COMPLETE, pool="")
+    drafted = make_question(version, 2, curator, stage=stages.QUESTION_WRITTEN, pool="")
+    assert statement_generation.true_entries(version) == []
+    pool_checks.run_checks(version, curator, pool_checks.load_scorer("forced:entailment"))
+    assert record_of(complete).stage == stages.POOL_CHECKED
+    assert record_of(drafted).stage == stages.QUESTION_WRITTEN  # only complete questions move
+    assert [e["inputs"]["item_id"] for e in statement_generation.true_entries(version)] == [complete.pk]
+
+
 def test_generation_refuses_non_curators_and_frozen_versions(version, ready, annotator, curator):
     with pytest.raises(ProposalError, match="Only curators and admins"):
         statement_generation.start_true_statements(version, user=annotator, **MODEL)
@@ -653,6 +664,8 @@ def test_the_console_starts_generation_on_an_openai_compatible_server(ready, cur
     assert all(a in text for a in answers_of(1)) and body["max_tokens"] == 400
     [proposal] = Proposal.objects.filter(proposal_set_id=answer["set"])
     assert proposal.status == "ok" and proposal.backend == "openai"
+    waiting = curator_client.get(url).content.decode()
+    assert '<td data-role="waiting">1</td>' in waiting and "Propose true statements (0 question(s))" in waiting
     # the queue shows it for a decision; accepting it there writes the statements
     queue = curator_client.get(answer["queue_url"]).content.decode()
     assert trues_of(1)[0] in queue and question_text(1) in queue
