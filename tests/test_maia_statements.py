@@ -28,7 +28,7 @@ from annotation.benchmarks.maia import (
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from annotation.versions import freeze
-from generation import proposals
+from generation import proposal_import, proposals
 from generation.backends import registry
 from generation.backends.base import ChatResult
 from generation.models import Job, Proposal, ProposalSet
@@ -369,6 +369,21 @@ def test_accepting_writes_the_true_statements_with_their_provenance(ready, curat
     assert reload(ready).payload["true_statements"] == trues_of(1)
 
 
+def test_statements_written_elsewhere_are_imported_parsed_and_accepted_the_same_way(ready, curator):
+    [entry] = statement_generation.true_entries(ready.version)
+    good = "\n".join(f"{n}. {text}" for n, text in enumerate(trues_of(1), 1))
+    made = proposal_import.import_proposals(statement_generation.TRUE_KIND, [
+        {"inputs": entry["inputs"], "source_key": entry["key"], "raw_output": good},
+        {"inputs": entry["inputs"], "source_key": entry["key"], "raw_output": "Ecco:\n" + good}],
+        user=curator, model_id="gpt-4o (offline)")
+    first, second = made.proposals.order_by("pk")
+    assert (first.status, second.status) == ("ok", "malformed")
+    proposals.decide(first, curator, "accept")
+    assert reload(ready).payload["true_statements"] == trues_of(1)
+    source = record_of(ready).working["statements"]["true"]["source"]
+    assert (source["backend"], source["model_id"]) == ("imported", "gpt-4o (offline)")
+
+
 def test_acceptance_is_refused_for_a_question_not_waiting_for_it(version, curator, scripted,
                                                                django_capture_on_commit_callbacks):
     first, second = make_question(version, 1, curator), make_question(version, 2, curator)
@@ -495,7 +510,8 @@ def test_the_checks_job_from_the_page_makes_passing_questions_ready(with_pairs, 
     page = curator_client.get(url).content.decode()
     assert f'id="item-{failing.pk}"' in page and 'data-index="3"' in page and "not a minimal pair" in page
     assert f'value="{failing.pk}:3"' in page and f"job #{job.pk}" in page
-    assert "16 pair(s) in 2 question(s): 15 pass, 1 fail, 0 not checked." in page
+    assert ("16 pair(s) in 2 question(s): 15 pass, 1 fail, 0 not checked. Questions under curation: statements "
+            "written 1, ready to freeze 1.") in page
 
     # nothing waits for a check now: refused, nothing queued
     again = curator_client.post(reverse("maia-statement-checks", kwargs={"version_id": version.pk}),

@@ -147,4 +147,5 @@ def report(version: BenchmarkVersion) -> dict:
         totals.update({key: row[key] for key in ("pairs", "pass", "fail", "unchecked")})
     return {"version": version.label, "questions": rows,
             "total": {"questions": len(rows), **{k: totals[k] for k in ("pairs", "pass", "fail", "unchecked")}},
-            "stages": {stage: by_stage[stage] for stage, _ in stages.STAGES if by_stage[stage]}}
+            "stages": [{"stage": stage, "label": label, "questions": by_stage[stage]}
+                       for stage, label in stages.STAGES if by_stage[stage]]}
