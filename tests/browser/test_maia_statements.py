@@ -61,6 +61,7 @@ def test_propose_accept_check_and_regenerate(live_server, browser_page, make_use
 
     page.reload()
     expect(page.locator(f'tr[data-item-id="{item.pk}"]')).to_have_attribute("data-stage", stages.STATEMENTS)
+    page.screenshot(path="/tmp/maia_statement_console.png", full_page=True)
     pick_model(page)
     page.get_by_role("button", name="Propose false statements (8 pair(s))").click()
     expect(page.locator("#start-status .set-job")).to_contain_text("Job #")
@@ -85,6 +86,7 @@ def test_propose_accept_check_and_regenerate(live_server, browser_page, make_use
 
     pick_model(page)
     failing.get_by_role("button", name="Regenerate").click()
+    page.screenshot(path="/tmp/maia_statements_page.png", full_page=True)
     expect(page.locator("#start-status .set-job")).to_contain_text("Job #")
     regenerated = Proposal.objects.filter(task_kind=statement_generation.FALSE_KIND, inputs__index=2).latest("pk")
     assert regenerated.inputs["previous_false_statement"] == NOT_MINIMAL
