@@ -37,7 +37,6 @@ from frontend.proposal_views import job_answer, model_choice, picker_context
 from generation.proposals import ProposalError
 
 CURATORS = (CURATOR, ADMIN)
-GENERATE = {"true": statement_generation.start_true_statements, "false": statement_generation.start_false_statements}
 
 
 def _version(version_id: int):
@@ -144,7 +143,7 @@ def generate(request, version_id: int):
     """True (`statements=true`) or false (`statements=false`) statement proposals over the version by the
     picked model; 201 with the job, or 400 with the reason."""
     version = _version(version_id)
-    start = GENERATE.get(request.POST.get("statements", ""))
+    start = statement_generation.STARTERS.get(request.POST.get("statements", ""))
     if start is None:
         return _error("Choose true or false statements.")
     try:

@@ -694,6 +694,43 @@ def test_the_console_starts_generation_on_an_openai_compatible_server(ready, cur
     assert "Propose false statements (8 pair(s))" in page
 
 
+# --- The command line -------------------------------------------------------------------------------------
+
+def test_the_command_lists_generates_and_regenerates(ready, curator, annotator, scripted,
+                                                    django_capture_on_commit_callbacks):
+    def command(*args) -> str:
+        out = io.StringIO()
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("maia_statements", *args, stdout=out)
+        return out.getvalue()
+
+    model = ["--user", curator.username, "--backend", "maia_script", "--model", "scripted/cli"]
+    assert command("questions", "curation-1").splitlines() == [
+        f"#{ready.pk} {ready.external_id} [Pool checked]: true statements none, 0 of 8 false, 0 proposal(s) waiting",
+        "1 question(s); 1 wait for true statements, 0 pair(s) for a false statement"]
+    out = command("generate", "curation-1", "--statements", "true", *model)
+    [pset] = ProposalSet.objects.all()
+    assert out.strip() == f"Proposal set {pset.pk} (1 input(s)): job {pset.job_id} queued"
+    accept_all(pset, curator)
+    command("generate", "curation-1", "--statements", "false", *model, "--max-new-tokens", "40")
+    accept_all(ProposalSet.objects.latest("pk"), curator)
+    assert reload(ready).payload["false_statements"] == [false_of(t) for t in trues_of(1)]
+    out = command("regenerate", "--item", str(ready.pk), "--index", "7", *model)
+    again = ProposalSet.objects.latest("pk")
+    assert f"Proposal set {again.pk} (1 input(s))" in out
+    assert again.proposals.get().inputs["previous_false_statement"] == false_of(trues_of(1)[7])
+
+    with pytest.raises(CommandError, match="is no curator or admin"):
+        command("generate", "curation-1", "--statements", "true", "--user", annotator.username,
+                "--backend", "maia_script", "--model", "m")
+    with pytest.raises(CommandError, match="No question of curation-1 waits"):
+        command("generate", "curation-1", "--statements", "true", *model)
+    with pytest.raises(CommandError, match="There is no MAIA version 'nope'"):
+        command("questions", "nope")
+    with pytest.raises(CommandError, match="No MAIA question 987654"):
+        command("regenerate", "--item", "987654", "--index", "0", *model)
+
+
 # --- Pages and permissions ---------------------------------------------------------------------------------
 
 def test_the_pages_are_for_curators_and_linked_from_the_maia_curation_page(client, role_users, ready):

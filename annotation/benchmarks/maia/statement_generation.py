@@ -352,3 +352,7 @@ def regenerate_false_statement(item: BenchmarkItem, index: int, *, user, **model
                          previous_problem=check.note if failing else "")
     return _start(FALSE_KIND, [entry], f"MAIA false statement {index + 1} of {item.external_id} again",
                   user=user, **model)
+
+
+# which statements a console or command starts: `true` or `false`
+STARTERS = {"true": start_true_statements, "false": start_false_statements}
