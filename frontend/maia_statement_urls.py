@@ -1,4 +1,5 @@
-"""URLs of the MAIA false-statement review: failing pairs of a version, and edits of a false statement."""
+"""URLs of MAIA statements: the statement console of a curation version (generation of true and false
+statements), the checks of a version's pairs, failing pairs with their edits and regeneration."""
 
 from django.urls import path
 
@@ -6,5 +7,10 @@ from frontend import maia_statement_views as views
 
 urlpatterns = [
     path("maia/versions/<int:version_id>/statements/", views.failing_statements, name="maia-statements"),
+    path("maia/versions/<int:version_id>/statements/check/", views.run_checks, name="maia-statement-checks"),
+    path("maia/versions/<int:version_id>/statements/regenerate/", views.regenerate, name="maia-statement-regenerate"),
     path("maia/items/<int:item_id>/statements/<int:index>/", views.edit_statement, name="maia-statement-edit"),
+    path("maia/versions/<int:version_id>/statement-generation/", views.console, name="maia-statement-console"),
+    path("maia/versions/<int:version_id>/statement-generation/start/", views.generate,
+         name="maia-statement-generate"),
 ]

@@ -24,7 +24,12 @@ Parsing never guesses. An output is `empty` when it holds no text (or, for a kin
 records, an empty list), `malformed` when it does not follow the kind's format exactly, with the
 reason, and `ok` otherwise. The only unwrapping done is a single Markdown code fence around the whole
 output (```json ... ```); JSON with text around it, missing or unknown keys, values of the wrong
-type or choices outside the allowed ones are all malformed. A model call that fails is `failed`.
+type or choices outside the allowed ones are all malformed. A kind with its own output format (e.g. a
+numbered list) names a `reader` that turns the output into its fields, as strictly. A model call that
+fails is `failed`.
+
+Provenance (`provenance`): what a kind's `on_outcome` records beside the fields it carries to an item:
+the proposal, its set, model and revision, and the decision that settled it (who, when, how).
 """
 
 from __future__ import annotations
@@ -176,6 +181,7 @@ def _empty(reason: str) -> Parsed:
 PromptBuilder = Callable[[dict, dict], list[Message]]
 OutcomeHook = Callable[[Proposal, ProposalDecision, str, dict | None], None]
 FlagHook = Callable[[dict, dict], list[str]]
+Reader = Callable[[str], dict]
 
 
 @dataclass(frozen=True)
@@ -200,6 +206,10 @@ class ProposalTask:
     `rejection_reasons` ((value, label) pairs) are the reasons a rejection must name one of (a
     correction may name one too: what it fixed); `verdict_labels` ({verdict: label}) words the three
     verdicts for the kind's reviewers (e.g. keep, fix, remove).
+    `reader(text)`, for a kind whose output is neither one JSON value nor one text (e.g. a numbered
+    list), turns the stripped output (its code fence unwrapped) into the kind's fields; a ValueError
+    makes the output malformed with its message as the reason. The fields are then checked as JSON
+    fields are.
     """
 
     name: str
@@ -216,10 +226,13 @@ class ProposalTask:
     flags: FlagHook | None = None
     rejection_reasons: tuple[tuple[str, str], ...] = ()
     verdict_labels: Mapping[str, str] | None = None
+    reader: Reader | None = None
 
     def __post_init__(self):
         if self.output not in ("json", "text"):
             raise ValueError(f"Task {self.name!r}: output must be 'json' or 'text'.")
+        if self.reader is not None and (self.output != "json" or self.many):
+            raise ValueError(f"Task {self.name!r}: a reader fills the fields of one record from the whole output.")
         if not self.fields:
             raise ValueError(f"Task {self.name!r} declares no fields.")
         if self.output == "text" and (len(self.fields) != 1 or self.many):
@@ -318,6 +331,11 @@ class ProposalTask:
             text = fenced.group(1).strip()
             if not text:
                 return [_empty("the model returned an empty code block")]
+        if self.reader is not None:
+            try:
+                return [_ok(self.validate_fields(self.reader(text)))]
+            except ValueError as exc:
+                return [_malformed(str(exc))]
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -752,6 +770,17 @@ def typed_correction(task: ProposalTask, typed: dict) -> dict:
     if problems:
         raise ProposalError(f"The correction is not valid: {'; '.join(problems)}")
     return fields
+
+
+def provenance(proposal: Proposal, decision: ProposalDecision, outcome: str) -> dict:
+    """Where fields carried to an item came from: the proposal, its set, its model, and the decision
+    that settled `outcome` (JSON, for a curation record's working fields)."""
+    return {"proposal": proposal.pk, "proposal_set": proposal.proposal_set_id, "decision": decision.pk,
+            "outcome": outcome, "verdict": decision.verdict, "criterion": decision.criterion,
+            "reason": decision.reason, "origin": decision.origin, "study": decision.study_slug,
+            "submission": decision.submission_id, "backend": proposal.backend, "model_id": proposal.model_id,
+            "revision": proposal.revision, "decided_by": decision.decided_by.get_username(),
+            "decided_by_id": decision.decided_by_id, "decided_at": decision.decided_at.isoformat()}
 
 
 def resolve_outcome(decisions: list[ProposalDecision], proposed: dict) -> tuple[str, dict | None]:

@@ -159,6 +159,15 @@ MATRIX: dict[str, Case] = {
     "maia-statements": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=405), kwargs={"version_id": MISSING}),
     "maia-statement-edit": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                 kwargs={"item_id": MISSING, "index": 0}),
+    # MAIA statements (frontend/maia_statement_views.py): checks, regeneration and the generation console of
+    # a version that does not exist are 404 for curators and admins
+    "maia-statement-checks": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                  kwargs={"version_id": MISSING}),
+    "maia-statement-regenerate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                      kwargs={"version_id": MISSING}),
+    "maia-statement-console": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
+    "maia-statement-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                    kwargs={"version_id": MISSING}),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400

@@ -29,7 +29,7 @@ from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, Frozen
 from annotation.payloads import validate_payload
 from annotation.versions import add_item
 from generation.models import Proposal, ProposalDecision
-from generation.proposals import ProposalError, task_kind
+from generation.proposals import ProposalError, provenance, task_kind
 
 SLUG = "cvrr"
 POOL_LABEL = "qa-pool"
@@ -102,15 +102,6 @@ def pair_payload(proposal: Proposal, fields: dict, video_item: BenchmarkItem | N
     return payload
 
 
-def _provenance(proposal: Proposal, decision: ProposalDecision, outcome: str) -> dict:
-    return {"proposal": proposal.pk, "proposal_set": proposal.proposal_set_id, "decision": decision.pk,
-            "outcome": outcome, "verdict": decision.verdict, "criterion": decision.criterion,
-            "reason": decision.reason, "origin": decision.origin, "study": decision.study_slug,
-            "submission": decision.submission_id, "backend": proposal.backend, "model_id": proposal.model_id,
-            "revision": proposal.revision, "decided_by": decision.decided_by.get_username(),
-            "decided_by_id": decision.decided_by_id, "decided_at": decision.decided_at.isoformat()}
-
-
 def _video_media(video_item: BenchmarkItem | None) -> dict:
     if video_item is None:
         return {}
@@ -139,7 +130,7 @@ def apply_outcome(proposal: Proposal, decision: ProposalDecision, outcome: str, 
     if video_item is None and record is None:
         raise ProposalError(f"Proposal #{proposal.pk} names no CVRR-ES video under curation: its pair cannot be kept.")
     payload = pair_payload(proposal, final_fields, video_item)
-    working = {"source": _provenance(proposal, decision, outcome),
+    working = {"source": provenance(proposal, decision, outcome),
                "proposed": {name: proposal.fields.get(name) for name in PAIR_FIELDS},
                "flags": task_kind(proposal.task_kind).flags_for(final_fields, inputs),
                "video_item": video_item.pk if video_item is not None else None}

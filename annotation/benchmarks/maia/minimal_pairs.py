@@ -12,15 +12,16 @@ the noun; punctuation is dropped; words are runs of letters and digits (accented
 Contradiction check: an NLI classifier (`generation.backends.nli.NLIClassifier`) reads TS as premise and
 FS as hypothesis; the pair passes when "contradiction" is the most probable label.
 
-`check_item` records one insert-only `ItemCheck` per statement pair (aspect "statement:<index>", pass or
-fail with the reasons in the note and the pair in `subject`); the latest check of a pair counts while the
-pair is unchanged. `edit_false_statement` lets a curator rewrite a false statement of an item in an
+`check_item` records one insert-only `ItemCheck` per statement pair checked (aspect "statement:<index>",
+pass or fail with the reasons in the note and the pair in `subject`); the latest check of a pair counts
+while the pair is unchanged. `edit_false_statement` lets a curator rewrite a false statement of an item in an
 unfrozen version; the edit re-runs the structural check.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -166,16 +167,22 @@ def aspect(index: int) -> str:
     return f"{ASPECT_PREFIX}{index}"
 
 
-def check_item(item: BenchmarkItem, nli=None, *, by, bounds: Bounds = Bounds()) -> list[PairCheck]:
-    """Check each statement pair of a `question` item and record one `ItemCheck` per pair (checked by
-    `by`, the person or service account that ran the check). Items without statements record nothing."""
-    checks = [structural(t, f, bounds) for t, f in pairs_of(item.payload)]
+def check_item(item: BenchmarkItem, nli=None, *, by, bounds: Bounds = Bounds(),
+               only: Iterable[int] | None = None) -> list[PairCheck]:
+    """Check each statement pair of a `question` item (or the pairs of the indices `only` names) and
+    record one `ItemCheck` per pair checked (checked by `by`, the person or service account that ran the
+    check). Items without statements record nothing."""
+    pairs = list(enumerate(pairs_of(item.payload)))
+    if only is not None:
+        chosen = set(only)
+        pairs = [(index, pair) for index, pair in pairs if index in chosen]
+    checks = [structural(t, f, bounds) for _, (t, f) in pairs]
     if nli is not None:
         add_contradiction(checks, nli)
     ItemCheck.objects.bulk_create([
         ItemCheck(item=item, aspect=aspect(index), verdict=check.verdict, note=check.note(),
                   subject=check.subject(), checked_by=by)
-        for index, check in enumerate(checks)])
+        for (index, _), check in zip(pairs, checks, strict=True)])
     return checks
 
 

@@ -27,6 +27,10 @@ the question and answers checked, so that a check of a pool changed since no lon
 
 Review: a failing automatic check puts the pool in the review queue; a curator confirms it (a new failing
 check) or overrides it (a new passing check), each with the curator's note.
+
+Stage: a question under curation whose pool is checked moves from `stages.POOL_COMPLETE` to
+`stages.POOL_CHECKED`; its statements are written once its latest check passes
+(`annotation.benchmarks.maia.statements`).
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotation.benchmarks.maia import stages
 from annotation.benchmarks.maia.stopwords_it import STOPWORDS
-from annotation.curation_models import ItemCheck
+from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion
 from generation.backends.registry import load_backend
 
@@ -200,6 +205,8 @@ def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
     with transaction.atomic():
         for check in checks:
             check.save()
+        CurationRecord.objects.filter(item__in=[check.item for check in checks],
+                                      stage=stages.POOL_COMPLETE).update(stage=stages.POOL_CHECKED)
     return results
 
 
