@@ -2,7 +2,7 @@
 items (`demo`)."""
 
 from annotation import versions
-from annotation.benchmarks.maia import demo, exporter, importer, stages
+from annotation.benchmarks.maia import answer_collection, demo, exporter, importer, stages
 from annotation.benchmarks.maia.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
