@@ -1,8 +1,16 @@
 """MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`)."""
+items (`demo`); the answer-collection study kind (`answer_collection`) and the pool checks' background
+job (`pool_check_job`), both registered on import."""
 
 from annotation import versions
-from annotation.benchmarks.maia import answer_collection, demo, exporter, importer, stages
+from annotation.benchmarks.maia import (  # noqa: F401  (answer_collection, pool_check_job: a study kind, a job kind)
+    answer_collection,
+    demo,
+    exporter,
+    importer,
+    pool_check_job,
+    stages,
+)
 from annotation.benchmarks.maia.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
