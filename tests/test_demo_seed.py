@@ -263,3 +263,20 @@ def test_the_demo_has_open_filtration_and_expert_studies_over_imported_pairs(see
     client.force_login(get_user_model().objects.get(username="annotator"))
     tasks = client.get(reverse("my-tasks")).content.decode()
     assert all(Study.objects.get(slug=slug).name in tasks for slug in ("demo-filtration", "demo-experts"))
+
+
+def test_the_demo_has_an_open_maia_answer_study_in_italian(seeded):
+    study = Study.objects.get(slug="demo-maia-answers")
+    assert (study.state, study.step_kind) == (Study.State.OPEN, "maia_answers")
+    assert (study.annotators_per_item, study.max_items_per_video) == (8, 12)
+    assert study.name == "MAIA: rispondi alle domande sui video" and "L'audio non viene usato" in study.instructions
+    assert study.output_version.label == "demo-curation" and not study.output_version.frozen
+    assert study.items.count() >= 3 and not study.items.filter(video__isnull=True).exists()
+    drafts = BenchmarkItem.objects.filter(version=study.output_version)
+    assert {item.payload["kind"] for item in drafts} == {"question_draft"}
+    assert {len(item.payload["answers"]) for item in drafts} == {3}
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="annotator"))
+    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    assert "<video" in page and "rispondi solo dalle immagini" in page
+    assert any(item.payload["question"] in page for item in drafts)

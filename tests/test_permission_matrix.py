@@ -194,6 +194,7 @@ MATRIX: dict[str, Case] = {
     # admins, other roles 403; the decision is POST-only (GET 405)
     "maia-pool-report": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "maia-pool-review": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
+    "maia-pool-run": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "maia-pool-decide": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                              kwargs={"pk": MISSING, "item_id": MISSING}),
     # the image studio (frontend/studio_views.py): curators and admins; an item or attempt that does not exist

@@ -5,6 +5,13 @@ The cap of k claims per item is held by the database: a claim first takes a plac
 succeeds for at most `open_slots` concurrent callers on any backend. On PostgreSQL the candidate
 rows are also locked with SKIP LOCKED, so concurrent workers spread over different items instead
 of queueing on the same one.
+
+A study may also cap the items of one video a worker gets (`Study.max_items_per_video`, 0 for no
+cap): the same statement skips an item whose video (`StudyItem.video`) the worker already has that
+many claims on in the study, counting every claim but those returned or timed out
+(`Claim.COUNTS_FOR_VIDEO_CAP`). A worker holds one active claim per study at a time (a database
+constraint), so their claims are made one after another and the count the statement reads is whole.
+Items without a video are not capped.
 """
 
 import math
@@ -13,7 +20,7 @@ from datetime import timedelta
 from functools import cache
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.crowd import consent, eligibility, forms, history, rows
@@ -109,38 +116,64 @@ def _roles_to_try(study: Study, worker) -> list[tuple[str, ...]]:
 
 
 @cache
-def _take_sql(roles: tuple[str, ...]) -> str:
+def _take_sql(roles: tuple[str, ...], capped: bool = False) -> str:
     """Take one place of the least-done item the worker never had, in one statement.
 
     The candidate is chosen and locked (SKIP LOCKED on PostgreSQL, so concurrent claims spread
     over different items) and its `open_slots` decremented only while still positive: the cap
-    holds on any database.
+    holds on any database. `capped`: the candidate's video must also be one the worker has fewer
+    claims on than the study's `max_items_per_video` (parameters: study, roles, worker, then study,
+    worker and the cap).
     """
     item, claim = rows.table(StudyItem), rows.table(Claim)
     marks = ", ".join(["%s"] * len(roles))
     returned = ", ".join(rows.column(StudyItem, f.name) for f in StudyItem._meta.concrete_fields)
+    counted = ", ".join(f"'{status}'" for status in Claim.COUNTS_FOR_VIDEO_CAP)
+    video_cap = f"""
+            AND (i.video_id IS NULL OR (
+              SELECT COUNT(*) FROM {claim} vc JOIN {item} vi ON vi.id = vc.item_id
+              WHERE vc.study_id = %s AND vc.worker_id = %s AND vc.status IN ({counted})
+                AND vi.video_id = i.video_id) < %s)""" if capped else ""
     return f"""
         UPDATE {item} SET open_slots = open_slots - 1
         WHERE id = (
           SELECT i.id FROM {item} i
           WHERE i.study_id = %s AND i.role IN ({marks}) AND i.open_slots > 0
-            AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s)
+            AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s){video_cap}
           ORDER BY i.completed_count, i.id LIMIT 1{rows.skip_locked()}
         ) AND open_slots > 0
         RETURNING {returned}"""
 
 
+def _take_params(study: Study, worker, roles: tuple[str, ...]) -> list:
+    params = [study.pk, *roles, worker.pk]
+    if study.max_items_per_video:
+        params += [study.pk, worker.pk, study.max_items_per_video]
+    return params
+
+
+def videos_at_cap(study: Study, worker):
+    """The videos the worker has reached the study's per-video cap on (a subquery of video ids)."""
+    return (Claim.objects.filter(study=study, worker=worker, status__in=Claim.COUNTS_FOR_VIDEO_CAP,
+                                 item__video__isnull=False)
+            .values("item__video").annotate(n=Count("pk")).filter(n__gte=study.max_items_per_video)
+            .values("item__video"))
+
+
 def _any_left(study: Study, worker, roles: tuple[str, ...]) -> bool:
     """Whether any item is left for the worker, counting those other requests are taking right now."""
-    return (StudyItem.objects.filter(study=study, role__in=roles, open_slots__gt=0)
-            .exclude(claims__worker=worker).exists())
+    left = StudyItem.objects.filter(study=study, role__in=roles, open_slots__gt=0).exclude(claims__worker=worker)
+    if study.max_items_per_video:
+        left = left.exclude(video__in=videos_at_cap(study, worker))
+    return left.exists()
 
 
 def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | None:
     for _attempt in range(100):
         try:
             with transaction.atomic():
-                taken = rows.raw(StudyItem, _take_sql(roles), [study.pk, *roles, worker.pk])
+                taken = rows.raw(StudyItem, _take_sql(roles, bool(study.max_items_per_video)),
+                                 _take_params(study, worker, roles))
                 if taken:
                     return _record_claim(study, worker, taken[0], now, platform_assignment_id)
         except IntegrityError:

@@ -4,7 +4,9 @@ Invariants the database itself guards (so they hold on SQLite, where row locks d
 - `StudyItem.open_slots` never goes below zero (check constraint); claiming decrements it with a
   conditional UPDATE, so no item is ever handed out more than `k` times at once;
 - one claim per (item, worker), ever (unique constraint);
-- at most one active claim per (study, worker) (partial unique constraint);
+- at most one active claim per (study, worker) (partial unique constraint), so a worker's claims are
+  made one after another: the per-video cap (`Study.max_items_per_video`), checked inside the claim
+  statement, counts every earlier claim;
 - one submission per claim (one-to-one), which also makes submitting idempotent.
 """
 
@@ -95,6 +97,8 @@ class Study(KeepsHistory, models.Model):
     annotators_per_item = models.PositiveSmallIntegerField(default=1, help_text="k")
     count_accepted_only = models.BooleanField(
         default=True, help_text="a rejected answer frees its place, so each item gets k accepted answers")
+    max_items_per_video = models.PositiveSmallIntegerField(
+        default=0, help_text="the most items of one video (StudyItem.video) a worker gets in the study; 0: no limit")
     lease_seconds = models.PositiveIntegerField(default=30 * 60)
     instructions = models.TextField(blank=True, help_text="Markdown")
     consent_text = models.TextField(
@@ -209,6 +213,8 @@ class Claim(models.Model):
         EXPIRED = "expired", "Timed out"
 
     HOLDS_SLOT = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED)
+    # the claims that count towards a study's per-worker, per-video cap: all but those given back or timed out
+    COUNTS_FOR_VIDEO_CAP = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED, Status.REJECTED)
     # The claim loop applies these with conditional UPDATEs whose WHERE comes from `STATES.sources`.
     STATES = StateMachine("status", {
         Status.ACTIVE: {Status.SUBMITTED, Status.RETURNED, Status.EXPIRED},

@@ -9,7 +9,8 @@ from annotation.crowd import kinds, studies, study_settings, worker_lists
 from annotation.crowd.models import Qualification, Study, StudyItem
 from annotation.models import BenchmarkVersion
 
-PAGE_FIELDS = ["name", "step_kind", "form_schema", "output_version", "annotators_per_item", "count_accepted_only",
+PAGE_FIELDS = ["name", "step_kind", "form_schema", "output_version", "annotators_per_item", "max_items_per_video",
+               "count_accepted_only",
                "lease_seconds", "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
                "required_qualification", "required_attributes", "gold_share", "expert_share",
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
@@ -26,7 +27,7 @@ class QualificationChoice(forms.ModelChoiceField):
 # What a person reads beside each setting (the pages and the admin), instead of the field's name.
 SETTING_LABELS = {
     "step_kind": "Kind of task", "form_schema": "Form (JSON)", "output_version": "Version approved work goes to",
-    "annotators_per_item": "Annotators per item (k)",
+    "annotators_per_item": "Annotators per item (k)", "max_items_per_video": "Most items of one video per worker",
     "count_accepted_only": "Rejected answers free their place", "lease_seconds": "Item kept for a worker (seconds)",
     "estimated_minutes": "Estimated minutes per item", "pay_per_item": "Pay per item",
     "gold_share": "Share of gold items", "expert_share": "Share of answers sent to experts",
@@ -71,11 +72,17 @@ class StudySettingsForm(forms.ModelForm):
                 required=False, label=SETTING_LABELS["output_version"],
                 empty_label="the kind's own (made when the study is created)",
                 help_text="an unfrozen version that each approved item is added to (kinds that write items)")
+        if "max_items_per_video" in self.fields:
+            self.fields["max_items_per_video"].required = False  # empty: no limit
         if "form_schema" in self.fields:
             self.fields["form_schema"].widget.attrs.update({"data-form-schema": "", "rows": 8})
         for name in ("instructions", "consent_text"):
             if name in self.fields:
                 self.fields[name].widget.attrs.update({"data-markdown": "", "rows": 8})
+
+    def clean_max_items_per_video(self):
+        value = self.cleaned_data.get("max_items_per_video")
+        return 0 if value is None else value
 
     def clean_required_attributes(self):
         value = self.cleaned_data.get("required_attributes")

@@ -1,7 +1,8 @@
 """The rules a study's settings obey, checked in one place for the REST API, the curators' settings
 page and the admin (each turns the problems found here into its own kind of answer).
 
-- Ranges: k (annotators per item) from 1 to `MAX_ANNOTATORS_PER_ITEM`, shares and the minimal
+- Ranges: k (annotators per item) from 1 to `MAX_ANNOTATORS_PER_ITEM`, the items of one video a
+  worker gets (`max_items_per_video`) from 0 (no cap) to `MAX_ITEMS_PER_VIDEO`, shares and the minimal
   accept rate in [0, 1], a lease from a minute to a week, no negative pay or time, at least one
   submission before the completion code. The database holds the same ranges as check constraints.
 - The step kind is one the engine knows (`annotation.crowd.kinds`); a kind that fills in a form
@@ -26,13 +27,14 @@ from annotation.crowd.models import MAX_ANNOTATORS_PER_ITEM, Claim, Study, Study
 from annotation.models import BenchmarkVersion
 
 MIN_LEASE_SECONDS = 60
+MAX_ITEMS_PER_VIDEO = 10_000
 MAX_LEASE_SECONDS = 7 * 24 * 3600
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 SHARES = ("gold_share", "expert_share", "min_accept_rate")
 FROZEN = {"step_kind": "step kind", "form_schema": "form", "annotators_per_item": "number of annotators per item (k)"}
 ITEM_MEDIA = ("video", "image", "payload")
-RULED = ("step_kind", "form_schema", "output_version", "annotators_per_item", "lease_seconds", "estimated_minutes",
-         "pay_per_item",
+RULED = ("step_kind", "form_schema", "output_version", "annotators_per_item", "max_items_per_video", "lease_seconds",
+         "estimated_minutes", "pay_per_item",
          *SHARES, "required_submissions", "recruitment_platform", "platform_study_id")
 
 
@@ -94,6 +96,9 @@ def problems(values: dict, *, study: Study | None = None) -> dict[str, str]:
     k = merged["annotators_per_item"]
     if not _whole(k) or not 1 <= k <= MAX_ANNOTATORS_PER_ITEM:
         found["annotators_per_item"] = f"must be a whole number from 1 to {MAX_ANNOTATORS_PER_ITEM}"
+    cap = merged["max_items_per_video"]
+    if not _whole(cap) or not 0 <= cap <= MAX_ITEMS_PER_VIDEO:
+        found["max_items_per_video"] = f"must be a whole number from 0 (no limit) to {MAX_ITEMS_PER_VIDEO}"
     for name in SHARES:
         if _out_of(merged[name], 0, 1):
             found[name] = "must be a number from 0 to 1"

@@ -1,12 +1,15 @@
 """MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`); statement generation (`statement_generation`, which registers its proposal kinds) and
-the statement checks' job (`statement_checks`)."""
+items (`demo`); the answer-collection study kind (`answer_collection`) and the pool checks' background
+job (`pool_check_job`); statement generation (`statement_generation`, which registers its proposal kinds)
+and the statement checks' job (`statement_checks`): all registered on import."""
 
 from annotation import versions
-from annotation.benchmarks.maia import (  # noqa: F401  (statement_generation, statement_checks: they register kinds)
+from annotation.benchmarks.maia import (  # noqa: F401  (imported so that their kinds register)
+    answer_collection,
     demo,
     exporter,
     importer,
+    pool_check_job,
     stages,
     statement_checks,
     statement_generation,

@@ -3,7 +3,31 @@
 They are written for the demo (`seed_demo`): each question has 8 short answers and, per answer, one
 true and one false statement, so that a tiny-model run has statement pairs (VSV) and open answers
 (OEVQA) to score, BERTScore included.
+
+The demo also opens a MAIA answer-collection study in Italian (`demo_studies`): the same questions as
+drafts of an unfrozen curation version (`DEMO_CURATION_LABEL`) on the sample videos, each with the first
+`DEMO_ANSWERS_IN` of its answers already collected, so annotators add the others.
 """
+
+from django.db import transaction
+
+from annotation.benchmarks.maia import answer_collection, stages
+from annotation.crowd import studies
+from annotation.crowd.models import Study
+from annotation.curation_models import CurationRecord
+from annotation.models import Benchmark, BenchmarkVersion, MediaAsset, Video
+from annotation.versions import add_item
+
+DEMO_CURATION_LABEL = "demo-curation"
+DEMO_ANSWERS_SLUG = "demo-maia-answers"
+DEMO_ANSWERS_IN = 3
+DEMO_ANSWERS_NAME = "MAIA: rispondi alle domande sui video"
+DEMO_ANSWERS_INSTRUCTIONS = """Guarda tutto il video, leggi la domanda e la definizione della sua categoria,
+poi **scrivi una risposta breve in italiano**, con parole tue: poche parole o una frase.
+
+- Rispondi in base a ciò che si vede nel video. L'audio non viene usato: rispondi solo dalle immagini.
+- Rispondi alla domanda: non "sì" o "no", ma che cosa succede, dove, perché, …
+- Otto persone rispondono a ogni domanda; tu rispondi al massimo a 12 domande dello stesso video."""
 
 # video file name → (category with its _A/_B suffix, question, 8 answers, 8 true, 8 false statements)
 DEMO_QUESTIONS = {
@@ -52,3 +76,44 @@ def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
                        "answers": answers, "true_statements": true, "false_statements": false}
             items.append((f"{video}/{category}/{index}", payload, {"video": media[name]}))
     return items
+
+
+def _curation_version(curator, videos: dict) -> BenchmarkVersion | None:
+    """The unfrozen demo curation version with the demo questions as drafts (made once)."""
+    version = BenchmarkVersion.objects.filter(benchmark__slug="maia", label=DEMO_CURATION_LABEL).first()
+    if version is not None or not videos:
+        return version
+    with transaction.atomic():
+        version = BenchmarkVersion.objects.create(
+            benchmark=Benchmark.objects.get(slug="maia"), label=DEMO_CURATION_LABEL, created_by=curator,
+            source=BenchmarkVersion.Source.CURATION,
+            description="Domande scritte sui video di esempio, in attesa delle loro 8 risposte.")
+        for name, questions in DEMO_QUESTIONS.items():
+            if name not in videos:
+                continue
+            stem = name.rsplit(".", 1)[0]
+            for index, (category, question, answers, _true, _false) in enumerate(questions):
+                item = add_item(version, f"{stem}/{category}/{index}", {
+                    "kind": "question_draft", "video": stem, "category": category, "question": question,
+                    "answers": answers[:DEMO_ANSWERS_IN]}, media={"video": videos[name]})
+                CurationRecord.objects.create(item=item, stage=stages.QUESTION_WRITTEN, author=curator)
+    return version
+
+
+def demo_studies(curator) -> list[Study]:
+    """The demo's open MAIA answer-collection study, in Italian, over the drafts of the demo curation
+    version on the sample videos (made once)."""
+    study = Study.objects.filter(slug=DEMO_ANSWERS_SLUG).first()
+    if study is not None:
+        return [study]
+    videos = {video.original_name: video for video in Video.objects.filter(
+        original_name__in=list(DEMO_QUESTIONS), status=MediaAsset.Status.READY).order_by("pk")}
+    version = _curation_version(curator, videos)
+    if version is None:
+        return []
+    try:
+        return [answer_collection.create_answer_study(
+            curator, version, DEMO_ANSWERS_NAME, slug=DEMO_ANSWERS_SLUG, open_now=True,
+            instructions=DEMO_ANSWERS_INSTRUCTIONS, required_attributes={}, pay_per_item="0.30", currency="EUR")]
+    except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+        return [Study.objects.get(slug=DEMO_ANSWERS_SLUG)]

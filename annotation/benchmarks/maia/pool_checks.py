@@ -25,12 +25,14 @@ A pool is in full agreement when no pair contradicts. Each pool checked gets an 
 subject and note, pass otherwise; inconsistent answers are listed too, for the reviewer. Its subject holds
 the question and answers checked, so that a check of a pool changed since no longer counts.
 
+Each item checked that is at stage `stages.POOL_COMPLETE` moves to `stages.POOL_CHECKED` (a pool with a
+contradiction then waits in the review queue). The checks run as a background job from the pool report's
+page (`pool_check_job`) or with `manage.py maia_pool_checks run`.
+
 Review: a failing automatic check puts the pool in the review queue; a curator confirms it (a new failing
 check) or overrides it (a new passing check), each with the curator's note.
 
-Stage: a question under curation whose pool is checked moves from `stages.POOL_COMPLETE` to
-`stages.POOL_CHECKED`; its statements are written once its latest check passes
-(`annotation.benchmarks.maia.statements`).
+A question's statements are written once its latest check passes (`annotation.benchmarks.maia.statements`).
 """
 
 from __future__ import annotations
@@ -177,12 +179,17 @@ def pool_item(item_id: int) -> BenchmarkItem:
     return item
 
 
-def load_scorer(model_id: str | None = None):
-    """The NLI classifier named, else settings.MAIA_NLI_MODEL."""
+def configured_model(model_id: str | None = None) -> str:
+    """The NLI model named, else settings.MAIA_NLI_MODEL; PoolCheckError when neither names one."""
     model_id = (model_id or getattr(settings, "MAIA_NLI_MODEL", "") or "").strip()
     if not model_id:
         raise PoolCheckError("Name an NLI model (--nli-model, or the MAIA_NLI_MODEL setting).")
-    return load_backend("nli", model_id)
+    return model_id
+
+
+def load_scorer(model_id: str | None = None):
+    """The NLI classifier named, else settings.MAIA_NLI_MODEL."""
+    return load_backend("nli", configured_model(model_id))
 
 
 def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
@@ -205,8 +212,8 @@ def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
     with transaction.atomic():
         for check in checks:
             check.save()
-        CurationRecord.objects.filter(item__in=[check.item for check in checks],
-                                      stage=stages.POOL_COMPLETE).update(stage=stages.POOL_CHECKED)
+        CurationRecord.objects.filter(item_id__in=[r.item_id for r in results], stage=stages.POOL_COMPLETE).update(
+            stage=stages.POOL_CHECKED)
     return results
 
 
