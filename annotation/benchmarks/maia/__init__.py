@@ -1,8 +1,15 @@
-"""MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`)."""
+"""MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`), demo
+items and studies (`demo`) and the question-writing study kind (`question_writing`, registered on
+import)."""
 
 from annotation import versions
-from annotation.benchmarks.maia import demo, exporter, importer, stages
+from annotation.benchmarks.maia import (  # noqa: F401  (question_writing registers its kind)
+    demo,
+    exporter,
+    importer,
+    question_writing,
+    stages,
+)
 from annotation.benchmarks.maia.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 

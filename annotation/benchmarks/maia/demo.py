@@ -3,7 +3,19 @@
 They are written for the demo (`seed_demo`): each question has 8 short answers and, per answer, one
 true and one false statement, so that a tiny-model run has statement pairs (VSV) and open answers
 (OEVQA) to score, BERTScore included.
+
+`demo_studies` opens a question-writing study in Italian (`question_writing`) over the sample videos,
+its approved questions going to the MAIA curation version, so that the demo's annotators can write
+questions and its curator can review them.
 """
+
+from annotation.benchmarks.maia import question_writing
+from annotation.crowd import studies
+from annotation.crowd.models import Study
+from annotation.models import MediaAsset, Video
+
+DEMO_QUESTIONS_SLUG = "demo-maia-questions"
+DEMO_VIDEOS = ("bigbuckbunny.mp4", "bikes.mp4")
 
 # video file name → (category with its _A/_B suffix, question, 8 answers, 8 true, 8 false statements)
 DEMO_QUESTIONS = {
@@ -52,3 +64,21 @@ def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
                        "answers": answers, "true_statements": true, "false_statements": false}
             items.append((f"{video}/{category}/{index}", payload, {"video": media[name]}))
     return items
+
+
+def demo_studies(curator) -> list[Study]:
+    """The demo's open question-writing study over the sample videos, in Italian, made once."""
+    study = Study.objects.filter(slug=DEMO_QUESTIONS_SLUG).first()
+    if study is not None:
+        return [study]
+    videos = list(Video.objects.filter(original_name__in=DEMO_VIDEOS, status=MediaAsset.Status.READY).order_by("pk"))
+    if not videos:
+        return []
+    try:
+        study = question_writing.create_question_study(
+            curator, "MAIA: scrivi le domande sui video", videos=videos, slug=DEMO_QUESTIONS_SLUG, open_now=True,
+            version=question_writing.curation_version(curator), pay_per_item="3.00",
+            completion_code="DEMO-MAIA-QUESTIONS")
+    except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+        study = Study.objects.get(slug=DEMO_QUESTIONS_SLUG)
+    return [study]
