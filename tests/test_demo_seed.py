@@ -263,3 +263,13 @@ def test_the_demo_has_open_filtration_and_expert_studies_over_imported_pairs(see
     client.force_login(get_user_model().objects.get(username="annotator"))
     tasks = client.get(reverse("my-tasks")).content.decode()
     assert all(Study.objects.get(slug=slug).name in tasks for slug in ("demo-filtration", "demo-experts"))
+
+
+def test_the_demo_has_an_open_maia_question_writing_study_in_italian(seeded):
+    study = Study.objects.get(slug="demo-maia-questions")
+    assert (study.state, study.step_kind) == (Study.State.OPEN, "maia_questions")
+    assert study.items.count() >= 2 and "domande aperte" in study.instructions
+    assert study.output_version.benchmark.slug == "maia" and not study.output_version.frozen
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="curator"))
+    assert 'data-study="demo-maia-questions"' in client.get(reverse("maia-categories")).content.decode()
