@@ -88,7 +88,8 @@ def test_the_item_shows_the_category_guides_as_curators_last_saved_them(curator,
     rows = question_writing.item_rows(study.items.get().payload)
     assert rows[1]["key"] == "reminder" and "audio" in rows[1]["value"]
     uncertainty = next(row for row in rows if row["key"] == "category-incertezza")
-    assert uncertainty["label"] == "Incertezza (Uncertainty)" and uncertainty["value"][0] == "Definizione rivista."
+    assert uncertainty["label"] == "Incertezza"
+    assert uncertainty["value"][:2] == ["Uncertainty", "Definizione rivista."]
     assert any(part.startswith("Example:") for part in uncertainty["value"])
 
 
@@ -267,7 +268,7 @@ def test_the_task_page_shows_the_guides_the_reminder_and_24_questions(study):
     html = page.content.decode()
     assert page.status_code == 200
     assert html.count('data-kind="free_text"') == 24
-    assert "non sono ammesse domande" in html and "Incertezza (Uncertainty)" in html
+    assert "non sono ammesse domande" in html and "Uncertainty" in html and "Esempio: «" in html
     assert "È una domanda aperta" in html and "<video" in html
 
 

@@ -17,6 +17,7 @@ pytestmark = [
 ]
 
 SCREENSHOT = Path("/tmp/maia_question_queue.png")
+TASK_SCREENSHOT = Path("/tmp/maia_question_task.png")
 YES_NO = "Il coniglio è felice?"
 
 
@@ -45,11 +46,12 @@ def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_p
     page = login(browser_page, make_user("ada", ANNOTATOR))
     page.goto(f"{live_server.url}/work/{study.slug}/")
     expect(page.locator("video")).to_have_count(1)
-    expect(page.get_by_text("Incertezza (Uncertainty)")).to_be_visible()
+    expect(page.locator('[data-payload-key="category-incertezza"]')).to_contain_text("Uncertainty")
     expect(page.get_by_text("non sono ammesse domande sull'audio").first).to_be_visible()
     _write(page, slots, {**questions, slots[3]: YES_NO})
     page.get_by_role("button", name="Submit").click()
     expect(page.locator(f'[data-error-for="{slots[3]}"]')).to_have_text(YES_NO_MESSAGE["it"])
+    page.screenshot(path=str(TASK_SCREENSHOT), full_page=True)
     assert Submission.objects.count() == 0
     page.locator(f'[data-field="{slots[3]}"] textarea').fill("Come si sente il coniglio?")
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answer:

@@ -4,7 +4,7 @@ A study of kind `maia_questions` holds each library video once (`one_item_per_vi
 writes, per video, two open questions for each of the 12 reasoning categories: 24 questions, in the
 form's fields named for the release category with its `_A`/`_B` suffix (`SLOTS`; the causal
 category's two questions are its implicit and its explicit sub-type). The item shows the video and,
-per category, its Italian and English name, definition, guideline and first example, copied from the
+per category, its Italian and English name, definition and first example, copied from the
 category rows (`categories.ensure_categories`) when the item is made, so the study records what its
 workers read. The instructions and the item remind that questions are about what the images show,
 never the audio.
@@ -65,7 +65,9 @@ def _slots() -> list[dict]:
             label = f"{texts['name_it']} · domanda {suffix}"
             if len(names) > 1 and len(subtype) > index:
                 label = f"{texts['name_it']} ({subtype[index]['name']}) · domanda {suffix}"
-            out.append({"name": f"{names[min(index, len(names) - 1)]}_{suffix}", "key": key, "label": label})
+            example = next(iter(texts.get("examples") or []), {}).get("question_it", "")
+            out.append({"name": f"{names[min(index, len(names) - 1)]}_{suffix}", "key": key, "label": label,
+                        "example": example})
     return out
 
 
@@ -80,9 +82,11 @@ def override_field(slot: str) -> str:
 
 FORM = {"fields": [field for slot in SLOTS for field in (
     {"name": slot["name"], "type": "free_text", "label": slot["label"],
-     "help": "Una domanda aperta su ciò che si vede nel video (non sull'audio); niente domande sì/no.",
+     "help": "Una domanda aperta su ciò che si vede nel video (non sull'audio); niente domande sì/no."
+             + (f" Esempio: «{slot['example']}»" if slot["example"] else ""),
      "min_length": 1, "max_length": MAX_QUESTION},
-    {"name": override_field(slot["name"]), "type": "multi_select", "label": "Controllo sì/no", "shuffle": False,
+    {"name": override_field(slot["name"]), "type": "multi_select",
+     "label": "Se il modulo la rifiuta come domanda sì/no", "shuffle": False,
      "options": [{"id": OPEN, "text": "È una domanda aperta: il controllo sì/no sbaglia (la verificherà un "
                                       "curatore)"}]},
 )]}
@@ -90,8 +94,8 @@ FORM = {"fields": [field for slot in SLOTS for field in (
 INSTRUCTIONS = """Guarda tutto il video, poi scrivi **due domande aperte per ciascuna delle 12 categorie**
 (24 domande per video).
 
-- Accanto al video trovi, per ogni categoria, il nome, la definizione, le indicazioni e un esempio:
-  leggili prima di scrivere.
+- Accanto al video trovi, per ogni categoria, il nome, la definizione e un esempio: leggili prima
+  di scrivere.
 - Le domande devono riguardare **ciò che si vede nelle immagini**: **non sono ammesse domande
   sull'audio** (parole, musica, rumori).
 - **Niente domande sì/no**: usa una parola interrogativa (chi, che cosa, quale, quanto, dove, quando,
@@ -210,7 +214,7 @@ def category_guides() -> list[dict]:
         instructions = row.instructions or {}
         example = next(iter(instructions.get("examples") or []), {})
         guides.append({"key": row.key, "name_it": instructions.get("name_it", ""), "name": row.name,
-                       "definition": row.description, "guideline": instructions.get("question", ""),
+                       "definition": row.description,
                        "example": example.get("question_it", "")})
     return guides
 
@@ -221,15 +225,15 @@ def item_payload(video: Video, lang: str = DEFAULT_LANGUAGE) -> dict:
 
 
 def item_rows(payload: dict) -> list[dict]:
-    """The task page's rows: the video's key, the audio reminder, then each category's guide."""
+    """The task page's rows: the video's key, the audio reminder, then each category's Italian name with its
+    English name, definition and first example."""
     rows = [{"key": "video", "label": _("Video"), "kind": "text", "value": payload.get("video", "")},
             {"key": "reminder", "label": _("Reminder"), "kind": "text", "value": AUDIO_REMINDER}]
     for guide in payload.get("categories") or []:
-        parts = [guide.get("definition", ""), guide.get("guideline", "")]
+        parts = [guide.get("name", ""), guide.get("definition", "")]
         if guide.get("example"):
             parts.append(_("Example: %(question)s") % {"question": guide["example"]})
-        rows.append({"key": f"category-{guide.get('key', '')}",
-                     "label": f"{guide.get('name_it', '')} ({guide.get('name', '')})",
+        rows.append({"key": f"category-{guide.get('key', '')}", "label": guide.get("name_it", ""),
                      "kind": "list", "value": [part for part in parts if part]})
     return rows
 
