@@ -314,3 +314,20 @@ def test_the_demo_opens_an_italian_question_study_once(curator, bunny):
     assert study.items.get().video_id == bunny.pk and "domande" in study.instructions
     assert study.output_version.label == question_writing.CURATION_LABEL
     assert demo.demo_studies(curator) == [study] and Study.objects.filter(step_kind=study.step_kind).count() == 1
+
+
+def test_the_command_opens_a_study_over_library_videos(curator, bunny):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("maia_question_study", "--name", "Domande da riga di comando", "--curator", curator.username,
+                 "--video", str(bunny.pk), "--into", "questions-2", "--open", stdout=out)
+    study = Study.objects.get(name="Domande da riga di comando")
+    assert (study.state, study.step_kind, study.items.get().video_id) == ("open", question_writing.STUDY_KIND, bunny.pk)
+    assert study.output_version.label == "questions-2" and "questions-2" in out.getvalue()
+    with pytest.raises(CommandError, match="no ready library video #999"):
+        call_command("maia_question_study", "--name", "X", "--curator", curator.username, "--video", "999")
+    with pytest.raises(CommandError, match="no user"):
+        call_command("maia_question_study", "--name", "X", "--curator", "nobody")

@@ -238,6 +238,15 @@ def item_rows(payload: dict) -> list[dict]:
     return rows
 
 
+def library_videos(ids) -> list[Video]:
+    """The ready library videos `ids`, in that order; 404 naming the first that is missing or not ready."""
+    found = Video.objects.filter(pk__in=list(ids), status=Video.Status.READY).in_bulk()
+    for ident in ids:
+        if ident not in found:
+            raise CrowdError(f"There is no ready library video #{ident}.", status=404)
+    return [found[ident] for ident in ids]
+
+
 def _study_language(settings: dict) -> str:
     attributes = settings.get("required_attributes") or {}
     return attributes.get("native_language", DEFAULT_LANGUAGE) if isinstance(attributes, dict) else DEFAULT_LANGUAGE
