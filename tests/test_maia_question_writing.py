@@ -331,3 +331,28 @@ def test_the_command_opens_a_study_over_library_videos(curator, bunny):
         call_command("maia_question_study", "--name", "X", "--curator", curator.username, "--video", "999")
     with pytest.raises(CommandError, match="no user"):
         call_command("maia_question_study", "--name", "X", "--curator", "nobody")
+
+
+def test_the_api_adds_videos_by_id_and_refuses_anything_else(curator, bunny):
+    study = question_writing.create_question_study(curator, "Domande via API")
+    api = logged_in_client(curator)
+    url = reverse("api-study-items", kwargs={"slug": study.slug})
+    for bad in ({"title": "x"}, {"video_id": "abc"}, {"video_id": 999}):
+        response = api.post(url, [{"external_id": "v", "payload": bad}], content_type="application/json")
+        assert response.status_code == 400, (bad, response.content)
+    assert study.items.count() == 0
+    response = api.post(url, [{"external_id": "v", "payload": {"video_id": bunny.pk}}], content_type="application/json")
+    assert response.status_code == 201, response.content
+    item = study.items.get()
+    assert (item.video_id, item.payload["video"], len(item.payload["categories"])) == (bunny.pk, "bigbuckbunny", 12)
+    again = api.post(url, [{"external_id": "w", "payload": {"video_id": bunny.pk}}], content_type="application/json")
+    assert again.status_code == 400 and "already in this study" in again.json()["details"][0]
+    denied = logged_in_client(make_user("worker", ANNOTATOR)).post(
+        url, [{"external_id": "z", "payload": {"video_id": bunny.pk}}], content_type="application/json")
+    assert denied.status_code == 403
+
+
+def test_workers_cannot_open_the_review_queue(study):
+    worker = make_user("writer", ANNOTATOR)
+    _submit(study, worker, answers())
+    assert logged_in_client(worker).get(reverse("crowd-study-queue", args=[study.slug])).status_code == 403

@@ -240,7 +240,10 @@ def item_rows(payload: dict) -> list[dict]:
 
 def library_videos(ids) -> list[Video]:
     """The ready library videos `ids`, in that order; 404 naming the first that is missing or not ready."""
-    found = Video.objects.filter(pk__in=list(ids), status=Video.Status.READY).in_bulk()
+    ids = list(ids)
+    if not all(isinstance(ident, int) and not isinstance(ident, bool) for ident in ids):
+        raise CrowdError("A library video is named by its id, a whole number.")
+    found = Video.objects.filter(pk__in=ids, status=Video.Status.READY).in_bulk()
     for ident in ids:
         if ident not in found:
             raise CrowdError(f"There is no ready library video #{ident}.", status=404)
@@ -263,13 +266,24 @@ def video_rows(videos, lang: str = DEFAULT_LANGUAGE) -> list[dict]:
 
 
 def item_row(study: Study, row: dict) -> str | None:
-    """Turn a row added to a question-writing study (a library video, e.g. chosen on the items page) into
-    its item row, in place; the row's problem otherwise."""
+    """Turn a row added to a question-writing study (a library video chosen on the items page, or
+    `{"payload": {"video_id": <id>}}` through the API) into its item row, in place; the row's problem
+    otherwise."""
+    payload = row.get("payload") if isinstance(row.get("payload"), dict) else {}
     video = row.get("video")
+    if video is None and set(payload) == {"video_id"} and row.get("image") is None:
+        try:
+            video = library_videos([payload["video_id"]])[0]
+        except CrowdError as exc:
+            return exc.message
+        if study.items.filter(video=video).exists():
+            return f"video #{video.pk} is already in this study, which holds each video once"
+        row["video"] = video
     if not isinstance(video, Video) or row.get("image") is not None:
-        return _("items of a question-writing study are library videos: choose videos on the items page")
+        return ('items of a question-writing study are library videos: choose videos on the items page, or '
+                'give {"payload": {"video_id": <id>}}')
     if row.get("role", StudyItem.Role.REGULAR) != StudyItem.Role.REGULAR:
-        return _("a question-writing study has no gold or attention items")
+        return "a question-writing study has no gold or attention items"
     row["payload"] = item_payload(video, _study_language({"required_attributes": study.required_attributes}))
     return None
 
