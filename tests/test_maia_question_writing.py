@@ -125,10 +125,14 @@ def test_only_curators_create_question_studies(annotator, bunny):
 # --- The form ------------------------------------------------------------------------------------
 
 def test_every_question_is_required_and_must_be_a_question(study):
-    details = _refusal(study, answers(**{SLOTS[0]: "  ", SLOTS[1]: "Descrivi il prato"}) | {SLOTS[2]: None})
+    worker = make_user("writer", ANNOTATOR)
+    details = _refusal(study, answers(**{SLOTS[0]: "  ", SLOTS[1]: "Descrivi il prato"}) | {SLOTS[2]: None}, worker)
     assert details[SLOTS[0]] == details[SLOTS[2]] == "write this question"
     assert "question mark" in details[SLOTS[1]]
     assert set(details) == {SLOTS[0], SLOTS[1], SLOTS[2]}
+    details = _refusal(study, answers(**{SLOTS[0]: "Perché " + "x" * 300 + "?", SLOTS[1]: "Chi?"}), worker)
+    assert details == {SLOTS[0]: "write at most 300 characters",
+                       SLOTS[1]: "write the question in full (at least 8 characters)"}
 
 
 def test_a_repeated_question_is_refused_on_the_second_field(study):

@@ -143,7 +143,7 @@ def clean_answers(_schema: dict, payload: dict, data) -> dict:
     for slot in SLOT_NAMES:
         text = clean.get(slot, "")
         if slot in errors or not text:
-            if slot in errors and not text:
+            if not str(data.get(slot) or "").strip():
                 errors[slot] = _("write this question")
             continue
         key = _key(text)
