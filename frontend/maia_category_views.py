@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from annotation.benchmarks.maia import categories, pool_checks
+from annotation.benchmarks.maia import categories, pool_checks, question_writing
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 
@@ -24,8 +24,9 @@ CURATORS = (CURATOR, ADMIN)
 @roles_allowed(*CURATORS)
 @require_safe
 def categories_page(request):
-    return render(request, "maia/categories.html", {"rows": categories.ensure_categories(),
-                                                    "versions": pool_checks.maia_versions().order_by("-created_at")})
+    return render(request, "maia/categories.html", {
+        "rows": categories.ensure_categories(), "versions": pool_checks.maia_versions().order_by("-created_at"),
+        "question_studies": question_writing.studies_of_kind(), "question_kind": question_writing.STUDY_KIND})
 
 
 @roles_allowed(*CURATORS)

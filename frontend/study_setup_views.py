@@ -33,7 +33,8 @@ MEDIA_CHOICES = 200  # the newest ready videos and images offered on the items p
 def study_new(request):
     """GET: an empty study form. POST: create the study (a draft) and go on to its items; settings
     out of range are 400 and a taken address 409, each shown on the form (nothing saved)."""
-    form = NewStudyForm(request.POST or None)
+    asked = request.GET.get("step_kind")  # a kind's curation page links here with its kind chosen
+    form = NewStudyForm(request.POST or None, initial={"step_kind": asked} if asked in kinds.names() else None)
     status = 200
     if request.method == "POST":
         if form.is_valid():
@@ -46,7 +47,7 @@ def study_new(request):
                     form.add_error(None, exc.message)
                 status = exc.status
             else:
-                if kinds.of(study).setup is not None:  # the kind made its first items
+                if kinds.of(study).setup is not None and study.items.exists():  # the kind made its first items
                     messages.success(request, f"Study “{study.name}” created with its first items; open it when "
                                               "it is ready.")
                     return redirect("crowd-study-detail", slug=study.slug)

@@ -280,3 +280,13 @@ def test_the_demo_has_an_open_maia_answer_study_in_italian(seeded):
     page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
     assert "<video" in page and "rispondi solo dalle immagini" in page
     assert any(item.payload["question"] in page for item in drafts)
+
+
+def test_the_demo_has_an_open_maia_question_writing_study_in_italian(seeded):
+    study = Study.objects.get(slug="demo-maia-questions")
+    assert (study.state, study.step_kind) == (Study.State.OPEN, "maia_questions")
+    assert study.items.count() >= 2 and "domande aperte" in study.instructions
+    assert study.output_version.benchmark.slug == "maia" and not study.output_version.frozen
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="curator"))
+    assert 'data-study="demo-maia-questions"' in client.get(reverse("maia-categories")).content.decode()

@@ -1,7 +1,8 @@
-"""MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and demo
-items (`demo`); the answer-collection study kind (`answer_collection`) and the pool checks' background
-job (`pool_check_job`); statement generation (`statement_generation`, which registers its proposal kinds)
-and the statement checks' job (`statement_checks`): all registered on import."""
+"""MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`), demo
+items and studies (`demo`); the question-writing and answer-collection study kinds (`question_writing`,
+`answer_collection`), the pool checks' background job (`pool_check_job`), statement generation
+(`statement_generation`, which registers its proposal kinds) and the statement checks' job
+(`statement_checks`): all registered on import."""
 
 from annotation import versions
 from annotation.benchmarks.maia import (  # noqa: F401  (imported so that their kinds register)
@@ -10,6 +11,7 @@ from annotation.benchmarks.maia import (  # noqa: F401  (imported so that their 
     exporter,
     importer,
     pool_check_job,
+    question_writing,
     stages,
     statement_checks,
     statement_generation,

@@ -4,20 +4,24 @@ They are written for the demo (`seed_demo`): each question has 8 short answers a
 true and one false statement, so that a tiny-model run has statement pairs (VSV) and open answers
 (OEVQA) to score, BERTScore included.
 
-The demo also opens a MAIA answer-collection study in Italian (`demo_studies`): the same questions as
-drafts of an unfrozen curation version (`DEMO_CURATION_LABEL`) on the sample videos, each with the first
-`DEMO_ANSWERS_IN` of its answers already collected, so annotators add the others.
+`demo_studies` opens two studies in Italian: a question-writing study (`question_writing`) over the
+sample videos, its approved questions going to the MAIA curation version, and an answer-collection
+study: the same questions as drafts of an unfrozen curation version (`DEMO_CURATION_LABEL`) on the sample
+videos, each with the first `DEMO_ANSWERS_IN` of its answers already collected, so annotators add the
+others.
 """
 
 from django.db import transaction
 
-from annotation.benchmarks.maia import answer_collection, stages
+from annotation.benchmarks.maia import answer_collection, question_writing, stages
 from annotation.crowd import studies
 from annotation.crowd.models import Study
 from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkVersion, MediaAsset, Video
 from annotation.versions import add_item
 
+DEMO_QUESTIONS_SLUG = "demo-maia-questions"
+DEMO_VIDEOS = ("bigbuckbunny.mp4", "bikes.mp4")
 DEMO_CURATION_LABEL = "demo-curation"
 DEMO_ANSWERS_SLUG = "demo-maia-answers"
 DEMO_ANSWERS_IN = 3
@@ -100,7 +104,7 @@ def _curation_version(curator, videos: dict) -> BenchmarkVersion | None:
     return version
 
 
-def demo_studies(curator) -> list[Study]:
+def _answer_study(curator) -> list[Study]:
     """The demo's open MAIA answer-collection study, in Italian, over the drafts of the demo curation
     version on the sample videos (made once)."""
     study = Study.objects.filter(slug=DEMO_ANSWERS_SLUG).first()
@@ -117,3 +121,26 @@ def demo_studies(curator) -> list[Study]:
             instructions=DEMO_ANSWERS_INSTRUCTIONS, required_attributes={}, pay_per_item="0.30", currency="EUR")]
     except studies.SlugTaken:  # seeded by a concurrent run meanwhile
         return [Study.objects.get(slug=DEMO_ANSWERS_SLUG)]
+
+
+def _question_study(curator) -> list[Study]:
+    """The demo's open question-writing study over the sample videos, in Italian, made once."""
+    study = Study.objects.filter(slug=DEMO_QUESTIONS_SLUG).first()
+    if study is not None:
+        return [study]
+    videos = list(Video.objects.filter(original_name__in=DEMO_VIDEOS, status=MediaAsset.Status.READY).order_by("pk"))
+    if not videos:
+        return []
+    try:
+        study = question_writing.create_question_study(
+            curator, "MAIA: scrivi le domande sui video", videos=videos, slug=DEMO_QUESTIONS_SLUG, open_now=True,
+            version=question_writing.curation_version(curator), pay_per_item="3.00",
+            completion_code="DEMO-MAIA-QUESTIONS")
+    except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+        study = Study.objects.get(slug=DEMO_QUESTIONS_SLUG)
+    return [study]
+
+
+def demo_studies(curator) -> list[Study]:
+    """The demo's open MAIA studies, in Italian: question writing, then answer collection."""
+    return [*_question_study(curator), *_answer_study(curator)]
