@@ -4,7 +4,10 @@ not a question, duplicates, yes/no in Italian and English); a worker may overrid
 which flags the submission in the review queue; an approval writes 24 `question_draft` items with
 their video and curation records, and a second approval for the same video is refused."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.benchmarks.maia import categories, demo, question_writing, stages
@@ -312,18 +315,15 @@ def test_the_new_study_page_preselects_the_kind_and_makes_the_curation_version(c
 
 def test_the_demo_opens_an_italian_question_study_once(curator, bunny):
     made = demo.demo_studies(curator)
-    assert [s.slug for s in made] == [demo.DEMO_QUESTIONS_SLUG]
+    assert [s.slug for s in made] == [demo.DEMO_QUESTIONS_SLUG, demo.DEMO_ANSWERS_SLUG]
     study = made[0]
     assert (study.state, study.step_kind) == (Study.State.OPEN, question_writing.STUDY_KIND)
     assert study.items.get().video_id == bunny.pk and "domande" in study.instructions
     assert study.output_version.label == question_writing.CURATION_LABEL
-    assert demo.demo_studies(curator) == [study] and Study.objects.filter(step_kind=study.step_kind).count() == 1
+    assert demo.demo_studies(curator) == made and Study.objects.filter(step_kind=study.step_kind).count() == 1
 
 
 def test_the_command_opens_a_study_over_library_videos(curator, bunny):
-    from io import StringIO
-
-    from django.core.management import CommandError, call_command
 
     out = StringIO()
     call_command("maia_question_study", "--name", "Domande da riga di comando", "--curator", curator.username,
