@@ -324,7 +324,6 @@ def test_the_demo_opens_an_italian_question_study_once(curator, bunny):
 
 
 def test_the_command_opens_a_study_over_library_videos(curator, bunny):
-
     out = StringIO()
     call_command("maia_question_study", "--name", "Domande da riga di comando", "--curator", curator.username,
                  "--video", str(bunny.pk), "--into", "questions-2", "--open", stdout=out)
