@@ -9,7 +9,8 @@
 It listens on 127.0.0.1 on a free port (ThreadingHTTPServer in a thread) and answers
 POST /v1/chat/completions. Scripted replies are used first, in order; when none are left it
 answers with a default success: `n` choices (or `Reply.choices`), each "reply <call>.<i>: <last
-user text>", and usage counts prompt_tokens=10, completion_tokens=5 per choice.
+user text>" (or `server.responder(last user text)` when a test sets one), and usage counts
+prompt_tokens=10, completion_tokens=5 per choice.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -68,6 +70,8 @@ class OpenAITestServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.default_delay = 0.0  # a delay for every default success (to observe concurrency)
+        # the content of every default success, from the last user text (a model the test writes)
+        self.responder: Callable[[str], str] | None = None
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
@@ -129,7 +133,8 @@ class OpenAITestServer:
             "created": 0,
             "model": body.get("model", ""),
             "choices": [
-                {"index": i, "message": {"role": "assistant", "content": f"reply {call}.{i}: {prompt}"},
+                {"index": i, "message": {"role": "assistant", "content": (
+                    self.responder(prompt) if self.responder else f"reply {call}.{i}: {prompt}")},
                  "finish_reason": "stop"}
                 for i in range(count)
             ],

@@ -78,7 +78,7 @@ def test_the_kind_has_24_fields_two_per_category_and_one_item_per_video(study, b
     assert study.form_schema == question_writing.FORM
     assert study.output_version.benchmark.slug == categories.SLUG and not study.output_version.frozen
     item = study.items.get()
-    assert item.video_id == bunny.pk and item.payload["video"] == "bigbuckbunny"
+    assert item.video_id == bunny.pk and item.payload["video"] == f"video{bunny.pk}"
     assert [guide["key"] for guide in item.payload["categories"]] == list(categories.DEFAULTS)
     assert "audio" in study.instructions and "sì/no" in study.instructions
 
@@ -116,7 +116,7 @@ def test_videos_added_on_the_items_page_get_the_category_guides(curator, curator
     outcome = item_sources.add(study, item_sources.from_media([bunny.pk, other.pk], []))
     assert not outcome.problems
     payloads = {item.video_id: item.payload for item in study.items.all()}
-    assert payloads[other.pk]["video"] == "bikes" and len(payloads[bunny.pk]["categories"]) == 12
+    assert payloads[other.pk]["video"] == f"video{other.pk}" and len(payloads[bunny.pk]["categories"]) == 12
 
 
 def test_only_curators_create_question_studies(annotator, bunny):
@@ -191,9 +191,9 @@ def test_an_approval_writes_24_question_drafts_with_video_and_records(study, cur
     version = study.output_version
     items = BenchmarkItem.objects.filter(version=version).order_by("external_id")
     assert items.count() == 24
-    assert set(items.values_list("external_id", flat=True)) == {f"bigbuckbunny-{slot}" for slot in SLOTS}
-    item = items.get(external_id=f"bigbuckbunny-{SLOTS[0]}")
-    assert item.payload == {"kind": "question_draft", "video": "bigbuckbunny", "category": SLOTS[0],
+    assert set(items.values_list("external_id", flat=True)) == {f"video{bunny.pk}-{slot}" for slot in SLOTS}
+    item = items.get(external_id=f"video{bunny.pk}-{SLOTS[0]}")
+    assert item.payload == {"kind": "question_draft", "video": f"video{bunny.pk}", "category": SLOTS[0],
                             "question": answers()[SLOTS[0]], "answers": []}
     assert ItemMedia.objects.filter(item__version=version, role="video", video=bunny).count() == 24
     records = CurationRecord.objects.filter(item__version=version)
@@ -204,19 +204,19 @@ def test_an_approval_writes_24_question_drafts_with_video_and_records(study, cur
     assert stages.freeze_check(version)  # drafts still collect their answers
 
 
-def test_the_override_is_recorded_with_who_and_when(study, curator):
+def test_the_override_is_recorded_with_who_and_when(study, curator, bunny):
     worker = make_user("writer", ANNOTATOR)
     submission = _submit(study, worker, answers(**{SLOTS[2]: YES_NO_IT,
                                                    question_writing.override_field(SLOTS[2]): ["open"]}))
     review.approve(submission, curator)
-    record = CurationRecord.objects.get(item__external_id=f"bigbuckbunny-{SLOTS[2]}")
+    record = CurationRecord.objects.get(item__external_id=f"video{bunny.pk}-{SLOTS[2]}")
     override = record.working["yes_no_override"]
     assert (override["question"], override["by"], override["role"], override["approved_by"]) == (
         YES_NO_IT, worker.username, "worker", curator.username)
     assert override["at"]
 
 
-def test_a_reviewers_edit_is_not_blocked_by_the_detector_and_is_recorded(study, curator):
+def test_a_reviewers_edit_is_not_blocked_by_the_detector_and_is_recorded(study, curator, bunny):
     worker = make_user("writer", ANNOTATOR)
     submission = _submit(study, worker, answers())
     edited = {**answers(**{SLOTS[7]: YES_NO_EN}),
@@ -224,7 +224,7 @@ def test_a_reviewers_edit_is_not_blocked_by_the_detector_and_is_recorded(study, 
     review.approve(submission, curator, edited=edited)
     submission.refresh_from_db()
     assert question_writing.overridden(submission.final_data) == [SLOTS[7]]
-    override = CurationRecord.objects.get(item__external_id=f"bigbuckbunny-{SLOTS[7]}").working["yes_no_override"]
+    override = CurationRecord.objects.get(item__external_id=f"video{bunny.pk}-{SLOTS[7]}").working["yes_no_override"]
     assert (override["by"], override["role"]) == (curator.username, "reviewer")
     edit = question_writing.edit_form(study.form_schema, {}, submission.final_data)
     assert [q["name"] for q in edit["questions"]] == SLOTS and len(edit["overrides"]) == 24
@@ -347,7 +347,7 @@ def test_the_api_adds_videos_by_id_and_refuses_anything_else(curator, bunny):
     response = api.post(url, [{"external_id": "v", "payload": {"video_id": bunny.pk}}], content_type="application/json")
     assert response.status_code == 201, response.content
     item = study.items.get()
-    assert (item.video_id, item.payload["video"], len(item.payload["categories"])) == (bunny.pk, "bigbuckbunny", 12)
+    assert (item.video_id, item.payload["video"], len(item.payload["categories"])) == (bunny.pk, f"video{bunny.pk}", 12)
     again = api.post(url, [{"external_id": "w", "payload": {"video_id": bunny.pk}}], content_type="application/json")
     assert again.status_code == 400 and "already in this study" in again.json()["details"][0]
     denied = logged_in_client(make_user("worker", ANNOTATOR)).post(

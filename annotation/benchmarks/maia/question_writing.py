@@ -27,11 +27,9 @@ who flagged and who approved it, when). A second approval for the same video is 
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
-from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from annotation.benchmarks.maia import categories, stages
@@ -202,9 +200,9 @@ def edit_form(schema: dict, payload: dict, data: dict) -> dict:
 # --- Items -----------------------------------------------------------------------------------------
 
 def video_key(video: Video) -> str:
-    """The `video` of the video's questions: its file name without extension, slugified."""
-    stem = PurePath(video.original_name or "").stem
-    return slugify(stem) or f"video-{video.pk}"
+    """The `video` of the video's questions, as the release names videos (`video<N>`, exported as
+    `dataset/videos/<N>.mp4`): N is the library video's id, the same in every curation version."""
+    return f"video{video.pk}"
 
 
 def category_guides() -> list[dict]:
