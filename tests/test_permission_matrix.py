@@ -211,6 +211,11 @@ MATRIX: dict[str, Case] = {
     "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                  kwargs={"slug": "no-such-study"}),
     "crowd-study-new": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),  # an empty form: 400
+    # workers' attributes (frontend/worker_views.py): an unknown worker is 404, an empty import form 400
+    "crowd-workers": Case(GET=page(CURATORS)),
+    "crowd-workers-import": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "crowd-worker-attributes": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                    kwargs={"username": "no-such-worker"}),
     "crowd-markdown-preview": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS)),
     "crowd-study-items": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                               kwargs={"slug": "no-such-study"}),
