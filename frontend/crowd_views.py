@@ -210,14 +210,15 @@ def study_settings_page(request, slug):
     study = get_object_or_404(Study, slug=slug)
     form = StudySettingsForm(request.POST or None, instance=study)
     lists = WorkerListsForm(request.POST or None, study=study)
-    rules = AttributeRulesForm(request.POST or None, rules=study.required_attributes)
+    rows_posted = AttributeRulesForm.MARK in request.POST  # a request without the rows keeps the rules
+    rules = AttributeRulesForm(request.POST if rows_posted else None, rules=study.required_attributes)
     status = 200
     if request.method == "POST":
         if study.state == Study.State.CLOSED:
             form.add_error(None, "A closed study cannot change.")
             status = 409
-        elif all([form.is_valid(), lists.is_valid(), rules.is_valid()]):
-            save_settings(form, lists, rules.rules if rules.has_changed() else None)
+        elif all([form.is_valid(), lists.is_valid(), not rows_posted or rules.is_valid()]):
+            save_settings(form, lists, rules.rules if rows_posted and rules.has_changed() else None)
             return redirect("crowd-study-detail", slug=study.slug)
         else:
             status = 409 if form.frozen else 400

@@ -53,6 +53,7 @@ def _values(attribute: str, text: str):
     allowed = [v.strip() for v in (text or "").split(",") if v.strip()]
     if attribute in worker_attributes.KNOWN:
         allowed = [worker_attributes.normalise(attribute, v) for v in allowed]
+    allowed = list(dict.fromkeys(allowed))
     return allowed[0] if len(allowed) == 1 else allowed
 
 
@@ -61,6 +62,7 @@ class AttributeRulesForm(forms.Form):
     min and/or max. `rules` holds the rules the rows give; `has_changed()` says whether they were edited."""
 
     prefix = "rule"
+    MARK = "rule-rows"  # posted with the rows: a request without it leaves the rules as they are
 
     def __init__(self, *args, rules: dict | None = None, **kwargs):
         rules = rules or {}
