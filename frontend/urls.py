@@ -4,6 +4,7 @@ from django.urls import include, path
 from frontend import (
     analysis_views,
     blackswan_views,
+    judge_validation_views,
     login_views,
     nleye_views,
     proposal_views,
@@ -62,6 +63,10 @@ urlpatterns = [
     path("benchmarks/judge-references/<int:pk>/revoke/", analysis_views.judge_reference_revoke,
          name="judge-reference-revoke"),
     path("results/runs/<int:pk>/judge/", result_action_views.start_judge, name="results-run-judge"),
+    path("results/runs/<int:pk>/judge-validation/", judge_validation_views.create_sample,
+         name="results-run-judge-validation"),
+    path("results/judge-validation/<int:pk>/", judge_validation_views.sample_page, name="judge-validation-sample"),
+    path("results/judge-validation/<int:pk>/rate/", judge_validation_views.rate_page, name="judge-validation-rate"),
     path("results/runs/<int:pk>/score/", result_action_views.start_scoring, name="results-run-score"),
     path("results/versions/<int:pk>/baseline/", result_action_views.start_baseline, name="results-version-baseline"),
     path("results/versions/<int:pk>/human-evaluation/", result_action_views.start_human_evaluation,

@@ -127,6 +127,12 @@ MATRIX: dict[str, Case] = {
     "judge-reference-revoke": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # what the results pages start (frontend/result_action_views.py), posted empty: allowed roles get 400
     "results-run-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
+    # judge validation (frontend/judge_validation_views.py): an empty sample form is 400; a missing sample
+    # is 404 for researchers (its page) and for whoever records verdicts (the rating page)
+    "results-run-judge-validation": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                         kwargs={"pk": "run"}),
+    "judge-validation-sample": Case(GET=page(RESEARCHERS, ok=404), kwargs={"pk": MISSING}),
+    "judge-validation-rate": Case(GET=page(STAFF, ok=404), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     "results-run-score": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
     "results-version-baseline": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                      kwargs={"pk": "version"}),
