@@ -99,7 +99,10 @@ def rating_rows(sample: ValidationSample, user) -> list[RatingRow]:
     """The sampled answers as a rater sees them, with the rater's own labels only."""
     items = list(sample.items.select_related("prediction"))
     own = dict(ValidationRating.objects.filter(item__sample=sample, rater=user).values_list("item_id", "label"))
-    requests = {planned.request.request_id: planned.request for planned in runner.plan(sample.run)}
+    try:
+        requests = {planned.request.request_id: planned.request for planned in runner.plan(sample.run)}
+    except (KeyError, ImportError, ValueError):  # requests that cannot be rebuilt: the answers alone
+        requests = {}
     rows = []
     for item in items:
         request = requests.get(item.prediction.request_id)
