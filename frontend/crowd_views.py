@@ -196,7 +196,7 @@ def study_detail(request, slug):
     base = request.build_absolute_uri("/").rstrip("/")
     return render(request, "crowd/study_detail.html", {
         **curation.study_summary(study),
-        "verbs": study_state.moves(study),
+        "verbs": study_state.moves(study), "rule_lines": worker_attributes.describe(study.required_attributes),
         "prolific_link": base + reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
         + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "mturk_link": base + reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),

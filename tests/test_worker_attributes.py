@@ -38,6 +38,11 @@ def test_a_range_rule_refuses_workers_outside_it(attributes, refused):
     assert worker_attributes.refusal(ADULT, attributes) == refused
 
 
+def test_a_stored_rule_with_a_text_bound_is_read_as_a_number():
+    assert worker_attributes.refusal({"age": {"min": "18"}}, {"age": 17}) == \
+        "This study needs workers with age at least 18."
+
+
 def test_a_range_may_have_one_bound():
     assert worker_attributes.refusal({"age": {"min": 18}}, {"age": 99}) == ""
     assert worker_attributes.refusal({"age": {"min": 18}}, {"age": 12}) == \
@@ -132,6 +137,8 @@ def test_the_settings_page_shows_the_rules_and_saves_rule_rows(curator):
     url = reverse("crowd-study-settings", kwargs={"slug": study.slug})
     page = client.get(url).content.decode()
     assert "Age between 18 and 65" in page and "Native language: it" in page
+    detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
+    assert "Native language: it; Age between 18 and 65" in detail
     assert 'name="rule-min_1" value="18"' in page
     rows = _rows(("native_language", "Italian, en, it", "", ""), ("country_of_upbringing", "Italy", "", ""),
                  ("age", "", "20", ""), ("", "", "", ""))

@@ -167,7 +167,7 @@ def refusal(rules, attributes: dict) -> str:
             if have is None or value is None:
                 return (f"This study needs workers with {label(name).lower()} {_bounds_text(wanted)}; "
                         f"your profile has {'no' if have is None else 'no numeric'} {label(name).lower()}.")
-            low, high = wanted.get("min"), wanted.get("max")
+            low, high = (number(wanted[key]) if wanted.get(key) is not None else None for key in RANGE_KEYS)
             if (low is not None and value < low) or (high is not None and value > high):
                 return f"This study needs workers with {label(name).lower()} {_bounds_text(wanted)}."
             continue
