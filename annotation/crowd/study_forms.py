@@ -35,7 +35,7 @@ SETTING_LABELS = {
     "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
     "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
     "completion_url": "Completion address", "consent_text": "Consent / introduction page",
-    "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes",
+    "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes (JSON)",
 }
 
 

@@ -80,10 +80,11 @@ class AttributeRulesForm(forms.Form):
         for row in range(self.rows):
             self.fields[f"attribute_{row}"] = forms.CharField(
                 required=False, label="Attribute", max_length=64,
-                widget=forms.TextInput(attrs={"list": "known-attributes"}))
-            self.fields[f"values_{row}"] = forms.CharField(required=False, label="Allowed values", max_length=500)
-            self.fields[f"min_{row}"] = forms.CharField(required=False, label="Min", max_length=20)
-            self.fields[f"max_{row}"] = forms.CharField(required=False, label="Max", max_length=20)
+                widget=forms.TextInput(attrs={"list": "known-attributes", "aria-label": f"Rule {row + 1} attribute"}))
+            for name, text, length in (("values", "allowed values", 500), ("min", "min", 20), ("max", "max", 20)):
+                self.fields[f"{name}_{row}"] = forms.CharField(
+                    required=False, label=text.capitalize(), max_length=length,
+                    widget=forms.TextInput(attrs={"aria-label": f"Rule {row + 1} {text}"}))
         self.rules = dict(rules)
 
     def row_fields(self):
