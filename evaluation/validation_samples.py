@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 
 from annotation.crowd.agreement import fleiss_kappa
 from evaluation import human_verdicts, judges, runner
@@ -171,6 +172,22 @@ def sample_report(sample: ValidationSample) -> SampleReport:
     humans = fleiss_kappa([[people[name][key] for name in people] for key in shared])
     found.humans_kappa, found.humans_reason = humans.value, humans.reason
     return found
+
+
+@dataclass
+class RaterProgress:
+    sample: ValidationSample
+    items: int
+    rated: int  # by this rater
+
+
+def progress_of(user) -> list[RaterProgress]:
+    """Every sample, newest first, with how many of its answers this rater has rated."""
+    samples = (ValidationSample.objects.select_related("run__version__benchmark")
+               .annotate(n_items=Count("items", distinct=True)))
+    rated = dict(ValidationRating.objects.filter(rater=user).values("item__sample_id")
+                 .annotate(n=Count("id")).values_list("item__sample_id", "n"))
+    return [RaterProgress(sample, sample.n_items, rated.get(sample.pk, 0)) for sample in samples]
 
 
 def samples_of(run: EvaluationRun) -> list[SampleReport]:

@@ -54,3 +54,10 @@ def rate_page(request, pk):
     return render(request, "frontend/judge_validation_rate.html", {
         "sample": sample, "rows": rows, "labels": validation_samples.labels(sample), "error": error,
         "done": sum(1 for row in rows if row.label)}, status=status)
+
+
+@roles_allowed(*human_verdicts.GIVERS)
+def samples_page(request):
+    """The validation samples, each with how many of its answers the viewer has rated."""
+    return render(request, "frontend/judge_validation_samples.html",
+                  {"samples": validation_samples.progress_of(request.user)})

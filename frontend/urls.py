@@ -65,6 +65,7 @@ urlpatterns = [
     path("results/runs/<int:pk>/judge/", result_action_views.start_judge, name="results-run-judge"),
     path("results/runs/<int:pk>/judge-validation/", judge_validation_views.create_sample,
          name="results-run-judge-validation"),
+    path("results/judge-validation/", judge_validation_views.samples_page, name="judge-validation-samples"),
     path("results/judge-validation/<int:pk>/", judge_validation_views.sample_page, name="judge-validation-sample"),
     path("results/judge-validation/<int:pk>/rate/", judge_validation_views.rate_page, name="judge-validation-rate"),
     path("results/runs/<int:pk>/score/", result_action_views.start_scoring, name="results-run-score"),

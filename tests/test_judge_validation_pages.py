@@ -62,6 +62,8 @@ def test_researcher_draws_a_sample_people_rate_it_and_the_results_page_shows_kap
     assert again.status_code == 409 and "each rater rates each answer once" in again.content.decode()
     assert ValidationRating.objects.filter(rater=h1).count() == 4
     _rate(second, sample, predictions, H2)
+    listing = second.get(reverse("judge-validation-samples")).content.decode()
+    assert f'data-sample="{sample.pk}"' in listing and "<td data-rated>4</td>" in listing
 
     page = client.get(reverse("results-run", args=[run.pk])).content.decode()
     # hand computed in tests/test_judge_validation.py: judge, h1, h2 on a..d → Fleiss' kappa 1/3;

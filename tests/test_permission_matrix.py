@@ -131,6 +131,7 @@ MATRIX: dict[str, Case] = {
     # is 404 for researchers (its page) and for whoever records verdicts (the rating page)
     "results-run-judge-validation": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                          kwargs={"pk": "run"}),
+    "judge-validation-samples": Case(GET=page(STAFF)),
     "judge-validation-sample": Case(GET=page(RESEARCHERS, ok=404), kwargs={"pk": MISSING}),
     "judge-validation-rate": Case(GET=page(STAFF, ok=404), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     "results-run-score": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
