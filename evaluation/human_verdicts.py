@@ -184,7 +184,7 @@ def run_verdicts(run: EvaluationRun) -> dict[tuple[str, int], str]:
             if row.label and row.answer == row.prediction.raw_output}
 
 
-def _run_judge(run: EvaluationRun, kind: str) -> str:
+def run_judge(run: EvaluationRun, kind: str) -> str:
     top = (Judgment.objects.filter(prediction__run=run, kind=kind).exclude(parse_status=judges.FAILED)
            .values("judge_model").annotate(n=Count("id"), last=Max("id")).order_by("-n", "-last").first())
     return top["judge_model"] if top else ""
@@ -194,7 +194,7 @@ def run_agreement(run: EvaluationRun, kind: str = "") -> AgreementRow | None:
     """The run's most used judge model against the people's verdicts on its predictions (None when
     either is missing)."""
     kind = kind or kind_for(run.version)
-    model = _run_judge(run, kind) if kind else ""
+    model = run_judge(run, kind) if kind else ""
     human = run_verdicts(run) if model else {}
     if not human:
         return None

@@ -419,3 +419,45 @@ class FailureTag(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Failure tags are insert-only.")
+
+
+class ValidationSample(models.Model):
+    """A seeded sample of a run's answers judged by one judge model, which people rate blind to validate
+    the judge (seeds/004 §4.2: 100 answers, two raters, Fleiss' kappa; `evaluation.validation_samples`)."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="validation_samples")
+    kind = models.CharField(max_length=32, validators=[judge_registry.validate_name])
+    judge_model = models.CharField(max_length=255)
+    size = models.PositiveIntegerField(help_text="answers asked for (fewer when fewer were judged)")
+    seed = models.IntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"validation sample {self.pk} of run {self.run_id} ({self.judge_model})"
+
+
+class ValidationSampleItem(models.Model):
+    sample = models.ForeignKey(ValidationSample, on_delete=models.CASCADE, related_name="items")
+    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["sample_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["sample", "prediction"], name="validation_item_once")]
+
+
+class ValidationRating(models.Model):
+    """One rater's label on one sampled answer: each rater rates each item once."""
+
+    item = models.ForeignKey(ValidationSampleItem, on_delete=models.CASCADE, related_name="ratings")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    label = models.CharField(max_length=16)
+    given_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "rater_id"]
+        constraints = [models.UniqueConstraint(fields=["item", "rater"], name="validation_rating_once")]

@@ -24,11 +24,13 @@ from annotation.crowd import (
     selectors,
     study_state,
     task_page,
+    worker_attributes,
 )
 from annotation.crowd.access import SUBMISSION_READERS, can_review_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.crowd.study_forms import StudySettingsForm, WorkerListsForm, save_settings
+from annotation.crowd.worker_forms import AttributeRulesForm
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
@@ -194,7 +196,7 @@ def study_detail(request, slug):
     base = request.build_absolute_uri("/").rstrip("/")
     return render(request, "crowd/study_detail.html", {
         **curation.study_summary(study),
-        "verbs": study_state.moves(study),
+        "verbs": study_state.moves(study), "rule_lines": worker_attributes.describe(study.required_attributes),
         "prolific_link": base + reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
         + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "mturk_link": base + reverse("crowd-entry-mturk", kwargs={"slug": study.slug}),
@@ -208,18 +210,22 @@ def study_settings_page(request, slug):
     study = get_object_or_404(Study, slug=slug)
     form = StudySettingsForm(request.POST or None, instance=study)
     lists = WorkerListsForm(request.POST or None, study=study)
+    rows_posted = AttributeRulesForm.MARK in request.POST  # a request without the rows keeps the rules
+    rules = AttributeRulesForm(request.POST if rows_posted else None, rules=study.required_attributes)
     status = 200
     if request.method == "POST":
         if study.state == Study.State.CLOSED:
             form.add_error(None, "A closed study cannot change.")
             status = 409
-        elif all([form.is_valid(), lists.is_valid()]):
-            save_settings(form, lists)
+        elif all([form.is_valid(), lists.is_valid(), not rows_posted or rules.is_valid()]):
+            save_settings(form, lists, rules.rules if rows_posted and rules.has_changed() else None)
             return redirect("crowd-study-detail", slug=study.slug)
         else:
             status = 409 if form.frozen else 400
     return render(request, "crowd/study_settings.html",
-                  {"study": study, "form": form, "lists": lists, "form_kinds": kinds.with_forms(),
+                  {"study": study, "form": form, "lists": lists, "rules": rules,
+                   "rule_lines": worker_attributes.describe(study.required_attributes),
+                   "known_attributes": worker_attributes.KNOWN.values(), "form_kinds": kinds.with_forms(),
                    "output_kinds": kinds.with_output()}, status=status)
 
 

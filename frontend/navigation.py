@@ -27,6 +27,7 @@ ENTRIES = [
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),
+    NavEntry("Judge validation", "judge-validation-samples", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Jobs", "jobs", (CURATOR, RESEARCHER, ADMIN), "System"),
 ]
 

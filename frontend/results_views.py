@@ -23,6 +23,7 @@ from evaluation import (
     result_actions,
     results,
     selectors,
+    validation_samples,
 )
 from evaluation.models import EvaluationRun
 
@@ -120,6 +121,8 @@ def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = "")
         "judges": result_actions.judge_offers(run), "scoring": result_actions.scoring_offers(run),
         "jobs": selectors.result_jobs(run_ids=[run.pk]), "export_scope": run.pk,
         "failure_taggable": failure_analysis.taggable(run),
+        "validation_samples": validation_samples.samples_of(run),
+        "validation_models": validation_samples.judge_models(run, human_verdicts.kind_for(run.version)),
         **_export_context(request, run.version, [run.pk]),
     }, status=status)
 

@@ -127,6 +127,13 @@ MATRIX: dict[str, Case] = {
     "judge-reference-revoke": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # what the results pages start (frontend/result_action_views.py), posted empty: allowed roles get 400
     "results-run-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
+    # judge validation (frontend/judge_validation_views.py): an empty sample form is 400; a missing sample
+    # is 404 for researchers (its page) and for whoever records verdicts (the rating page)
+    "results-run-judge-validation": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                         kwargs={"pk": "run"}),
+    "judge-validation-samples": Case(GET=page(STAFF)),
+    "judge-validation-sample": Case(GET=page(RESEARCHERS, ok=404), kwargs={"pk": MISSING}),
+    "judge-validation-rate": Case(GET=page(STAFF, ok=404), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     "results-run-score": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400), kwargs={"pk": "run"}),
     "results-version-baseline": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                      kwargs={"pk": "version"}),
@@ -221,6 +228,11 @@ MATRIX: dict[str, Case] = {
     "crowd-study-settings": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                  kwargs={"slug": "no-such-study"}),
     "crowd-study-new": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),  # an empty form: 400
+    # workers' attributes (frontend/worker_views.py): an unknown worker is 404, an empty import form 400
+    "crowd-workers": Case(GET=page(CURATORS)),
+    "crowd-workers-import": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "crowd-worker-attributes": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                                    kwargs={"username": "no-such-worker"}),
     "crowd-markdown-preview": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS)),
     "crowd-study-items": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                               kwargs={"slug": "no-such-study"}),

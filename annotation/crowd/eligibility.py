@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from functools import cache
 
-from annotation.crowd import rows
+from annotation.crowd import rows, worker_attributes
 from annotation.crowd.errors import NotEligible
 from annotation.crowd.models import Study, StudyExclusion, WorkerProfile, WorkerQualification
 
@@ -80,12 +80,7 @@ def refusal(study: Study, facts: Standing) -> str:
         return "This study is open to invited workers only."
     if not facts.qualified:
         return f"This study needs the qualification '{study.required_qualification.name}'."
-    for attribute, wanted in (study.required_attributes or {}).items():
-        allowed = wanted if isinstance(wanted, list) else [wanted]
-        if facts.attributes.get(attribute) not in allowed:
-            return (f"This study needs workers with {attribute.replace('_', ' ')} "
-                    f"{' or '.join(map(str, allowed))}.")
-    return ""
+    return worker_attributes.refusal(study.required_attributes, facts.attributes)
 
 
 def check(study: Study, user) -> Standing:

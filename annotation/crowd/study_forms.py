@@ -5,7 +5,7 @@ frozen setting changed after work started is a form error naming the field, neve
 from django import forms
 from django.db import transaction
 
-from annotation.crowd import kinds, studies, study_settings, worker_lists
+from annotation.crowd import kinds, studies, study_settings, worker_attributes, worker_lists
 from annotation.crowd.models import Qualification, Study, StudyItem
 from annotation.models import BenchmarkVersion
 
@@ -36,7 +36,7 @@ SETTING_LABELS = {
     "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
     "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
     "completion_url": "Completion address", "consent_text": "Consent / introduction page",
-    "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes",
+    "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes (JSON)",
 }
 
 
@@ -88,8 +88,9 @@ class StudySettingsForm(forms.ModelForm):
         value = self.cleaned_data.get("required_attributes")
         if value in (None, ""):
             return {}
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise forms.ValidationError('a JSON object of attribute names and values, e.g. {"native_language": "it"}')
+        problems = worker_attributes.rule_problems(value)
+        if problems:
+            raise forms.ValidationError("; ".join(problems))
         return value
 
     def clean(self):
@@ -135,9 +136,12 @@ class WorkerListsForm(forms.Form):
         worker_lists.set_lists(self.study, self.lists)
 
 
-def save_settings(settings: StudySettingsForm, lists: WorkerListsForm) -> Study:
-    """Save a study's valid settings and worker lists together (all or nothing); after k changed on a
-    study nobody has claimed from, its items get k places each."""
+def save_settings(settings: StudySettingsForm, lists: WorkerListsForm, rules: dict | None = None) -> Study:
+    """Save a study's valid settings and worker lists together (all or nothing); `rules`, when given,
+    are the study's attribute rules (from the rule rows, checked already). After k changed on a study
+    nobody has claimed from, its items get k places each."""
+    if rules is not None:
+        settings.instance.required_attributes = rules
     with transaction.atomic():
         study = settings.save()
         study_settings.resize_items(study)

@@ -11,6 +11,8 @@ page and the admin (each turns the problems found here into its own kind of answ
   version they go to (`output_version`): an unfrozen version of that benchmark; other kinds name none.
 - Recruitment: a Prolific study names its Prolific STUDY_ID; a Mechanical Turk study may name its
   HIT id (then links of other HITs are refused).
+- Required worker attributes follow `annotation.crowd.worker_attributes` (values, lists of values,
+  numeric ranges with min <= max).
 - Frozen set-up: once a study has claims its step kind, form and k no longer change, nor do its
   items' media (video, image, payload); a study with items keeps its step kind (the items were made
   for it). A kind that holds each video once (BlackSwanSuite's staged reveal) refuses a video it
@@ -21,7 +23,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-from annotation.crowd import forms, kinds
+from annotation.crowd import forms, kinds, worker_attributes
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import MAX_ANNOTATORS_PER_ITEM, Claim, Study, StudyItem
 from annotation.models import BenchmarkVersion
@@ -35,7 +37,7 @@ FROZEN = {"step_kind": "step kind", "form_schema": "form", "annotators_per_item"
 ITEM_MEDIA = ("video", "image", "payload")
 RULED = ("step_kind", "form_schema", "output_version", "annotators_per_item", "max_items_per_video", "lease_seconds",
          "estimated_minutes", "pay_per_item",
-         *SHARES, "required_submissions", "recruitment_platform", "platform_study_id")
+         *SHARES, "required_submissions", "recruitment_platform", "platform_study_id", "required_attributes")
 
 
 class SettingsError(CrowdError):
@@ -111,6 +113,9 @@ def problems(values: dict, *, study: Study | None = None) -> dict[str, str]:
     if not _whole(merged["required_submissions"]) or merged["required_submissions"] < 1:
         found["required_submissions"] = "must be at least 1"
     found.update(_recruitment_problems(merged["recruitment_platform"], merged["platform_study_id"] or ""))
+    rule_problems = worker_attributes.rule_problems(merged["required_attributes"])
+    if rule_problems:
+        found["required_attributes"] = "; ".join(rule_problems)
     return found
 
 
