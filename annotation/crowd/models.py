@@ -34,6 +34,8 @@ class WorkerProfile(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker_profile")
     platform = models.CharField(max_length=16, choices=Platform.choices, default=Platform.LOCAL)
     platform_worker_id = models.CharField(max_length=128, blank=True, db_index=True)
+    language = models.CharField(max_length=8, blank=True, choices=settings.LANGUAGES,
+                                help_text="the language the worker chose for the work pages (empty: the study's)")
     attributes = models.JSONField(default=dict, blank=True,
                                   help_text='e.g. {"native_language": "it", "country_of_upbringing": "IT"}')
     qualifications = models.ManyToManyField(Qualification, through="WorkerQualification", blank=True)
@@ -99,6 +101,9 @@ class Study(KeepsHistory, models.Model):
     instructions = models.TextField(blank=True, help_text="Markdown")
     consent_text = models.TextField(
         blank=True, help_text="Markdown; when set, a worker agrees to it on a page before their first item")
+    language = models.CharField(
+        max_length=8, choices=settings.LANGUAGES, default="en",
+        help_text="the language of the pages workers see (a worker may switch to another)")
     estimated_minutes = models.DecimalField(max_digits=6, decimal_places=2, default=1)
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     currency = models.CharField(max_length=8, default="USD")

@@ -10,8 +10,8 @@ from annotation.crowd.models import Qualification, Study, StudyItem
 from annotation.models import BenchmarkVersion
 
 PAGE_FIELDS = ["name", "step_kind", "form_schema", "output_version", "annotators_per_item", "count_accepted_only",
-               "lease_seconds", "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
-               "required_qualification", "required_attributes", "gold_share", "expert_share",
+               "lease_seconds", "instructions", "consent_text", "language", "estimated_minutes", "pay_per_item",
+               "currency", "required_qualification", "required_attributes", "gold_share", "expert_share",
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
                "platform_study_id", "required_submissions", "completion_code", "completion_url"]
 
@@ -35,6 +35,7 @@ SETTING_LABELS = {
     "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
     "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
     "completion_url": "Completion address", "consent_text": "Consent / introduction page",
+    "language": "Language of the worker pages",
     "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes",
 }
 
