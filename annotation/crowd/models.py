@@ -11,6 +11,7 @@ Invariants the database itself guards (so they hold on SQLite, where row locks d
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from config.state import KeepsHistory, StateMachine
 
@@ -68,10 +69,10 @@ class Study(KeepsHistory, models.Model):
     below hold the ranges in the database too."""
 
     class State(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        OPEN = "open", "Open"
-        PAUSED = "paused", "Paused"
-        CLOSED = "closed", "Closed"
+        DRAFT = "draft", _("Draft")
+        OPEN = "open", _("Open")
+        PAUSED = "paused", _("Paused")
+        CLOSED = "closed", _("Closed")
 
     # opening also needs items (`annotation.crowd.study_state.change`)
     STATES = StateMachine("state", {
@@ -206,12 +207,12 @@ class StudyItem(models.Model):
 
 class Claim(models.Model):
     class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
-        SUBMITTED = "submitted", "Awaiting review"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        RETURNED = "returned", "Returned"
-        EXPIRED = "expired", "Timed out"
+        ACTIVE = "active", _("Active")
+        SUBMITTED = "submitted", _("Awaiting review")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        RETURNED = "returned", _("Returned")
+        EXPIRED = "expired", _("Timed out")
 
     HOLDS_SLOT = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED)
     # The claim loop applies these with conditional UPDATEs whose WHERE comes from `STATES.sources`.
