@@ -16,10 +16,13 @@ import hashlib
 import random
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.crowd.errors import InvalidSubmission
 
 CERTAINTY = ["certain", "somewhat certain", "uncertain"]
+CERTAINTY_LABELS = {"certain": gettext_lazy("certain"), "somewhat certain": gettext_lazy("somewhat certain"),
+                    "uncertain": gettext_lazy("uncertain")}
 FIELD_TYPES = {"single_choice", "multi_select", "likert", "free_text", "yes_no_statements"}
 
 

@@ -64,8 +64,8 @@ def _decorate_single_choice(entry: dict, field: dict, value, values: dict) -> No
     entry["explanation_value"] = values.get(f"{name}_explanation") or ""
     entry["explanation_max"] = int(field.get("max_length", 2000))
     certainty = values.get(f"{name}_certainty")
-    entry["certainty"] = [{"value": level, "checked": level == certainty}
-                          for level in field.get("certainty_levels", [])]
+    entry["certainty"] = [{"value": level, "label": forms.CERTAINTY_LABELS.get(level, level),
+                           "checked": level == certainty} for level in field.get("certainty_levels", [])]
 
 
 def _decorate_multi_select(entry: dict, field: dict, value, values: dict) -> None:
