@@ -85,8 +85,10 @@ def refusal(study: Study, facts: Standing) -> str:
     for attribute, wanted in (study.required_attributes or {}).items():
         allowed = wanted if isinstance(wanted, list) else [wanted]
         if facts.attributes.get(attribute) not in allowed:
+            word = _("or")
+            joiner = f" {word} "
             return _("This study needs workers with %(attribute)s %(values)s.") % {
-                "attribute": attribute.replace("_", " "), "values": f" {_('or')} ".join(map(str, allowed))}
+                "attribute": attribute.replace("_", " "), "values": joiner.join(map(str, allowed))}
     return ""
 
 
