@@ -40,9 +40,8 @@ test: install-test
 
 # The translation catalogue (locale/it/LC_MESSAGES/django.po): new marked strings come in empty,
 # existing translations are kept, strings no longer marked are dropped; then the .mo is compiled.
-MESSAGES_IGNORE := --ignore 'var/*' --ignore 'tests/*' --ignore 'deploy/*' --ignore 'bench/*' --ignore 'docs/*'
 messages: install
-	$(PY) manage.py makemessages -l it $(MESSAGES_IGNORE) --add-location file --no-obsolete
+	$(PY) manage.py makemessages -l it --add-location file --no-obsolete
 	$(PY) manage.py compilemessages -l it --ignore '.*' --ignore 'var'
 
 lint: install-test
