@@ -216,6 +216,8 @@ def test_the_study_language_is_a_setting_of_the_page_the_api_and_a_copy(italian,
     form = StudySettingsForm(instance=italian)
     assert form["language"].value() == "it"
     assert [code for code, _ in form.fields["language"].choices] == ["en", "it"]
+    form.cleaned_data = {"language": ""}  # a post that leaves the language out keeps the study's
+    assert form.clean_language() == "it"
     serializer = StudySerializer(italian, data={"language": "fr"}, partial=True)
     assert not serializer.is_valid() and "language" in serializer.errors
     serializer = StudySerializer(italian, data={"language": "en"}, partial=True)

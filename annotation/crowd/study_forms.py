@@ -77,6 +77,11 @@ class StudySettingsForm(forms.ModelForm):
         for name in ("instructions", "consent_text"):
             if name in self.fields:
                 self.fields[name].widget.attrs.update({"data-markdown": "", "rows": 8})
+        if "language" in self.fields:
+            self.fields["language"].required = False  # left out: the study keeps its language
+
+    def clean_language(self):
+        return self.cleaned_data.get("language") or self.instance.language
 
     def clean_required_attributes(self):
         value = self.cleaned_data.get("required_attributes")
