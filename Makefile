@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test demo test lint migrate worker bench-claims bench-frames bench-eval bench-export bench-diffusion clean
+.PHONY: install install-test demo test lint messages migrate worker bench-claims bench-frames bench-eval bench-export bench-diffusion clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -37,6 +37,12 @@ demo: migrate
 
 test: install-test
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+# The translation catalogue (locale/it/LC_MESSAGES/django.po): new marked strings come in empty,
+# existing translations are kept, strings no longer marked are dropped; then the .mo is compiled.
+messages: install
+	$(PY) manage.py makemessages -l it --add-location file --no-obsolete
+	$(PY) manage.py compilemessages -l it --ignore '.*' --ignore 'var'
 
 lint: install-test
 	$(VENV)/bin/ruff check .

@@ -9,16 +9,19 @@ to the engine's REST endpoints from `frontend/static/frontend/task.js`.
 """
 
 from django.contrib.auth import login
-from django.http import StreamingHttpResponse
+from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.crowd import (
     assignment,
     curation,
     kinds,
+    language,
     payments,
     platforms,
     selectors,
@@ -49,10 +52,10 @@ def public(view):
 
 def _refused(request, exc: CrowdError, study: Study | None = None, *, title: str = ""):
     """A refusal of the crowd engine as a page with its HTTP status (403, 409, 400…), never a 500."""
-    titles = {400: "This link does not work", 403: "Not available to you", 404: "Not found",
-              409: "Not available right now", 413: "Too large", 429: "Too many requests"}
+    titles = {400: _("This link does not work"), 403: _("Not available to you"), 404: _("Not found"),
+              409: _("Not available right now"), 413: _("Too large"), 429: _("Too many requests")}
     return render(request, "crowd/error.html", {
-        "study": study, "message": exc.message, "title": title or titles.get(exc.status, "Not available"),
+        "study": study, "message": exc.message, "title": title or titles.get(exc.status, _("Not available")),
         "status": exc.status,
     }, status=exc.status)
 
@@ -70,6 +73,7 @@ def _frameable_by_mturk(response):
 def work(request, slug):
     """The worker's current item (a reload shows the same one), or the next one, or 'nothing left'."""
     study = get_object_or_404(Study, slug=slug)
+    language.activate_for(request, study)
     visit = platforms.recalled(request.session, slug)
     assignment_id = visit.assignment_id if visit else ""
     if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user):
@@ -114,6 +118,7 @@ def work_consent(request, slug):
 def work_done(request, slug):
     """Completion: the study's code and link; MTurk workers' assignment goes back to MTurk."""
     study = get_object_or_404(Study, slug=slug)
+    language.activate_for(request, study)
     context = task_page.completion_context(study, request.user, platforms.recalled(request.session, slug))
     response = render(request, "crowd/done.html", context)
     return _frameable_by_mturk(response) if "mturk" in context else response
@@ -123,7 +128,24 @@ def work_done(request, slug):
 def past_answer(request, pk):
     """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404."""
     claim = get_object_or_404(selectors.handed_in_claims_of(request.user), pk=pk)
+    language.activate_for(request, claim.study)
     return render(request, "crowd/past_answer.html", task_page.past_answer_context(claim))
+
+
+@public
+@require_POST
+def set_language(request):
+    """The language switch of the worker pages: remember the worker's choice and go back to `next`."""
+    code = request.POST.get("language", "")
+    if code not in language.CODES:
+        return HttpResponseBadRequest("Unknown language.")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = reverse("my-tasks")
+    response = redirect(target)
+    language.choose(request, response, code)
+    return response
 
 
 # --- Crowd platform entry links (public) ----------------------------------------------------------
@@ -140,7 +162,8 @@ def _entry_study(request, slug, platform) -> Study:
     platforms.admit(request)
     study = selectors.study_by_slug(slug)
     if study is None:
-        raise CrowdError("There is no such study.", status=404)
+        raise CrowdError(_("There is no such study."), status=404)
+    language.activate_for(request, study)
     platforms.recruiting(study, platform)
     return study
 

@@ -62,6 +62,8 @@ MATRIX: dict[str, Case] = {
     "home": Case(GET=page(EVERY_ROLE)),
     "login": Case(GET={ANON: 200, **dict.fromkeys(ROLES, 302)}),  # signed-in users are sent home
     "logout": Case(GET=everyone(405), POST=everyone(302)),
+    # the worker pages' language switch (anyone, also before signing in): posted without a language, 400
+    "set-language": Case(GET=everyone(405), POST=everyone(400)),
     "my-tasks": Case(GET=page((ANNOTATOR,))),
     "queues": Case(GET=page(CURATORS)),
     "generation": Case(GET=page(CURATORS)),

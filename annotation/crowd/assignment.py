@@ -22,6 +22,7 @@ from functools import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.crowd import consent, eligibility, forms, history, rows
 from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, StudyNotOpen
@@ -68,7 +69,8 @@ def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = 
     now = now or timezone.now()
     facts = facts or eligibility.standing(study, worker)
     if facts.state != Study.State.OPEN:
-        raise StudyNotOpen(f"The study '{study.name}' is {Study.State(facts.state).label.lower()}.")
+        raise StudyNotOpen(_("The study '%(name)s' is %(state)s.")
+                           % {"name": study.name, "state": Study.State(facts.state).label.lower()})
     reason = eligibility.refusal(study, facts)
     if reason:
         raise NotEligible(reason)
@@ -213,7 +215,7 @@ def _free_slot(claim: Claim) -> None:
 def release(claim: Claim, worker, reason: str = "returned by the worker") -> Claim:
     """The worker gives an item back; its place goes to someone else."""
     if claim.worker_id != worker.pk:
-        raise NotYourClaim("This item is not assigned to you.")
+        raise NotYourClaim(_("This item is not assigned to you."))
     return _end(claim, Claim.Status.RETURNED, actor=worker, reason=reason)
 
 
@@ -228,7 +230,7 @@ def _end(claim: Claim, status: str, *, actor=None, reason: str = "") -> Claim:
         ended = Claim.objects.filter(pk=claim.pk, status=source).update(status=status, finished_at=timezone.now())
         if not ended:
             claim.refresh_from_db()
-            raise ClaimNotActive(f"This item is already {claim.get_status_display().lower()}.")
+            raise ClaimNotActive(_("This item is already %(status)s.") % {"status": claim.get_status_display().lower()})
         _free_slot(claim)
         history.record(Claim, claim.pk, source, status, actor=actor, study=claim.study, reason=reason)
     claim.refresh_from_db()
@@ -260,6 +262,10 @@ def lease_ran_out(claim: Claim, now) -> bool:
     return claim.status == Claim.Status.ACTIVE and claim.lease_expires_at <= now
 
 
+# what a refused request wanted to do with the claim (`refusal`)
+CHANGE, SUBMIT = "change", "be submitted"
+
+
 def refusal(claim: Claim, doing: str, *, now=None) -> ClaimNotActive:
     """Why the claim takes no more answers (409): it has ended, or its lease ran out. A claim whose
     lease ran out is timed out on the spot (its place goes back to the pool); the lease is never
@@ -268,7 +274,19 @@ def refusal(claim: Claim, doing: str, *, now=None) -> ClaimNotActive:
     claim.refresh_from_db(fields=["status", "finished_at", "lease_expires_at"])
     if lease_ran_out(claim, now):
         expire_leases(now=now, ids=[claim.pk])
-        return ClaimNotActive(f"Your time for this item ran out (its lease expired at "
-                              f"{claim.lease_expires_at:%Y-%m-%d %H:%M:%S %Z}); it can no longer {doing}. "
-                              "Ask for a new item.")
-    return ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+        expired_at = f"{claim.lease_expires_at:%Y-%m-%d %H:%M:%S %Z}"
+        if doing == SUBMIT:
+            return ClaimNotActive(_("Your time for this item ran out (its lease expired at %(time)s); it can no "
+                                    "longer be submitted. Ask for a new item.") % {"time": expired_at})
+        if doing == CHANGE:
+            return ClaimNotActive(_("Your time for this item ran out (its lease expired at %(time)s); it can no "
+                                    "longer change. Ask for a new item.") % {"time": expired_at})
+        return ClaimNotActive(_("Your time for this item ran out (its lease expired at %(time)s); it can no "
+                                "longer %(doing)s. Ask for a new item.") % {"time": expired_at, "doing": doing})
+    status = claim.get_status_display().lower()
+    if doing == SUBMIT:
+        return ClaimNotActive(_("This item is %(status)s; it can no longer be submitted.") % {"status": status})
+    if doing == CHANGE:
+        return ClaimNotActive(_("This item is %(status)s; it can no longer change.") % {"status": status})
+    return ClaimNotActive(_("This item is %(status)s; it can no longer %(doing)s.")
+                          % {"status": status, "doing": doing})

@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from functools import cache
 
+from django.utils.translation import gettext as _
+
 from annotation.crowd import rows, worker_attributes
 from annotation.crowd.errors import NotEligible
 from annotation.crowd.models import Study, StudyExclusion, WorkerProfile, WorkerQualification
@@ -73,13 +75,13 @@ def study_and_standing(slug: str, user) -> tuple[Study, Standing] | None:
 def refusal(study: Study, facts: Standing) -> str:
     """Why the worker may not take items of this study; empty when they may."""
     if facts.excluded:
-        return "You are no longer part of this study's pool. Thank you for your work."
+        return _("You are no longer part of this study's pool. Thank you for your work.")
     if facts.blocked:
-        return "This study is not open to your account."
+        return _("This study is not open to your account.")
     if facts.invited_only and not facts.invited:
-        return "This study is open to invited workers only."
+        return _("This study is open to invited workers only.")
     if not facts.qualified:
-        return f"This study needs the qualification '{study.required_qualification.name}'."
+        return _("This study needs the qualification '%(name)s'.") % {"name": study.required_qualification.name}
     return worker_attributes.refusal(study.required_attributes, facts.attributes)
 
 

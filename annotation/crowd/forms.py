@@ -15,9 +15,14 @@ Options and candidates are strings, or objects {"id", "text"} (ids are what answ
 import hashlib
 import random
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from annotation.crowd.errors import InvalidSubmission
 
 CERTAINTY = ["certain", "somewhat certain", "uncertain"]
+CERTAINTY_LABELS = {"certain": gettext_lazy("certain"), "somewhat certain": gettext_lazy("somewhat certain"),
+                    "uncertain": gettext_lazy("uncertain")}
 FIELD_TYPES = {"single_choice", "multi_select", "likert", "free_text", "yes_no_statements"}
 
 
@@ -68,7 +73,7 @@ def unknown_fields(schema: dict, data: dict) -> dict[str, str]:
     known = set()
     for field in (schema or {}).get("fields", []):
         known |= {field["name"], f"{field['name']}_explanation", f"{field['name']}_certainty"}
-    return dict.fromkeys(sorted(set(data) - known), "unknown field")
+    return dict.fromkeys(sorted(set(data) - known), _("unknown field"))
 
 
 def presentation_for(schema: dict, payload: dict, *, seed: str) -> dict:
@@ -110,7 +115,7 @@ def render_fields(schema: dict, payload: dict, presentation: dict, values: dict 
 def validate(schema: dict, payload: dict, data) -> dict:
     """Return the cleaned answers or raise InvalidSubmission with a message per field."""
     if not isinstance(data, dict):
-        raise InvalidSubmission("The answers must be a JSON object.")
+        raise InvalidSubmission(_("The answers must be a JSON object."))
     errors, clean = {}, {}
     for field in (schema or {}).get("fields", []):
         name, kind = field["name"], field.get("type")
@@ -121,7 +126,7 @@ def validate(schema: dict, payload: dict, data) -> dict:
             errors[name] = str(exc)
     errors.update(unknown_fields(schema, data))
     if errors:
-        raise InvalidSubmission("Some answers are missing or invalid.", details=errors)
+        raise InvalidSubmission(_("Some answers are missing or invalid."), details=errors)
     return clean
 
 
@@ -130,20 +135,20 @@ def _clean_single(field, payload, value, data):
     if value in (None, "") and field.get("required", True) is False:
         return {}
     if value is None or str(value) not in ids:
-        raise ValueError("choose one of the options")
+        raise ValueError(_("choose one of the options"))
     out = {field["name"]: str(value)}
     explanation_mode = field.get("explanation", "none")
     if explanation_mode != "none":
         text = str(data.get(f"{field['name']}_explanation") or "").strip()
         if explanation_mode == "required" and not text:
-            raise ValueError("an explanation is required")
+            raise ValueError(_("an explanation is required"))
         if len(text) > int(field.get("max_length", 2000)):
-            raise ValueError("the explanation is too long")
+            raise ValueError(_("the explanation is too long"))
         out[f"{field['name']}_explanation"] = text
     if field.get("certainty"):
         certainty = data.get(f"{field['name']}_certainty")
         if certainty not in CERTAINTY:
-            raise ValueError("say how certain you are")
+            raise ValueError(_("say how certain you are"))
         out[f"{field['name']}_certainty"] = certainty
     return out
 
@@ -153,10 +158,10 @@ def _clean_multi(field, payload, value, data):
     if value is None:
         value = []
     if not isinstance(value, list) or not all(str(v) in ids for v in value):
-        raise ValueError("select among the listed candidates only")
+        raise ValueError(_("select among the listed candidates only"))
     chosen = sorted({str(v) for v in value})
     if len(chosen) < int(field.get("min_selected", 0)):
-        raise ValueError(f"select at least {field.get('min_selected')}")
+        raise ValueError(_("select at least %(count)s") % {"count": field.get("min_selected")})
     return {field["name"]: chosen}
 
 
@@ -165,9 +170,9 @@ def _clean_likert(field, payload, value, data):
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"pick a value from {low} to {high}") from None
+        raise ValueError(_("pick a value from %(low)s to %(high)s") % {"low": low, "high": high}) from None
     if isinstance(value, bool) or not low <= number <= high or str(value).strip() != str(number):
-        raise ValueError(f"pick a value from {low} to {high}")
+        raise ValueError(_("pick a value from %(low)s to %(high)s") % {"low": low, "high": high})
     return {field["name"]: number}
 
 
@@ -175,18 +180,19 @@ def _clean_text(field, payload, value, data):
     text = "" if value is None else str(value).strip()
     low, high = int(field.get("min_length", 1)), int(field.get("max_length", 2000))
     if len(text) < low:
-        raise ValueError("this answer is required" if low <= 1 else f"write at least {low} characters")
+        raise ValueError(_("this answer is required") if low <= 1
+                         else _("write at least %(count)s characters") % {"count": low})
     if len(text) > high:
-        raise ValueError(f"write at most {high} characters")
+        raise ValueError(_("write at most %(count)s characters") % {"count": high})
     return {field["name"]: text}
 
 
 def _clean_yes_no(field, payload, value, data):
     ids = [s["id"] for s in _choices(field, payload, "statements", "statements_from")]
     if not isinstance(value, dict) or set(map(str, value)) != set(ids):
-        raise ValueError("answer yes or no for every statement")
+        raise ValueError(_("answer yes or no for every statement"))
     if any(v not in ("yes", "no") for v in value.values()):
-        raise ValueError("answer yes or no for every statement")
+        raise ValueError(_("answer yes or no for every statement"))
     return {field["name"]: {str(k): v for k, v in value.items()}}
 
 

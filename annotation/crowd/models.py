@@ -13,6 +13,7 @@ Invariants the database itself guards (so they hold on SQLite, where row locks d
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from config.state import KeepsHistory, StateMachine
 
@@ -36,6 +37,8 @@ class WorkerProfile(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker_profile")
     platform = models.CharField(max_length=16, choices=Platform.choices, default=Platform.LOCAL)
     platform_worker_id = models.CharField(max_length=128, blank=True, db_index=True)
+    language = models.CharField(max_length=8, blank=True, choices=settings.LANGUAGES,
+                                help_text="the language the worker chose for the work pages (empty: the study's)")
     attributes = models.JSONField(default=dict, blank=True,
                                   help_text='e.g. {"native_language": "it", "country_of_upbringing": "IT"}')
     qualifications = models.ManyToManyField(Qualification, through="WorkerQualification", blank=True)
@@ -68,10 +71,10 @@ class Study(KeepsHistory, models.Model):
     below hold the ranges in the database too."""
 
     class State(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        OPEN = "open", "Open"
-        PAUSED = "paused", "Paused"
-        CLOSED = "closed", "Closed"
+        DRAFT = "draft", _("Draft")
+        OPEN = "open", _("Open")
+        PAUSED = "paused", _("Paused")
+        CLOSED = "closed", _("Closed")
 
     # opening also needs items (`annotation.crowd.study_state.change`)
     STATES = StateMachine("state", {
@@ -103,6 +106,9 @@ class Study(KeepsHistory, models.Model):
     instructions = models.TextField(blank=True, help_text="Markdown")
     consent_text = models.TextField(
         blank=True, help_text="Markdown; when set, a worker agrees to it on a page before their first item")
+    language = models.CharField(
+        max_length=8, choices=settings.LANGUAGES, default="en",
+        help_text="the language of the pages workers see (a worker may switch to another)")
     estimated_minutes = models.DecimalField(max_digits=6, decimal_places=2, default=1)
     pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
     currency = models.CharField(max_length=8, default="USD")
@@ -205,12 +211,12 @@ class StudyItem(models.Model):
 
 class Claim(models.Model):
     class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
-        SUBMITTED = "submitted", "Awaiting review"
-        APPROVED = "approved", "Approved"
-        REJECTED = "rejected", "Rejected"
-        RETURNED = "returned", "Returned"
-        EXPIRED = "expired", "Timed out"
+        ACTIVE = "active", _("Active")
+        SUBMITTED = "submitted", _("Awaiting review")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+        RETURNED = "returned", _("Returned")
+        EXPIRED = "expired", _("Timed out")
 
     HOLDS_SLOT = (Status.ACTIVE, Status.SUBMITTED, Status.APPROVED)
     # the claims that count towards a study's per-worker, per-video cap: all but those given back or timed out

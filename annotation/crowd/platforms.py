@@ -26,6 +26,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, WorkerProfile
@@ -130,14 +131,14 @@ def admit(request) -> None:
         cache.set(key, 1, timeout=window)
         count = 1
     if count > limit:
-        raise CrowdError("Too many study links were opened from your network just now. Please wait a minute "
-                         "and open the link again.", status=429)
+        raise CrowdError(_("Too many study links were opened from your network just now. Please wait a minute "
+                           "and open the link again."), status=429)
 
 
 def recruiting(study: Study, platform: str) -> None:
     """404 unless the study recruits on `platform`."""
     if study.recruitment_platform != platform:
-        raise CrowdError("There is no such study.", status=404)
+        raise CrowdError(_("There is no such study."), status=404)
 
 
 def check_run(study: Study, visit: Visit) -> None:
@@ -146,7 +147,7 @@ def check_run(study: Study, visit: Visit) -> None:
     recruiting(study, visit.platform)
     given = visit.ids.get("STUDY_ID" if visit.platform == PROLIFIC else "hitId", "")
     if study.platform_study_id and given != study.platform_study_id:
-        raise CrowdError("There is no such study.", status=404)
+        raise CrowdError(_("There is no such study."), status=404)
 
 
 def worker_for(visit: Visit):
@@ -160,7 +161,7 @@ def worker_for(visit: Visit):
         user = User.objects.filter(username=visit.username).first()
         if user is not None:
             # a local account that happens to carry this name: never log it in from a link
-            raise CrowdError("This worker id cannot be used here. Please contact the study's researchers.",
+            raise CrowdError(_("This worker id cannot be used here. Please contact the study's researchers."),
                              status=403)
         user = _create(visit)
     _check_loginable(user)
@@ -187,9 +188,9 @@ def _create(visit: Visit):
 
 def _check_loginable(user) -> None:
     if not user.is_active:
-        raise CrowdError("This worker account is disabled.", status=403)
+        raise CrowdError(_("This worker account is disabled."), status=403)
     if user.is_staff or user.is_superuser or user.has_usable_password() or user_roles(user) != {ANNOTATOR}:
-        raise CrowdError("This worker id cannot be used here. Please contact the study's researchers.",
+        raise CrowdError(_("This worker id cannot be used here. Please contact the study's researchers."),
                          status=403)
 
 

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotation.crowd import eligibility, history, rows
 from annotation.crowd.assignment import _end
@@ -23,9 +25,9 @@ from annotation.crowd.models import (
 )
 
 # Feedback never names the expected answer.
-GOLD_FAILED_FEEDBACK = "This answer did not pass one of our quality checks. Please reread the instructions."
-ATTENTION_WARNING = ("You missed an attention check. Please read each item carefully: "
-                     "missing another one ends your participation in this study.")
+GOLD_FAILED_FEEDBACK = _("This answer did not pass one of our quality checks. Please reread the instructions.")
+ATTENTION_WARNING = _("You missed an attention check. Please read each item carefully: "
+                      "missing another one ends your participation in this study.")
 
 
 def _compare(rule: dict, value) -> bool:
@@ -78,7 +80,7 @@ def feedback(study: Study, item: StudyItem, worker, verdict: Verdict) -> dict:
     """What the worker is told once the submission is in: never the expected answer."""
     if verdict.check_passed is not False:
         return {}
-    message = {"message": GOLD_FAILED_FEEDBACK}
+    message = {"message": str(GOLD_FAILED_FEEDBACK)}
     if item.role == StudyItem.Role.ATTENTION:
         message.update(_attention_policy(study, worker))
     return message
@@ -105,7 +107,7 @@ def _attention_policy(study: Study, worker) -> dict:
         exclude(study, worker, f"failed {failures} attention checks")
         return {"blocked": True}
     if failures >= study.attention_warn_after:
-        return {"warning": ATTENTION_WARNING}
+        return {"warning": str(ATTENTION_WARNING)}
     return {}
 
 
@@ -151,10 +153,11 @@ def take_qualification_test(test: QualificationTest, worker, answers: dict, *, n
     now = now or timezone.now()
     last = QualificationAttempt.objects.filter(test=test, worker=worker).first()
     if last and last.passed:
-        raise CrowdError("You have already passed this test.", status=409)
+        raise CrowdError(gettext("You have already passed this test."), status=409)
     if last and last.created_at + timedelta(seconds=test.retry_delay_seconds) > now:
         wait = last.created_at + timedelta(seconds=test.retry_delay_seconds) - now
-        raise CrowdError(f"You can try again in {math.ceil(wait.total_seconds() / 60)} minutes.", status=429)
+        raise CrowdError(gettext("You can try again in %(minutes)s minutes.")
+                         % {"minutes": math.ceil(wait.total_seconds() / 60)}, status=429)
     if not isinstance(answers, dict):
         raise CrowdError("Answers must be an object from question id to answer.")
     right = sum(

@@ -12,12 +12,11 @@ class StudySerializer(serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = ["id", "name", "slug", "step_kind", "form_schema", "output_version", "state", "annotators_per_item",
-                  "max_items_per_video", "count_accepted_only", "lease_seconds", "instructions", "estimated_minutes",
-                  "pay_per_item",
-                  "currency", "required_qualification", "required_attributes", "gold_share", "expert_share",
-                  "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "attention_warn_after",
-                  "attention_block_after", "completion_code", "completion_url", "required_submissions",
-                  "recruitment_platform", "platform_study_id", "item_count", "created_at"]
+                  "max_items_per_video", "count_accepted_only", "lease_seconds", "instructions", "language",
+                  "estimated_minutes", "pay_per_item", "currency", "required_qualification", "required_attributes",
+                  "gold_share", "expert_share", "expert_first", "min_accept_rate", "min_reviews_for_exclusion",
+                  "attention_warn_after", "attention_block_after", "completion_code", "completion_url",
+                  "required_submissions", "recruitment_platform", "platform_study_id", "item_count", "created_at"]
         read_only_fields = ["state", "created_at", "item_count"]
 
     def validate(self, attrs):

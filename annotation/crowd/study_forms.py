@@ -10,9 +10,9 @@ from annotation.crowd.models import Qualification, Study, StudyItem
 from annotation.models import BenchmarkVersion
 
 PAGE_FIELDS = ["name", "step_kind", "form_schema", "output_version", "annotators_per_item", "max_items_per_video",
-               "count_accepted_only",
-               "lease_seconds", "instructions", "consent_text", "estimated_minutes", "pay_per_item", "currency",
-               "required_qualification", "required_attributes", "gold_share", "expert_share",
+               "count_accepted_only", "lease_seconds", "instructions", "consent_text", "language", "estimated_minutes",
+               "pay_per_item", "currency", "required_qualification", "required_attributes", "gold_share",
+               "expert_share",
                "expert_first", "min_accept_rate", "min_reviews_for_exclusion", "recruitment_platform",
                "platform_study_id", "required_submissions", "completion_code", "completion_url"]
 
@@ -36,6 +36,7 @@ SETTING_LABELS = {
     "recruitment_platform": "Recruitment platform", "platform_study_id": "Study id on the platform",
     "required_submissions": "Answers before the completion code", "completion_code": "Completion code",
     "completion_url": "Completion address", "consent_text": "Consent / introduction page",
+    "language": "Language of the worker pages",
     "required_qualification": "Qualification test to pass", "required_attributes": "Required worker attributes (JSON)",
 }
 
@@ -79,6 +80,11 @@ class StudySettingsForm(forms.ModelForm):
         for name in ("instructions", "consent_text"):
             if name in self.fields:
                 self.fields[name].widget.attrs.update({"data-markdown": "", "rows": 8})
+        if "language" in self.fields:
+            self.fields["language"].required = False  # left out: the study keeps its language
+
+    def clean_language(self):
+        return self.cleaned_data.get("language") or self.instance.language
 
     def clean_max_items_per_video(self):
         value = self.cleaned_data.get("max_items_per_video")

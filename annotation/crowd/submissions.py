@@ -11,6 +11,7 @@ from functools import cache
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.crowd import assignment, forms, history, kinds, quality, rows
 from annotation.crowd.errors import CrowdError, InvalidSubmission, NotYourClaim
@@ -22,7 +23,7 @@ MAX_DRAFT_BYTES = 64 * 1024  # a form's answers as JSON; free-text fields hold 2
 
 def _own(claim: Claim, worker) -> None:
     if claim.worker_id != worker.pk:
-        raise NotYourClaim("This item is not assigned to you.")
+        raise NotYourClaim(_("This item is not assigned to you."))
 
 
 def _active_seconds(value) -> float:
@@ -51,14 +52,14 @@ def load_claim(pk) -> Claim | None:
 
 def _draft_problems(schema: dict, data) -> None:
     if not isinstance(data, dict):
-        raise InvalidSubmission("A draft must be a JSON object.")
+        raise InvalidSubmission(_("A draft must be a JSON object."))
     size = len(json.dumps(data, ensure_ascii=False).encode())
     if size > MAX_DRAFT_BYTES:
-        raise CrowdError(f"This draft is too large ({size // 1024 + 1} KB); a draft holds at most "
-                         f"{MAX_DRAFT_BYTES // 1024} KB.", status=413)
+        raise CrowdError(_("This draft is too large (%(size)s KB); a draft holds at most %(limit)s KB.")
+                         % {"size": size // 1024 + 1, "limit": MAX_DRAFT_BYTES // 1024}, status=413)
     unknown = forms.unknown_fields(schema, data)
     if unknown:
-        raise InvalidSubmission("This draft has fields the form does not have.", details=unknown)
+        raise InvalidSubmission(_("This draft has fields the form does not have."), details=unknown)
 
 
 def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> Draft:
@@ -68,7 +69,7 @@ def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -
     _draft_problems(claim.study.form_schema, data)
     now = timezone.now()
     if claim.status != Claim.Status.ACTIVE or assignment.lease_ran_out(claim, now):
-        raise assignment.refusal(claim, "change", now=now)
+        raise assignment.refusal(claim, assignment.CHANGE, now=now)
     active = _active_seconds(active_seconds)
     draft_table = rows.table(Draft)
     with transaction.atomic():
@@ -83,7 +84,7 @@ def save_draft(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -
                 f" updated_at = excluded.updated_at RETURNING revision, updated_at, active_seconds",
                 [claim.pk, rows.adapt_json(data), active, rows.adapt_time(now)])[0]
     if not extended:
-        raise assignment.refusal(claim, "change", now=now)
+        raise assignment.refusal(claim, assignment.CHANGE, now=now)
     return Draft(claim=claim, data=data, revision=revision, active_seconds=total,
                  updated_at=rows.convert_one(Draft, "updated_at", updated_at))
 
@@ -106,7 +107,7 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
         return _repeat(claim, "be submitted")
     now = timezone.now()
     if assignment.lease_ran_out(claim, now):
-        raise assignment.refusal(claim, "be submitted", now=now)
+        raise assignment.refusal(claim, assignment.SUBMIT, now=now)
     clean = kinds.of(claim.study).validate(claim.study.form_schema, claim.item.payload, data)
     verdict = quality.assess(claim.study, claim.item, worker, clean)
     submission = Submission(claim=claim, data=clean, review_state=verdict.review_state,
@@ -130,7 +131,7 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
         return Submission.objects.get(claim=claim), False, {}
     if not finished:
         # a concurrent submit of the same claim got there first, or the lease ran out
-        return _repeat(claim, "be submitted", now=now)
+        return _repeat(claim, assignment.SUBMIT, now=now)
     claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
     return submission, True, quality.feedback(claim.study, claim.item, worker, verdict)
 

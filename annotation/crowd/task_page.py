@@ -11,6 +11,7 @@ import json
 
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.blackswan import staged
 from annotation.crowd import consent, eligibility, forms, kinds, platforms, progress
@@ -63,8 +64,8 @@ def _decorate_single_choice(entry: dict, field: dict, value, values: dict) -> No
     entry["explanation_value"] = values.get(f"{name}_explanation") or ""
     entry["explanation_max"] = int(field.get("max_length", 2000))
     certainty = values.get(f"{name}_certainty")
-    entry["certainty"] = [{"value": level, "checked": level == certainty}
-                          for level in field.get("certainty_levels", [])]
+    entry["certainty"] = [{"value": level, "label": forms.CERTAINTY_LABELS.get(level, level),
+                           "checked": level == certainty} for level in field.get("certainty_levels", [])]
 
 
 def _decorate_multi_select(entry: dict, field: dict, value, values: dict) -> None:
@@ -165,10 +166,11 @@ def consent_context(study: Study) -> dict:
 def preview_context(study: Study) -> dict:
     """A read-only example of the task (the study's first regular item): no claim, no account."""
     if study.state != Study.State.OPEN:
-        raise CrowdError(f"The study '{study.name}' is {study.get_state_display().lower()}.", status=409)
+        raise CrowdError(_("The study '%(name)s' is %(state)s.")
+                         % {"name": study.name, "state": study.get_state_display().lower()}, status=409)
     item = study.items.filter(role=StudyItem.Role.REGULAR).order_by("id").first()
     if item is None:
-        raise CrowdError("This study has no item to show yet.", status=409)
+        raise CrowdError(_("This study has no item to show yet."), status=409)
     presentation = forms.presentation_for(study.form_schema, item.payload, seed=f"preview:{item.pk}")
     return {**_item_context(study, item, presentation, {}), "preview": True, "claim": None,
             "show_instructions": True}

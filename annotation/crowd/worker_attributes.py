@@ -17,6 +17,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 RANGE_KEYS = ("min", "max")
 
 
@@ -29,9 +32,9 @@ class Attribute:
 
 
 KNOWN = {a.name: a for a in (
-    Attribute("native_language", "Native language", help="ISO 639-1 code, e.g. it"),
-    Attribute("country_of_upbringing", "Country of upbringing", help="ISO 3166 code, e.g. IT"),
-    Attribute("age", "Age", numeric=True, help="whole years"),
+    Attribute("native_language", gettext_lazy("Native language"), help="ISO 639-1 code, e.g. it"),
+    Attribute("country_of_upbringing", gettext_lazy("Country of upbringing"), help="ISO 3166 code, e.g. IT"),
+    Attribute("age", gettext_lazy("Age"), numeric=True, help="whole years"),
 )}
 
 LANGUAGES = {
@@ -70,7 +73,7 @@ class RuleError(ValueError):
 
 def label(name: str) -> str:
     known = KNOWN.get(name)
-    return known.label if known else name.replace("_", " ")
+    return str(known.label) if known else name.replace("_", " ")
 
 
 def is_range(wanted) -> bool:
@@ -142,8 +145,8 @@ def check_rules(rules) -> dict:
 def _bounds_text(wanted: dict) -> str:
     low, high = wanted.get("min"), wanted.get("max")
     if low is not None and high is not None:
-        return f"between {low} and {high}"
-    return f"at least {low}" if low is not None else f"at most {high}"
+        return _("between %(low)s and %(high)s") % {"low": low, "high": high}
+    return _("at least %(low)s") % {"low": low} if low is not None else _("at most %(high)s") % {"high": high}
 
 
 def describe_rule(name: str, wanted) -> str:
@@ -165,15 +168,21 @@ def refusal(rules, attributes: dict) -> str:
         if is_range(wanted):
             value = number(have)
             if have is None or value is None:
-                return (f"This study needs workers with {label(name).lower()} {_bounds_text(wanted)}; "
-                        f"your profile has {'no' if have is None else 'no numeric'} {label(name).lower()}.")
+                needed = {"attribute": label(name).lower(), "bounds": _bounds_text(wanted)}
+                if have is None:
+                    return _("This study needs workers with %(attribute)s %(bounds)s; your profile has no "
+                             "%(attribute)s.") % needed
+                return _("This study needs workers with %(attribute)s %(bounds)s; your profile has no numeric "
+                         "%(attribute)s.") % needed
             low, high = (number(wanted[key]) if wanted.get(key) is not None else None for key in RANGE_KEYS)
             if (low is not None and value < low) or (high is not None and value > high):
-                return f"This study needs workers with {label(name).lower()} {_bounds_text(wanted)}."
+                return _("This study needs workers with %(attribute)s %(bounds)s.") % {
+                    "attribute": label(name).lower(), "bounds": _bounds_text(wanted)}
             continue
         allowed = wanted if isinstance(wanted, list) else [wanted]
         if have not in allowed:
-            return f"This study needs workers with {name.replace('_', ' ')} {' or '.join(map(str, allowed))}."
+            return _("This study needs workers with %(attribute)s %(values)s.") % {
+                "attribute": label(name).lower(), "values": f" {_('or')} ".join(map(str, allowed))}
     return ""
 
 

@@ -3,7 +3,7 @@
 "use strict";
 
 (() => {
-  const { send, show, ActiveClock, Autosave, localTimes } = window.CrowdWork;
+  const { send, show, text, ActiveClock, Autosave, localTimes } = window.CrowdWork;
 
   /* ---- The answers as the server expects them (see annotation.crowd.forms) -------------------- */
 
@@ -148,7 +148,7 @@
       if (busy) return;
       busy = true;
       submitButton.disabled = true;
-      submitButton.textContent = "Submitting…";
+      submitButton.textContent = text("submitting", "Submitting…");
       clearErrors();
       autosave.stop();
       const seconds = clock.take();
@@ -160,46 +160,50 @@
       }
       if (answer && answer.ok) {
         const feedback = answer.data.feedback || {};
-        finish("Thank you!", feedback.blocked
-          ? "Your answer was handed in. Your participation in this study has ended."
-          : "Your answer was handed in.", feedback);
+        finish(text("thankYou", "Thank you!"), feedback.blocked
+          ? text("handedInEnded", "Your answer was handed in. Your participation in this study has ended.")
+          : text("handedIn", "Your answer was handed in."), feedback);
         return;
       }
       busy = false;
       submitButton.disabled = false;
-      submitButton.textContent = "Submit";
+      submitButton.textContent = text("submit", "Submit");
       if (answer && answer.status === 409) {
-        finish("This item is closed", answer.data.error || "This item can no longer be submitted.");
+        finish(text("itemClosed", "This item is closed"),
+          answer.data.error || text("cannotSubmit", "This item can no longer be submitted."));
         return;
       }
       clock.giveBack(seconds);
       autosave.resume();
       if (!answer) {
-        show(formError, "The connection failed; your answers are still here. Please try again.");
+        show(formError, text("connectionKept", "The connection failed; your answers are still here. Please try again."));
       } else {
-        show(formError, answer.data.error || `The server refused the answers (${answer.status}).`);
+        show(formError, answer.data.error
+          || text("serverRefused", "The server refused the answers ({status}).", { status: answer.status }));
         if (answer.data.details) showErrors(answer.data.details);
       }
     }
 
     async function release() {
       if (busy) return;
-      if (!window.confirm("Return this item? It goes back to the pool and you get another one.")) return;
+      if (!window.confirm(text("confirmReturn", "Return this item? It goes back to the pool and you get another one."))) return;
       busy = true;
       releaseButton.disabled = true;
       autosave.stop();
       let answer;
       try { answer = await send(form.dataset.releaseUrl, "POST", {}); } catch (e) { answer = null; }
       if (answer && (answer.ok || answer.status === 409)) {
-        finish("Item returned", answer.ok ? "You returned this item; someone else will get it."
-          : (answer.data.error || "This item is no longer yours."));
+        finish(text("itemReturned", "Item returned"), answer.ok
+          ? text("returned", "You returned this item; someone else will get it.")
+          : (answer.data.error || text("noLongerYours", "This item is no longer yours.")));
         return;
       }
       busy = false;
       releaseButton.disabled = false;
       autosave.resume();
-      show(formError, answer ? (answer.data.error || `Could not return the item (${answer.status}).`)
-        : "The connection failed. Please try again.");
+      show(formError, answer
+        ? (answer.data.error || text("cannotReturn", "Could not return the item ({status}).", { status: answer.status }))
+        : text("connectionFailed", "The connection failed. Please try again."));
     }
 
     submitButton.addEventListener("click", submit);

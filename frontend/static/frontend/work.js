@@ -7,8 +7,19 @@ window.CrowdWork = (() => {
   const SAVE_DELAY_MS = 800;
   const RETRY_DELAY_MS = 5000;
 
+  /* Requests ask for the page's language, so the server's messages match the page. */
   function jsonHeaders() {
-    return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
+    return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(),
+      "Accept-Language": document.documentElement.lang || "en" };
+  }
+
+  /* A text of the page's language from #work-messages (crowd/_work_messages.html), else `fallback`;
+     `{name}` in it is replaced by values[name]. */
+  function text(key, fallback, values = {}) {
+    const node = document.getElementById("work-messages");
+    let out = (node && node.dataset[key]) || fallback;
+    for (const [name, value] of Object.entries(values)) out = out.split(`{${name}}`).join(String(value));
+    return out;
   }
 
   /* fetch with JSON in and out; network failures throw, HTTP errors come back with ok=false. */
@@ -96,7 +107,7 @@ window.CrowdWork = (() => {
     changed() {
       if (this.stopped) return;
       this.dirty = true;
-      this.state("Unsaved changes", "pending");
+      this.state(text("unsaved", "Unsaved changes"), "pending");
       this.schedule(SAVE_DELAY_MS);
     }
 
@@ -113,22 +124,25 @@ window.CrowdWork = (() => {
       this.inFlight = true;
       this.dirty = false;
       const seconds = this.clock.take();
-      this.state("Saving…", "pending");
+      this.state(text("saving", "Saving…"), "pending");
       try {
         const answer = await send(this.url, "PUT", { data: this.collect(this.form), active_seconds: seconds });
         if (answer.ok) {
-          if (!this.dirty) this.state("Saved", "ok");
+          if (!this.dirty) this.state(text("saved", "Saved"), "ok");
         } else if (answer.status === 409 || answer.status === 403 || answer.status === 404) {
           this.stopped = true;  // the item is no longer this worker's to change
-          this.state(`Not saved: ${answer.data.error || `${this.what} can no longer change`}`, "bad");
+          const reason = answer.data.error || (this.what === "this item"
+            ? text("cannotChange", "this item can no longer change") : `${this.what} can no longer change`);
+          this.state(text("notSaved", "Not saved: {reason}", { reason }), "bad");
         } else {
           this.dirty = true;
-          this.state(`Not saved: ${answer.data.error || `error ${answer.status}`}`, "bad");
+          const reason = answer.data.error || text("errorStatus", "error {status}", { status: answer.status });
+          this.state(text("notSaved", "Not saved: {reason}", { reason }), "bad");
         }
       } catch (e) {
         this.clock.giveBack(seconds);
         this.dirty = true;
-        this.state("Not saved (connection problem); trying again…", "bad");
+        this.state(text("notSavedRetry", "Not saved (connection problem); trying again…"), "bad");
         this.schedule(RETRY_DELAY_MS);
       } finally {
         this.inFlight = false;
@@ -146,7 +160,7 @@ window.CrowdWork = (() => {
       const body = JSON.stringify({ data: this.collect(this.form), active_seconds: seconds });
       this.dirty = false;
       fetch(this.url, { method: "PUT", keepalive: true, credentials: "same-origin", headers: jsonHeaders(), body })
-        .then((response) => { if (response.ok && !this.dirty) this.state("Saved", "ok"); })
+        .then((response) => { if (response.ok && !this.dirty) this.state(text("saved", "Saved"), "ok"); })
         .catch(() => { this.dirty = true; });
     }
 
@@ -171,5 +185,5 @@ window.CrowdWork = (() => {
     });
   }
 
-  return { jsonHeaders, send, show, ActiveClock, Autosave, localTimes };
+  return { jsonHeaders, send, show, text, ActiveClock, Autosave, localTimes };
 })();
