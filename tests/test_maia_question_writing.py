@@ -151,7 +151,7 @@ def test_a_yes_no_question_is_refused_in_italian_by_default(study, question):
 
 def test_the_message_follows_the_study_language(curator, bunny):
     study = question_writing.create_question_study(curator, "Questions", videos=[bunny], open_now=True,
-                                                   required_attributes={"native_language": "en"})
+                                                   language="en")
     payload = study.items.get().payload
     assert payload["language"] == "en"
     with pytest.raises(InvalidSubmission) as refused:

@@ -160,7 +160,7 @@ def test_an_eligibility_refusal_is_in_the_studys_language(worker):
     assert response.status_code == 403
     page = response.content.decode()
     assert _lang(page) == "it" and "Non disponibile per te" in page
-    assert "Questo studio richiede partecipanti con native language it o es." in page
+    assert "Questo studio richiede partecipanti con lingua madre it o es." in page
 
 
 def test_the_workers_switch_wins_over_the_study_and_is_remembered(italian, worker):

@@ -1,5 +1,6 @@
-"""MAIA answer collection in a real browser: a worker opens the answer-collection task page (the video, the
-question with its category, the reminder that the audio is not used), is refused a yes/no answer, writes
+"""MAIA answer collection in a real browser: a worker opens the answer-collection task page, in Italian
+(the video, the question with its category, the reminder that the audio is not used), is refused a yes/no
+answer in Italian, writes
 the question's 8th answer, a curator approves it in the review queue, which completes the pool; the
 curator runs the pool checks from the pool report (a forced contradiction) and finds the pool on the
 review page."""
@@ -40,18 +41,19 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
     page.goto(f"{live_server.url}/work/{study.slug}/")
     expect(page.locator("video")).to_have_count(1)
     expect(page.get_by_text(QUESTION)).to_be_visible()
-    expect(page.get_by_text("What the category asks about")).to_be_visible()
-    expect(page.get_by_text("The audio is not used")).to_be_visible()
-    box = page.get_by_label("Your answer (in Italian)")
+    expect(page.get_by_text("Di che cosa chiede la categoria")).to_be_visible()
+    expect(page.locator("html")).to_have_attribute("lang", "it")
+    expect(page.get_by_text("L'audio non viene usato")).to_be_visible()
+    box = page.get_by_label("La tua risposta (in italiano)")
     box.fill("Sì.")
-    submit = page.get_by_role("button", name="Submit")
+    submit = page.get_by_role("button", name="Invia")
     submit.click()
-    expect(page.locator('[data-error-for="answer"]')).to_contain_text("not with yes or no")
+    expect(page.locator('[data-error-for="answer"]')).to_contain_text("non con sì o no")
     box.fill(ODD_ANSWER)
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answered:
         submit.click()
     assert answered.value.status == 201, answered.value.text()
-    expect(page.get_by_role("link", name="Next item")).to_be_visible()
+    expect(page.get_by_role("link", name="Elemento successivo")).to_be_visible()
     submission = study.claims.get(worker=worker).submission
     assert submission.data == {"answer": ODD_ANSWER}
 

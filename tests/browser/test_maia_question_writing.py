@@ -49,13 +49,13 @@ def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_p
     expect(page.locator('[data-payload-key="category-incertezza"]')).to_contain_text("Uncertainty")
     expect(page.get_by_text("non sono ammesse domande sull'audio").first).to_be_visible()
     _write(page, slots, {**questions, slots[3]: YES_NO})
-    page.get_by_role("button", name="Submit").click()
+    page.get_by_role("button", name="Invia").click()
     expect(page.locator(f'[data-error-for="{slots[3]}"]')).to_have_text(YES_NO_MESSAGE["it"])
     page.screenshot(path=str(TASK_SCREENSHOT), full_page=True)
     assert Submission.objects.count() == 0
     page.locator(f'[data-field="{slots[3]}"] textarea').fill("Come si sente il coniglio?")
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answer:
-        page.get_by_role("button", name="Submit").click()
+        page.get_by_role("button", name="Invia").click()
     assert answer.value.status == 201, answer.value.text()
     written = Submission.objects.get(claim__worker__username="ada")
     assert written.data[slots[3]] == "Come si sente il coniglio?"
@@ -70,7 +70,7 @@ def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_p
         _write(second, slots, {**questions, slots[5]: YES_NO})
         second.locator(f'[data-field="{question_writing.override_field(slots[5])}"] input').check()
         with second.expect_response(lambda r: r.url.endswith("/submit/")) as answer:
-            second.get_by_role("button", name="Submit").click()
+            second.get_by_role("button", name="Invia").click()
         assert answer.value.status == 201, answer.value.text()
     finally:
         other.close()

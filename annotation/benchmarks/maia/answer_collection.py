@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from django.db import transaction
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -213,6 +214,15 @@ def accept(submission) -> BenchmarkItem:
     return item
 
 
+def _in(language: str, text: str) -> str:
+    """`text` translated into the study's language (what its workers read), whoever creates it."""
+    with translation.override(language):
+        return _(text)
+
+
+LANGUAGE = "it"  # the paper's crowd answered in Italian: the study's pages are Italian by default
+
+
 def create_answer_study(curator, version, name: str = "", *, slug: str = "", open_now: bool = False,
                         instructions: str = "", **fields) -> Study:
     """An answer-collection study over the drafts of MAIA curation `version` (see the module
@@ -221,11 +231,12 @@ def create_answer_study(curator, version, name: str = "", *, slug: str = "", ope
         raise CrowdError("Only curators create studies.", status=403)
     version = curation_version(version)
     fields = {"annotators_per_item": N_ANSWERS, "max_items_per_video": PER_VIDEO, "expert_share": 1.0,
-              "estimated_minutes": 2, **fields}
+              "estimated_minutes": 2, "language": LANGUAGE, **fields}
     return studies.create_study(
         name=name or f"MAIA answers: {version}", slug=slug or None, fallback_slug="maia-answers", created_by=curator,
         step_kind=STUDY_KIND, state=Study.State.OPEN if open_now else Study.State.DRAFT, output_version=version,
-        instructions=instructions or _(INSTRUCTIONS), history_reason="MAIA answer-collection study", **fields).study
+        instructions=instructions or _in(fields["language"], INSTRUCTIONS),
+        history_reason="MAIA answer-collection study", **fields).study
 
 
 KIND = kinds.register(kinds.StudyKind(

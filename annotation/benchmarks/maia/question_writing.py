@@ -249,8 +249,8 @@ def library_videos(ids) -> list[Video]:
 
 
 def _study_language(settings: dict) -> str:
-    attributes = settings.get("required_attributes") or {}
-    return attributes.get("native_language", DEFAULT_LANGUAGE) if isinstance(attributes, dict) else DEFAULT_LANGUAGE
+    """The language of the study's pages (`Study.language`), which its refusal messages use."""
+    return settings.get("language") or DEFAULT_LANGUAGE
 
 
 def video_rows(videos, lang: str = DEFAULT_LANGUAGE) -> list[dict]:
@@ -282,7 +282,7 @@ def item_row(study: Study, row: dict) -> str | None:
                 'give {"payload": {"video_id": <id>}}')
     if row.get("role", StudyItem.Role.REGULAR) != StudyItem.Role.REGULAR:
         return "a question-writing study has no gold or attention items"
-    row["payload"] = item_payload(video, _study_language({"required_attributes": study.required_attributes}))
+    row["payload"] = item_payload(video, _study_language({"language": study.language}))
     return None
 
 
@@ -304,6 +304,8 @@ def setup(created_by, settings: dict, *, with_rows: bool = True) -> StudySetup:
     """A new question-writing study: the default curation version unless `settings` name one; no items
     (the curator adds videos on the items page)."""
     made = {} if settings.get("output_version") is not None else {"output_version": curation_version(created_by)}
+    if not settings.get("language"):
+        made["language"] = DEFAULT_LANGUAGE
     return StudySetup(settings=made)
 
 
@@ -391,6 +393,7 @@ def create_question_study(curator, name: str, *, videos=(), slug: str = "", vers
     fields.setdefault("annotators_per_item", 1)
     fields.setdefault("expert_share", 1.0)
     fields.setdefault("estimated_minutes", 30)
+    fields.setdefault("language", DEFAULT_LANGUAGE)
     rows = video_rows(videos, _study_language(fields))
     return studies.create_study(
         name=name, slug=slug or None, fallback_slug="maia-questions", created_by=curator, step_kind=STUDY_KIND,
