@@ -23,7 +23,8 @@ COLOR = r"(?P<color>[a-z]+)"
 # (original, counterfactual) wording of each template, as in the authors' C-VQA-Synthetic_questions.csv
 WORDING = {
     "abs_counting_1": (rf"How many flowers are outside the {COLOR} polygons\?",
-                       rf"How many flowers would be outside the {COLOR} polygons if all polygons were (?P<all>[a-z]+)\?"),
+                       rf"How many flowers would be outside the {COLOR} polygons if all polygons were "
+                       r"(?P<all>[a-z]+)\?"),
     "abs_counting_2": (rf"How many flowers are inside the {COLOR} polygons\?",
                        rf"How many flowers would be inside {COLOR} polygons if we removed (?P<n>\d+) flowers in "
                        r"(?P<same>[a-z]+) polygons\?"),
@@ -70,7 +71,7 @@ def large_set(tmp_path_factory):
 def winding_number(x: float, y: float, points: list) -> int:
     """How many times the polygon winds around (x, y); non-zero means inside (the polygons do not cross themselves)."""
     winding = 0
-    for (x1, y1), (x2, y2) in zip(points, points[1:] + points[:1]):
+    for (x1, y1), (x2, y2) in zip(points, points[1:] + points[:1], strict=True):
         side = (x2 - x1) * (y - y1) - (x - x1) * (y2 - y1)
         if y1 <= y < y2 and side > 0:
             winding += 1
@@ -111,18 +112,17 @@ def check_scene(scene: dict) -> None:
     for polygon in scene["polygons"]:
         points = polygon["points"]
         assert len(points) >= 3 and all(0 <= x <= width and 0 <= y <= height for x, y in points)
-        sides = list(zip(points, points[1:] + points[:1]))
-        apart = [(i, j) for i in range(len(sides)) for j in range(i + 2, len(sides)) if (i, j) != (0, len(sides) - 1)]
+        sides = list(zip(points, points[1:] + points[:1], strict=True))
+        apart = [(i, j) for i in range(len(sides)) for j in range(i + 2, len(sides))
+                 if (i, j) != (0, len(sides) - 1)]
         assert not any(sides_cross(*sides[i], *sides[j]) for i, j in apart), scene["img_path"]
     for flower in scene["flowers"]:
         x, y, r = flower["x"], flower["y"], flower["r"]
         assert r > 0 and r <= x <= width - r and r <= y <= height - r
         for polygon in scene["polygons"]:
             points = polygon["points"]
-            for a, b in zip(points, points[1:] + points[:1]):
+            for a, b in zip(points, points[1:] + points[:1], strict=True):
                 assert distance_to_side(x, y, a, b) > r, (scene["img_path"], flower, polygon["color"])
-    for first, second in zip(scene["flowers"], scene["flowers"][1:]):
-        assert (first["x"], first["y"]) != (second["x"], second["y"])
     assert all(math.hypot(f["x"] - g["x"], f["y"] - g["y"]) >= f["r"] + g["r"]
                for i, f in enumerate(scene["flowers"]) for g in scene["flowers"][i + 1:])
     for circle in scene["circles"]:

@@ -18,7 +18,7 @@ def inside_polygon(x: float, y: float, points: list[Point]) -> bool:
 
 def edges(points: list[Point]):
     """The polygon's sides as (start, end) pairs, the last one closing it."""
-    return zip(points, points[1:] + points[:1])
+    return zip(points, points[1:] + points[:1], strict=True)
 
 
 def segment_distance(x: float, y: float, start: Point, end: Point) -> float:

@@ -114,7 +114,9 @@ def _place_flowers(rng, shapes) -> list[dict] | None:
 
 def _fits_flower(x: int, y: int, r: int, region, shapes, flowers: list[dict]) -> bool:
     for inside, points in zip(region, shapes, strict=True):
-        if geometry.inside_polygon(x, y, points) != inside or geometry.edge_distance(x, y, points) <= r + EDGE_CLEARANCE:
+        if geometry.inside_polygon(x, y, points) != inside:
+            return False
+        if geometry.edge_distance(x, y, points) <= r + EDGE_CLEARANCE:
             return False
     return all(math.hypot(x - f["x"], y - f["y"]) >= r + f["r"] + FLOWER_GAP for f in flowers)
 
