@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from annotation.benchmarks.cvqa.synthetic import options, scenes, templates
 
+MAX_DRAWS = 1000  # scenes drawn for one item before giving up (a template no scene suits is a bug)
+
 
 @dataclass(frozen=True)
 class SyntheticItem:
@@ -40,11 +42,13 @@ def generate(per_template: int, seed: int):
 
 def make_item(template: int, index: int, seed: int, img_path: str) -> SyntheticItem:
     rng = random.Random(f"cvqa-synthetic:{seed}:{template}:{index}")
-    while True:
+    for _ in range(MAX_DRAWS):
         drawn = templates.draw_scene(template, rng)
         question = templates.ask(template, drawn, rng)
         if question is not None:
             break
+    else:
+        raise RuntimeError(f"No scene suited template {template} in {MAX_DRAWS} draws.")
     scene = {"img_path": img_path, "type": templates.template_type(template), "width": scenes.WIDTH,
              "height": scenes.HEIGHT, **drawn}
     letter = options.correct_letter(seed, template, "original", index)
