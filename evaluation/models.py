@@ -441,6 +441,8 @@ class ValidationSample(models.Model):
 
 
 class ValidationSampleItem(models.Model):
+    """One judged answer drawn into a validation sample, at its place in the sample."""
+
     sample = models.ForeignKey(ValidationSample, on_delete=models.CASCADE, related_name="items")
     prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()
@@ -448,6 +450,9 @@ class ValidationSampleItem(models.Model):
     class Meta:
         ordering = ["sample_id", "position"]
         constraints = [models.UniqueConstraint(fields=["sample", "prediction"], name="validation_item_once")]
+
+    def __str__(self):
+        return f"answer {self.position} of validation sample #{self.sample_id}"
 
 
 class ValidationRating(models.Model):
@@ -461,3 +466,6 @@ class ValidationRating(models.Model):
     class Meta:
         ordering = ["item_id", "rater_id"]
         constraints = [models.UniqueConstraint(fields=["item", "rater"], name="validation_rating_once")]
+
+    def __str__(self):
+        return f"{self.label} by {self.rater} on {self.item}"
