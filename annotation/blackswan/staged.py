@@ -565,22 +565,18 @@ def readable_answers(data: dict) -> list[dict]:
     forecaster, detective, reporter = (data or {}).get(FORECASTER), (data or {}).get(DETECTIVE), \
         (data or {}).get(REPORTER)
     if forecaster:
-        rows += [{"label": _("Forecast %(number)s") % {"number": i + 1}, "value": text, "extra": []}
+        rows += [{"label": f"Forecast {i + 1}", "value": text, "extra": []}
                  for i, text in enumerate(forecaster["scenarios"])]
     if forecaster and detective:
         for i, mark in enumerate(detective["forecast_valid"]):
-            extra = [] if mark == "yes" else [_("new hypothesis: %(text)s") % {"text": detective["new_hypotheses"][i]}]
-            rows.append({"label": _("Detective: forecast %(number)s") % {"number": i + 1}, "value": _mark(mark),
+            extra = [] if mark == "yes" else [f"new hypothesis: {detective['new_hypotheses'][i]}"]
+            rows.append({"label": f"Detective: forecast {i + 1}", "value": "valid" if mark == "yes" else "invalid",
                          "extra": extra})
     if reporter:
-        rows += [{"label": _("Reporter: hypothesis %(number)s") % {"number": i + 1}, "value": _mark(mark),
+        rows += [{"label": f"Reporter: hypothesis {i + 1}", "value": "valid" if mark == "yes" else "invalid",
                   "extra": []} for i, mark in enumerate(reporter["hypothesis_valid"])]
-        rows.append({"label": _("Caption"), "value": reporter["caption"], "extra": []})
+        rows.append({"label": "Caption", "value": reporter["caption"], "extra": []})
     return rows
-
-
-def _mark(mark: str) -> str:
-    return _("valid") if mark == "yes" else _("invalid")
 
 
 def clean_answers(_schema: dict, _payload: dict, data) -> dict:
