@@ -41,6 +41,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.crowd import assignment, history, kinds, quality, review_media, studies, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
@@ -57,6 +59,7 @@ HYPOTHESES = 3
 MIN_TEXT, MAX_TEXT, MAX_CAPTION = 5, 1000, 2000
 MAX_ACTIVE_SECONDS_PER_SAVE = 3600
 MARKS = ("yes", "no")
+SAVE = "be saved"  # what a refused draft wanted (`_check_order`; submitting is assignment.SUBMIT)
 
 # The clips of a split (VideoSplit fields) a worker may stream in each step.
 PART_FIELDS = {"pre": "pre_video", "main": "main_video", "post": "post_video", "detective": "detective_video",
@@ -65,8 +68,8 @@ STREAMABLE = {FORECASTER: frozenset({"pre"}), DETECTIVE: frozenset({"pre", "post
               REPORTER: frozenset({"pre", "post", "main", "full"}), DONE: frozenset()}
 # The players each step's page shows (a subset of what it may stream).
 SHOWN = {FORECASTER: ("pre",), DETECTIVE: ("pre", "post"), REPORTER: ("full",), DONE: ()}
-PART_LABELS = {"pre": "Beginning of the video", "post": "End of the video", "main": "Middle of the video",
-               "full": "The whole video"}
+PART_LABELS = {"pre": gettext_noop("Beginning of the video"), "post": gettext_noop("End of the video"),
+               "main": gettext_noop("Middle of the video"), "full": gettext_noop("The whole video")}
 
 # The answers of each step: list fields hold one entry per hypothesis.
 STEP_FIELDS = {
@@ -80,6 +83,11 @@ STEP_FIELDS = {
 
 def is_staged(study: Study) -> bool:
     return study.step_kind == STUDY_KIND
+
+
+def step_label(step: str) -> str:
+    """The step's name in the active language, for the worker (records keep STEP_LABELS)."""
+    return _(STEP_LABELS[step]) if step in STEP_LABELS else ""
 
 
 def _check_splits(splits, study: Study | None = None) -> list[VideoSplit]:
@@ -138,7 +146,7 @@ def split_of(item: StudyItem) -> VideoSplit:
     split = (VideoSplit.objects.filter(pk=split_id, status=VideoSplit.Status.DONE).first()
              if str(split_id).isdigit() else None)
     if split is None:
-        raise CrowdError("This item has no finished video split; it cannot be shown.", status=409)
+        raise CrowdError(_("This item has no finished video split; it cannot be shown."), status=409)
     return split
 
 
@@ -155,18 +163,21 @@ def step_number(step: str) -> int:
 
 def _own(claim: Claim, worker) -> None:
     if claim.worker_id != worker.pk:
-        raise NotYourClaim("This item is not assigned to you.")
+        raise NotYourClaim(_("This item is not assigned to you."))
 
 
 def _staged_claim(claim: Claim) -> None:
     if not is_staged(claim.study):
-        raise CrowdError("This item is not part of a staged study.", status=404)
+        raise CrowdError(_("This item is not part of a staged study."), status=404)
 
 
 def _active(claim: Claim, doing: str) -> None:
     """409 unless the claim is active and its lease still runs (an expired lease is never renewed)."""
     if claim.status != Claim.Status.ACTIVE:
-        raise ClaimNotActive(f"This item is {claim.get_status_display().lower()}; it can no longer {doing}.")
+        state = {"status": claim.get_status_display().lower()}
+        if doing == assignment.SUBMIT:
+            raise ClaimNotActive(_("This item is %(status)s; it can no longer be submitted.") % state)
+        raise ClaimNotActive(_("This item is %(status)s; it can no longer change.") % state)
     if assignment.lease_ran_out(claim, timezone.now()):
         raise assignment.refusal(claim, doing)
 
@@ -189,16 +200,21 @@ def start(claim: Claim) -> str:
 def _check_order(claim: Claim, step: str, doing: str) -> None:
     """409 unless `step` is the claim's current step."""
     if step not in STEPS:
-        raise CrowdError(f"There is no step {step!r}; the steps are {', '.join(STEPS)}.", status=404)
+        raise CrowdError(_("There is no step '%(step)s'; the steps are %(steps)s.")
+                         % {"step": step, "steps": ", ".join(STEPS)}, status=404)
     current = current_step(claim)
     if step == current:
         return
     wanted, now = step_number(step), step_number(current)
     if wanted < now:
-        raise CrowdError(f"Step {wanted} ({STEP_LABELS[step]}) is already submitted; submitted steps cannot "
-                         f"change.", status=409)
-    raise CrowdError(f"Step {wanted} ({STEP_LABELS[step]}) opens after you submit step {now} "
-                     f"({STEP_LABELS[current]}); it cannot {doing} yet.", status=409)
+        raise CrowdError(_("Step %(number)s (%(label)s) is already submitted; submitted steps cannot change.")
+                         % {"number": wanted, "label": step_label(step)}, status=409)
+    values = {"number": wanted, "label": step_label(step), "current": now, "current_label": step_label(current)}
+    if doing == SAVE:
+        raise CrowdError(_("Step %(number)s (%(label)s) opens after you submit step %(current)s (%(current_label)s); "
+                           "it cannot be saved yet.") % values, status=409)
+    raise CrowdError(_("Step %(number)s (%(label)s) opens after you submit step %(current)s (%(current_label)s); "
+                       "it cannot be submitted yet.") % values, status=409)
 
 
 def _active_seconds(value) -> float:
@@ -216,8 +232,8 @@ def save_step_draft(claim: Claim, worker, step: str, data, *, active_seconds: fl
     """Autosave the current step's answers as they stand; a later save wins. Renews the lease."""
     _own(claim, worker)
     _staged_claim(claim)
-    _active(claim, "change")
-    _check_order(claim, step, "be saved")
+    _active(claim, assignment.CHANGE)
+    _check_order(claim, step, SAVE)
     draft = check_draft(step, data)
     now = timezone.now()
     with transaction.atomic():
@@ -231,9 +247,9 @@ def save_step_draft(claim: Claim, worker, step: str, data, *, active_seconds: fl
             transaction.set_rollback(True)
     if not saved:
         claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
-        _active(claim, "change")
-        _check_order(claim, step, "be saved")
-        raise CrowdError("This step changed meanwhile; reload the page.", status=409)
+        _active(claim, assignment.CHANGE)
+        _check_order(claim, step, SAVE)
+        raise CrowdError(_("This step changed meanwhile; reload the page."), status=409)
     return StagedStep.objects.get(claim_id=claim.pk, step=step)
 
 
@@ -254,8 +270,8 @@ def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float 
     """Submit the current step: its answers are frozen, the next step opens (or the claim ends)."""
     _own(claim, worker)
     _staged_claim(claim)
-    _active(claim, "be submitted")
-    _check_order(claim, step, "be submitted")
+    _active(claim, assignment.SUBMIT)
+    _check_order(claim, step, assignment.SUBMIT)
     answers = clean_step(step, data)
     now = timezone.now()
     following = NEXT_STEP[step]
@@ -284,9 +300,9 @@ def submit_step(claim: Claim, worker, step: str, data, *, active_seconds: float 
                 result = StepResult(step, following, answers)
     except (_Raced, IntegrityError):
         claim.refresh_from_db(fields=["step", "status", "lease_expires_at"])
-        _active(claim, "be submitted")
-        _check_order(claim, step, "be submitted")
-        raise CrowdError("This step was submitted meanwhile; reload the page.", status=409) from None
+        _active(claim, assignment.SUBMIT)
+        _check_order(claim, step, assignment.SUBMIT)
+        raise CrowdError(_("This step was submitted meanwhile; reload the page."), status=409) from None
     claim.step = following
     if following == DONE:
         claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
@@ -333,11 +349,12 @@ def step_times(claim: Claim) -> list[dict]:
 def _text(value, key: str, errors: dict, *, low: int = MIN_TEXT, high: int = MAX_TEXT) -> str:
     text = value.strip() if isinstance(value, str) else ""
     if value is not None and not isinstance(value, str):
-        errors[key] = "write text here"
+        errors[key] = _("write text here")
     elif len(text) < low:
-        errors[key] = "this answer is required" if not text else f"write at least {low} characters"
+        errors[key] = _("this answer is required") if not text else _("write at least %(count)s characters") % {
+            "count": low}
     elif len(text) > high:
-        errors[key] = f"write at most {high} characters"
+        errors[key] = _("write at most %(count)s characters") % {"count": high}
     return text
 
 
@@ -346,20 +363,20 @@ def _list(data: dict, key: str, errors: dict) -> list:
     if value is None:
         return [None] * HYPOTHESES
     if not isinstance(value, list) or len(value) != HYPOTHESES:
-        errors[key] = f"give {HYPOTHESES} entries"
+        errors[key] = _("give %(count)s entries") % {"count": HYPOTHESES}
         return [None] * HYPOTHESES
     return value
 
 
 def _unknown(step: str, data: dict, errors: dict) -> None:
     for key in sorted(set(data) - set(STEP_FIELDS[step])):
-        errors[key] = "unknown field"
+        errors[key] = _("unknown field")
 
 
 def clean_step(step: str, data) -> dict:
     """The step's answers, cleaned; InvalidSubmission (400) with a message per field otherwise."""
     if not isinstance(data, dict):
-        raise InvalidSubmission("The answers must be a JSON object.")
+        raise InvalidSubmission(_("The answers must be a JSON object."))
     errors: dict = {}
     _unknown(step, data, errors)
     if step == FORECASTER:
@@ -368,7 +385,8 @@ def clean_step(step: str, data) -> dict:
         for index, text in enumerate(scenarios):
             key = " ".join(text.lower().split())
             if key and key in seen and f"scenarios.{index}" not in errors:
-                errors[f"scenarios.{index}"] = f"the same as scenario {seen[key] + 1}: write a different one"
+                errors[f"scenarios.{index}"] = _("the same as scenario %(number)s: write a different one") % {
+                    "number": seen[key] + 1}
             seen.setdefault(key, index)
         clean = {"scenarios": scenarios}
     elif step == DETECTIVE:
@@ -382,7 +400,7 @@ def clean_step(step: str, data) -> dict:
         clean = {"hypothesis_valid": _marks(data, "hypothesis_valid", errors),
                  "caption": _text(data.get("caption"), "caption", errors, high=MAX_CAPTION)}
     if errors:
-        raise InvalidSubmission("Some answers are missing or invalid.", details=errors)
+        raise InvalidSubmission(_("Some answers are missing or invalid."), details=errors)
     return clean
 
 
@@ -390,14 +408,14 @@ def _marks(data: dict, key: str, errors: dict) -> list:
     marks = _list(data, key, errors)
     for index, mark in enumerate(marks):
         if mark not in MARKS:
-            errors[f"{key}.{index}"] = "mark it valid or invalid"
+            errors[f"{key}.{index}"] = _("mark it valid or invalid")
     return marks
 
 
 def check_draft(step: str, data) -> dict:
     """A draft may be incomplete, but only the step's own fields, of the right kinds and sizes."""
     if not isinstance(data, dict):
-        raise InvalidSubmission("A draft must be a JSON object.")
+        raise InvalidSubmission(_("A draft must be a JSON object."))
     errors: dict = {}
     _unknown(step, data, errors)
     for key, kind in STEP_FIELDS[step].items():
@@ -406,18 +424,18 @@ def check_draft(step: str, data) -> dict:
             continue
         if kind == "caption":
             if not isinstance(value, str) or len(value) > MAX_CAPTION:
-                errors[key] = f"text of at most {MAX_CAPTION} characters"
+                errors[key] = _("text of at most %(count)s characters") % {"count": MAX_CAPTION}
             continue
         if not isinstance(value, list) or len(value) > HYPOTHESES:
-            errors[key] = f"a list of at most {HYPOTHESES} entries"
+            errors[key] = _("a list of at most %(count)s entries") % {"count": HYPOTHESES}
             continue
         for index, entry in enumerate(value):
             if kind == "mark" and entry not in (*MARKS, None):
-                errors[f"{key}.{index}"] = "yes, no or nothing"
+                errors[f"{key}.{index}"] = _("yes, no or nothing")
             elif kind == "text" and not (entry is None or (isinstance(entry, str) and len(entry) <= MAX_TEXT)):
-                errors[f"{key}.{index}"] = f"text of at most {MAX_TEXT} characters"
+                errors[f"{key}.{index}"] = _("text of at most %(count)s characters") % {"count": MAX_TEXT}
     if errors:
-        raise InvalidSubmission("This draft cannot be saved.", details=errors)
+        raise InvalidSubmission(_("This draft cannot be saved."), details=errors)
     return data
 
 
@@ -469,7 +487,7 @@ def visible_parts(claim: Claim, split: VideoSplit | None = None) -> list[dict]:
     out = []
     for part in SHOWN[step]:
         clip = getattr(split, PART_FIELDS[part])
-        out.append({"part": part, "label": PART_LABELS[part], "video_id": clip.pk,
+        out.append({"part": part, "label": _(PART_LABELS[part]), "video_id": clip.pk,
                     "url": reverse("media-video-file", kwargs={"pk": clip.pk}),
                     "poster_url": reverse("media-video-poster", kwargs={"pk": clip.pk}) if clip.poster else "",
                     "duration": clip.duration})
@@ -484,7 +502,7 @@ def stage_state(claim: Claim) -> dict:
     row = rows.get(step)
     return {
         "claim": claim.pk, "status": claim.status, "step": step, "step_number": step_number(step),
-        "steps": [{"step": s, "label": STEP_LABELS[s], "number": i + 1,
+        "steps": [{"step": s, "label": step_label(s), "number": i + 1,
                    "state": "submitted" if s in rows and rows[s].submitted_at else ("current" if s == step
                                                                                    else "upcoming")}
                   for i, s in enumerate(STEPS)],

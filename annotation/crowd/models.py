@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from config.state import KeepsHistory, StateMachine
 
@@ -367,7 +368,9 @@ class QualificationAttempt(models.Model):
         return f"{self.worker} on {self.test}: {self.score:.0%} ({'passed' if self.passed else 'failed'})"
 
 
-STAGED_STEP_CHOICES = [("forecaster", "Forecaster"), ("detective", "Detective"), ("reporter", "Reporter")]
+# the names stay English in records; `gettext_noop` puts them in the catalogue for the worker pages
+STAGED_STEP_CHOICES = [("forecaster", gettext_noop("Forecaster")), ("detective", gettext_noop("Detective")),
+                       ("reporter", gettext_noop("Reporter"))]
 
 
 class StagedStep(models.Model):

@@ -216,7 +216,7 @@ def staged_task_context(study: Study, claim: Claim) -> dict:
                 "submit_url": reverse("api-claim-step-submit", kwargs={"pk": claim.pk, "step": step})}
     return {
         **state, "study": study, "claim": claim, "item": claim.item, "preview": False,
-        "step_label": staged.STEP_LABELS.get(step, ""), "step_count": len(staged.STEPS),
+        "step_label": staged.step_label(step), "step_count": len(staged.STEPS),
         "draft_saved": bool(state["draft"]), **_step_rows(step, state["draft"], state["earlier"]),
         "instructions": render_markdown(study.instructions), "show_instructions": earlier_items == 0,
         "items_done": earlier_items, "limits": _limits(), **urls, **_standing(study, claim.worker),
@@ -226,12 +226,13 @@ def staged_task_context(study: Study, claim: Claim) -> dict:
 def staged_preview_context(study: Study) -> dict:
     """A read-only example of the first step, without any video (it needs an accepted assignment)."""
     if study.state != Study.State.OPEN:
-        raise CrowdError(f"The study '{study.name}' is {study.get_state_display().lower()}.", status=409)
+        raise CrowdError(_("The study '%(name)s' is %(state)s.")
+                         % {"name": study.name, "state": study.get_state_display().lower()}, status=409)
     step = staged.FORECASTER
     return {
         "study": study, "claim": None, "item": None, "preview": True, "step": step, "step_number": 1,
-        "step_label": staged.STEP_LABELS[step], "step_count": len(staged.STEPS),
-        "steps": [{"step": s, "label": staged.STEP_LABELS[s], "number": i + 1,
+        "step_label": staged.step_label(step), "step_count": len(staged.STEPS),
+        "steps": [{"step": s, "label": staged.step_label(s), "number": i + 1,
                    "state": "current" if s == step else "upcoming"} for i, s in enumerate(staged.STEPS)],
         "parts": [], "draft": {}, "earlier": {}, **_step_rows(step, {}, {}),
         "instructions": render_markdown(study.instructions), "show_instructions": True, "limits": _limits(),

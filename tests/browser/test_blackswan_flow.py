@@ -182,3 +182,46 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
     assert record["task3_checkboxes"] == ["no", "yes", "no"]
     assert (record["preevent"], record["event"], record["postevent"]) == (0.0, 1.2, 2.4)
     assert page.js_errors == []
+
+
+def test_an_italian_staged_study_speaks_italian_until_the_worker_switches(live_server, browser_page, make_user,
+                                                                          login, split):
+    from annotation.blackswan import staged
+    from annotation.crowd.models import Claim
+
+    study = staged.create_staged_study([split], "Eventi inattesi", split.curator, open_now=True, expert_share=0.0,
+                                       expert_first=0, language="it")
+    page = browser_page
+    worker = make_user("bruna", ANNOTATOR)
+    login(page, worker)
+    work_url = f"{live_server.url}/work/{study.slug}/"
+    page.goto(work_url)
+    assert page.locator("html").get_attribute("lang") == "it"
+    expect(page.get_by_role("heading", name="Fase 1 di 3: Previsore")).to_be_visible()
+    expect(page.locator(".staged-player figcaption")).to_have_text("Inizio del video")
+    # the script's messages and the server's, in the page's language
+    page.get_by_label("Scenario 1").fill(SCENARIOS[0])
+    expect(page.locator("#save-state")).to_have_text("Salvato")
+    page.get_by_label("Scenario 2").fill(SCENARIOS[0].upper())
+    page.get_by_role("button", name="Invia la fase 1").click()
+    expect(page.locator("#form-error")).to_have_text("Alcune risposte mancano o non sono valide.")
+    expect(page.locator('[data-error-for="scenarios.1"]')).to_have_text(
+        "è uguale allo scenario 1: scrivine uno diverso")
+    expect(page.locator('[data-error-for="scenarios.2"]')).to_have_text("questa risposta è obbligatoria")
+    page.get_by_label("Scenario 2").fill(SCENARIOS[1])
+    page.get_by_label("Scenario 3").fill(SCENARIOS[2])
+    with page.expect_navigation():
+        page.get_by_role("button", name="Invia la fase 1").click()
+    expect(page.get_by_role("heading", name="Fase 2 di 3: Detective")).to_be_visible()
+    expect(page.locator('[data-hidden-part="main"]')).to_contain_text("La parte centrale del video è nascosta")
+
+    # the worker switches to English: the step page and the server's messages follow
+    page.get_by_role("button", name="English").click()
+    page.wait_for_url(work_url)
+    assert page.locator("html").get_attribute("lang") == "en"
+    expect(page.get_by_role("heading", name="Step 2 of 3: Detective")).to_be_visible()
+    page.get_by_label("Invalid: it cannot lead to the end").first.check()
+    page.get_by_role("button", name="Submit step 2").click()
+    expect(page.locator('[data-error-for="new_hypotheses.0"]')).to_have_text("this answer is required")
+    assert Claim.objects.get(worker=worker).step == staged.DETECTIVE
+    assert page.js_errors == []

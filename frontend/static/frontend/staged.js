@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { send, show, ActiveClock, Autosave, localTimes } = window.CrowdWork;
+  const { send, show, text, ActiveClock, Autosave, localTimes } = window.CrowdWork;
 
   /* The step's answers as the server expects them (annotation.blackswan.staged.STEP_FIELDS):
      list fields hold one entry per hypothesis (null where nothing is chosen yet). */
@@ -43,7 +43,8 @@
     if (!form.dataset.claimId) return;  // a preview
 
     const clock = new ActiveClock();
-    const autosave = new Autosave(form, clock, document.getElementById("save-state"), collect, "this step");
+    const autosave = new Autosave(form, clock, document.getElementById("save-state"), collect,
+      text("stepCannotChange", "this step can no longer change"));
     const submitButton = document.getElementById("submit-button");
     const submitLabel = submitButton.textContent;
     const releaseButton = document.getElementById("release-button");
@@ -114,14 +115,14 @@
       autosave.stop();
       fields.disabled = true;
       submitButton.disabled = true;
-      show(formError, `${message} Reload the page to see where this video stands.`);
+      show(formError, text("reloadToSee", "{message} Reload the page to see where this video stands.", { message }));
     }
 
     async function submit() {
       if (busy) return;
       busy = true;
       submitButton.disabled = true;
-      submitButton.textContent = "Submitting…";
+      submitButton.textContent = text("submitting", "Submitting…");
       clearErrors();
       autosave.stop();
       const seconds = clock.take();
@@ -134,12 +135,12 @@
       if (answer && answer.ok) {
         if (answer.data.finished) {
           const feedback = answer.data.feedback || {};
-          finish("Thank you!", feedback.blocked
-            ? "All three steps are handed in. Your participation in this study has ended."
-            : "All three steps of this video are handed in.", feedback);
+          finish(text("thankYou", "Thank you!"), feedback.blocked
+            ? text("stepsHandedInEnded", "All three steps are handed in. Your participation in this study has ended.")
+            : text("stepsHandedIn", "All three steps of this video are handed in."), feedback);
         } else {
           fields.disabled = true;
-          submitButton.textContent = "Opening the next step…";
+          submitButton.textContent = text("openingNextStep", "Opening the next step…");
           window.location.assign(form.dataset.nextUrl);
         }
         return;
@@ -148,38 +149,43 @@
       submitButton.disabled = false;
       submitButton.textContent = submitLabel;
       if (answer && (answer.status === 409 || answer.status === 403 || answer.status === 404)) {
-        refused(answer.data.error || "This step can no longer be submitted.");
+        refused(answer.data.error || text("stepCannotSubmit", "This step can no longer be submitted."));
         return;
       }
       clock.giveBack(seconds);
       autosave.resume();
       if (!answer) {
-        show(formError, "The connection failed; your answers are still here. Please try again.");
+        show(formError, text("connectionKept", "The connection failed; your answers are still here. Please try again."));
       } else {
-        show(formError, answer.data.error || `The server refused the answers (${answer.status}).`);
+        show(formError, answer.data.error
+          || text("serverRefused", "The server refused the answers ({status}).", { status: answer.status }));
         if (answer.data.details) showErrors(answer.data.details);
       }
     }
 
     async function release() {
       if (busy) return;
-      if (!window.confirm("Return this video? It goes back to the pool and you get another one.")) return;
+      if (!window.confirm(text("confirmReturnVideo", "Return this video? It goes back to the pool and you get another one."))) {
+        return;
+      }
       busy = true;
       releaseButton.disabled = true;
       autosave.stop();
       let answer;
       try { answer = await send(form.dataset.releaseUrl, "POST", {}); } catch (e) { answer = null; }
       if (answer && (answer.ok || answer.status === 409)) {
-        finish("Video returned", answer.ok ? "You returned this video; someone else will get it."
-          : (answer.data.error || "This video is no longer yours."));
+        finish(text("videoReturned", "Video returned"), answer.ok
+          ? text("returnedVideo", "You returned this video; someone else will get it.")
+          : (answer.data.error || text("videoNoLongerYours", "This video is no longer yours.")));
         document.getElementById("result-earnings")?.setAttribute("hidden", "");
         return;
       }
       busy = false;
       releaseButton.disabled = false;
       autosave.resume();
-      show(formError, answer ? (answer.data.error || `Could not return the video (${answer.status}).`)
-        : "The connection failed. Please try again.");
+      show(formError, answer
+        ? (answer.data.error || text("cannotReturnVideo", "Could not return the video ({status}).", { status: answer.status }))
+        : text("connectionFailed", "The connection failed. Please try again."));
     }
 
     submitButton.addEventListener("click", submit);

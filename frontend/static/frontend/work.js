@@ -83,11 +83,12 @@ window.CrowdWork = (() => {
   /* ---- Autosave: debounced PUT of the draft, and a last keepalive save when the page goes away --- */
 
   class Autosave {
-    /* `collect(form)` gives the answers to save; `what` names the saved thing in messages ("this item"). */
-    constructor(form, clock, stateNode, collect, what = "this item") {
+    /* `collect(form)` gives the answers to save; `closed` is the reason shown once the saved thing can
+       no longer change (default: the item's). */
+    constructor(form, clock, stateNode, collect, closed = text("cannotChange", "this item can no longer change")) {
       this.form = form;
       this.collect = collect;
-      this.what = what;
+      this.closed = closed;
       this.url = form.dataset.draftUrl;
       this.clock = clock;
       this.stateNode = stateNode;
@@ -131,8 +132,7 @@ window.CrowdWork = (() => {
           if (!this.dirty) this.state(text("saved", "Saved"), "ok");
         } else if (answer.status === 409 || answer.status === 403 || answer.status === 404) {
           this.stopped = true;  // the item is no longer this worker's to change
-          const reason = answer.data.error || (this.what === "this item"
-            ? text("cannotChange", "this item can no longer change") : `${this.what} can no longer change`);
+          const reason = answer.data.error || this.closed;
           this.state(text("notSaved", "Not saved: {reason}", { reason }), "bad");
         } else {
           this.dirty = true;
