@@ -83,7 +83,7 @@ def test_the_five_benchmarks_are_discovered_with_their_names():
     assert dict(registry.choices()) == {"blackswan": "BlackSwanSuite", "cvqa": "C-VQA", "cvrr": "CVRR-ES",
                                         "maia": "MAIA", "nleye": "NL-EYE"}
     assert {kind for definition in registry.all() for kind in definition.kinds} == {
-        "video", "mcq", "yn", "real", "synthetic", "triplet", "brief", "qa", "question"}
+        "video", "mcq", "yn", "real", "synthetic", "triplet", "brief", "qa", "question", "question_draft"}
 
 
 def test_an_unknown_slug_names_the_known_ones():
