@@ -1,6 +1,9 @@
-"""C-VQA: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`)."""
+"""C-VQA: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`); source
+questions under curation (`sources`, never frozen: its freeze check is registered here) and the images'
+subgroup labels for the bias analysis (`subgroups`)."""
 
-from annotation.benchmarks.cvqa import exporter, importer
+from annotation import versions
+from annotation.benchmarks.cvqa import exporter, importer, sources
 from annotation.benchmarks.cvqa.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -13,3 +16,6 @@ class Cvqa(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
+
+
+versions.register_freeze_check(sources.freeze_check, phrase=sources.REFUSAL_PHRASE)
