@@ -17,6 +17,7 @@ writes nothing. A label already set is replaced, with the file as its source.
 from __future__ import annotations
 
 import re
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,19 @@ def import_labels(path: Path, user=None, source: str = "") -> LabelReport:
                 "label": label, "source": source, "updated_by": user if user is not None and user.pk else None})
             report.set += 1
     return report
+
+
+def import_upload(upload, user) -> LabelReport:
+    """`import_labels` for an uploaded CSV (its name is the labels' source)."""
+    name = Path(upload.name or "").name or "labels.csv"
+    if Path(name).suffix.lower() != ".csv":
+        raise SubgroupError([f"{name}: a CSV file is needed."])
+    with tempfile.TemporaryDirectory(prefix="cvqa-subgroups-") as tmp:
+        path = Path(tmp) / name
+        with path.open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        return import_labels(path, user, source=name)
 
 
 def set_label(user, image, label) -> SubgroupLabel | None:
