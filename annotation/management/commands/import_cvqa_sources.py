@@ -23,6 +23,10 @@ from annotation.benchmarks.cvqa.sources import SourceImportFailed, import_source
 class Command(BaseCommand):
     help = "Import C-VQA source questions (VQAv2 JSON or CSV) and their images into a sources version."
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # `--version` names the sources version here; it replaces Django's own --version flag.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_arguments(self, parser):
         parser.add_argument("path", help="a CSV, a VQAv2 questions JSON or a folder holding the VQAv2 pair")
         parser.add_argument("--version", required=True, dest="label", help="label of the sources version")
