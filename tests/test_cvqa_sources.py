@@ -62,7 +62,8 @@ def vqa_files(folder: Path) -> tuple[dict, dict]:
 
     def note(qid, image_id, answers, majority, kind):
         return {"question_id": qid, "image_id": image_id, "multiple_choice_answer": majority, "answer_type": kind,
-                "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": i + 1} for i, a in enumerate(answers)]}
+                "answers": [{"answer": a, "answer_confidence": "yes", "answer_id": i + 1}
+                            for i, a in enumerate(answers)]}
 
     annotations = {"annotations": [
         note(420, 42, ["1", "1", "one", "2"], "1", "number"),
@@ -91,7 +92,8 @@ def test_easy_vqa_csv_import_types_questions_and_stores_images_once(easy_vqa_csv
     for n, question, answer, image_id in yes_no:
         item = items[f"source:easy-{n}"]
         assert item.payload["kind"] == "source" and item.payload["type"] == "boolean"
-        assert (item.payload["question"], item.payload["answer"], item.payload["answers"]) == (question, answer, [answer])
+        payload = item.payload
+        assert (payload["question"], payload["answer"], payload["answers"]) == (question, answer, [answer])
         (use,) = item.media.all()
         assert use.role == "image" and use.image.original_name == f"{image_id}.png"
         assert item.curation.stage == sources.SOURCE and item.curation.author == curator
@@ -129,7 +131,8 @@ def test_vqa_json_upload_on_the_page_with_zipped_coco_images(curator_client, tmp
             zipped.write(path, f"val2014/{path.name}")
     upload = {
         "version": "coco-sources", "format": "vqa",
-        "questions": SimpleUploadedFile("q.json", (tmp_path / "v2_OpenEnded_mscoco_val2014_questions.json").read_bytes()),
+        "questions": SimpleUploadedFile("q.json",
+                                        (tmp_path / "v2_OpenEnded_mscoco_val2014_questions.json").read_bytes()),
         "annotations": SimpleUploadedFile("a.json", (tmp_path / "v2_mscoco_val2014_annotations.json").read_bytes()),
         "images": SimpleUploadedFile("images.zip", archive.getvalue(), content_type="application/zip"),
     }
@@ -221,7 +224,8 @@ def test_types_are_inferred_from_the_majority_answer(tmp_path, astronaut):
         "a.png,Is it day?,no;yes;no\n"
         "a.png,What colour?,white|white\n")
     report = sources.import_sources(tmp_path / "q.csv", "inferred")
-    payloads = sorted((i.payload["question"], i.payload["type"], i.payload["answer"]) for i in report.version.items.all())
+    payloads = sorted((i.payload["question"], i.payload["type"], i.payload["answer"])
+                      for i in report.version.items.all())
     assert payloads == [("How many people?", "numerical", "2"), ("Is it day?", "boolean", "no")]
     assert len(report.skipped) == 1 and "line 4" in report.skipped[0]
     assert Counter(report.counts) == {"numerical": 1, "boolean": 1}
