@@ -186,7 +186,8 @@ def test_the_items_api_checks_the_payload_against_its_benchmark(curator_api, dra
                                                                                "hypothesis1": "a", "hypothesis2": "b",
                                                                                "label": 1}}, format="json")
     assert other_benchmark.status_code == 400
-    assert "cvqa payload needs 'kind', one of: real, source, synthetic (got 'triplet')" in other_benchmark.json()["error"]
+    assert ("cvqa payload needs 'kind', one of: real, source, synthetic (got 'triplet')"
+            in other_benchmark.json()["error"])
     assert not BenchmarkItem.objects.filter(version=draft_version).exists()
     extra = curator_api.post(url, {"external_id": "q-1", "payload": cvqa_payload(note="kept")}, format="json")
     assert extra.status_code == 201 and extra.json()["payload"]["note"] == "kept"
