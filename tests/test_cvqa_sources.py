@@ -229,3 +229,10 @@ def test_types_are_inferred_from_the_majority_answer(tmp_path, astronaut):
     assert payloads == [("How many people?", "numerical", "2"), ("Is it day?", "boolean", "no")]
     assert len(report.skipped) == 1 and "line 4" in report.skipped[0]
     assert Counter(report.counts) == {"numerical": 1, "boolean": 1}
+
+
+def test_a_sources_version_page_links_to_the_curation_pages(easy_vqa_csv, curator_client):
+    folder, _rows = easy_vqa_csv
+    report = sources.import_sources(folder / "questions.csv", "linked", images=folder / "images")
+    page = curator_client.get(reverse("version-detail", args=[report.version.pk])).content.decode()
+    assert reverse("cvqa-sources") in page and reverse("cvqa-subgroups") in page
