@@ -13,6 +13,7 @@ imported one. What the pipeline needs beside it lives here:
 - `CategoryDefinition`: one of a benchmark's categories as data a curator edits (e.g. a CVRR-ES
   dimension): its name, description and the instructions its curation steps use (caption
   guidelines, the QA-generation instruction, …);
+- `SubgroupLabel`: a library image's subgroup for a bias analysis (C-VQA's perceived gender);
 - `ImageAttempt`: one node of an image generation tree for one slot of an item (text-to-image,
   image-to-image or inpainting; parent image, mask, prompt, seed, model and parameters) and which
   attempt a designer picked as the slot's final image.
@@ -145,3 +146,22 @@ class CategoryDefinition(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.benchmark_id and self.benchmark.slug})"
+
+
+class SubgroupLabel(models.Model):
+    """A library image's subgroup for a bias analysis (C-VQA §4.3: the perceived gender of the people an
+    image shows), imported from a published annotation file or set by a curator."""
+
+    image = models.OneToOneField("annotation.Image", on_delete=models.CASCADE, related_name="subgroup_label")
+    label = models.CharField(max_length=64)
+    source = models.CharField(max_length=255, blank=True,
+                              help_text="where the label came from: the imported file's name, or “edited”")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["image_id"]
+
+    def __str__(self):
+        return f"{self.label} (image #{self.image_id})"

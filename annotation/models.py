@@ -268,7 +268,13 @@ from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's mo
     WorkerProfile,
     WorkerQualification,
 )
-from annotation.curation_models import CategoryDefinition, CurationRecord, ImageAttempt, ItemCheck  # noqa: E402,F401
+from annotation.curation_models import (  # noqa: E402,F401
+    CategoryDefinition,
+    CurationRecord,
+    ImageAttempt,
+    ItemCheck,
+    SubgroupLabel,
+)
 
 
 class VideoSplit(models.Model):

@@ -22,6 +22,7 @@ ENTRIES = [
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate"),
     NavEntry("NL-EYE triplets", "nleye-triplets", (CURATOR, ADMIN), "Curate"),
+    NavEntry("C-VQA curation", "cvqa-curation", (CURATOR, ADMIN), "Curate"),
     NavEntry("CVRR-ES curation", "cvrr-curation", (CURATOR, ADMIN), "Curate"),
     NavEntry("MAIA curation", "maia-categories", (CURATOR, ADMIN), "Curate"),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),

@@ -83,7 +83,7 @@ def test_the_five_benchmarks_are_discovered_with_their_names():
     assert dict(registry.choices()) == {"blackswan": "BlackSwanSuite", "cvqa": "C-VQA", "cvrr": "CVRR-ES",
                                         "maia": "MAIA", "nleye": "NL-EYE"}
     assert {kind for definition in registry.all() for kind in definition.kinds} == {
-        "video", "mcq", "yn", "real", "synthetic", "triplet", "brief", "qa", "question", "question_draft"}
+        "video", "mcq", "yn", "real", "synthetic", "source", "triplet", "brief", "qa", "question", "question_draft"}
 
 
 def test_an_unknown_slug_names_the_known_ones():
@@ -186,7 +186,8 @@ def test_the_items_api_checks_the_payload_against_its_benchmark(curator_api, dra
                                                                                "hypothesis1": "a", "hypothesis2": "b",
                                                                                "label": 1}}, format="json")
     assert other_benchmark.status_code == 400
-    assert "cvqa payload needs 'kind', one of: real, synthetic (got 'triplet')" in other_benchmark.json()["error"]
+    assert ("cvqa payload needs 'kind', one of: real, source, synthetic (got 'triplet')"
+            in other_benchmark.json()["error"])
     assert not BenchmarkItem.objects.filter(version=draft_version).exists()
     extra = curator_api.post(url, {"external_id": "q-1", "payload": cvqa_payload(note="kept")}, format="json")
     assert extra.status_code == 201 and extra.json()["payload"]["note"] == "kept"

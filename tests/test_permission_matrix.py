@@ -178,6 +178,12 @@ MATRIX: dict[str, Case] = {
     "maia-statement-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                     kwargs={"version_id": MISSING}),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    # C-VQA curation (frontend/cvqa_views.py): curators and admins; an empty upload is 400, a label for an
+    # image that does not exist 404
+    "cvqa-curation": Case(GET=page(CURATORS)),
+    "cvqa-sources": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "cvqa-subgroups": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "cvqa-subgroup-set": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404)),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),

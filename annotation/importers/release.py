@@ -220,7 +220,7 @@ def _create(slug, specs, root, label, *, freeze, description, user, say, lease):
                 for ref in spec.media.values():
                     if ref.path in assets:
                         continue
-                    assets[ref.path], new = _store(ref, root, benchmark.name, user, stored)
+                    assets[ref.path], new = store_medium(ref, root, benchmark.name, user, stored)
                     lease.renew()
                     added, reused = added + new, reused + (not new)
                     say(f"{'+' if new else '='} {relative(ref.path, root)}")
@@ -256,7 +256,7 @@ def _unevaluable(refusal, specs: list[ItemSpec]) -> list[str]:
     return found or refusal.messages
 
 
-def _store(ref: MediaRef, root: Path, benchmark_name: str, user, stored: list) -> tuple[object, bool]:
+def store_medium(ref: MediaRef, root: Path, benchmark_name: str, user, stored: list) -> tuple[object, bool]:
     """The library's asset for one medium: ingested and probed here, or the one already holding these bytes."""
     name = relative(ref.path, root)
     incoming = incoming_from_path(ref.path)

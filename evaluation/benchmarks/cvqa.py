@@ -3,8 +3,10 @@
 
 Items: kind `real` (C-VQA-Real, type direct | indirect | boolean) and `synthetic` (C-VQA-Synthetic,
 type abs_counting_1 … abs_counting_6, Table 2), fields `query`, `answer`, `new_query`, `new_answer`,
-`type`; the image under media role `image`. Optional payload field `subgroup` (a perceived-gender
-annotation of the image, §4.3) is passed on for the bias analysis.
+`type`; the image under media role `image`. The image's subgroup (a perceived-gender annotation, §4.3)
+is passed on for the bias analysis as `extra["subgroup"]`: the payload's `subgroup` field when it has
+one, else the library image's label (`annotation.benchmarks.cvqa.subgroups`, read when the requests
+are built), with `extra["subgroup_from"]` saying which ("payload" or "label").
 
 Variants: `original` (query → answer) and `counterfactual` (new_query → new_answer), request ids
 `<id>:original` and `<id>:counterfactual`; each names the other as `extra["pair"]` so scorers can
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import re
 
+from annotation.benchmarks.cvqa.subgroups import label_of
 from evaluation import benchmarks, parsers, prompting, scoring
 from evaluation.benchmarks.base import (
     Benchmark,
@@ -237,17 +240,20 @@ class CvqaBenchmark(Benchmark):
         if subset not in ("real", "synthetic"):
             raise ValueError(f"C-VQA item {item.external_id!r} has unknown kind {subset!r}.")
         image = media_input(media_links(item), "image", "image")
-        return [self._request(item, form, subset, image, options) for form in FORMS]
+        subgroup = ("payload", item.payload["subgroup"]) if item.payload.get("subgroup") else (
+            "label", label_of(image.asset_id))
+        return [self._request(item, form, subset, image, options, subgroup) for form in FORMS]
 
-    def _request(self, item, form: str, subset: str, image, options: RequestOptions) -> EvalRequest:
+    def _request(self, item, form: str, subset: str, image, options: RequestOptions,
+                 subgroup: tuple[str, str]) -> EvalRequest:
         payload = item.payload
         question_field, answer_field = FIELDS[form]
         request_id = f"{item.external_id}:{form}"
         other = FORMS[1 - FORMS.index(form)]
         extra = {"subset": subset, "type": payload["type"], "form": form, "pair": f"{item.external_id}:{other}",
                  "source_answer": payload[answer_field]}
-        if payload.get("subgroup"):
-            extra["subgroup"] = payload["subgroup"]
+        if subgroup[1]:
+            extra["subgroup"], extra["subgroup_from"] = subgroup[1], subgroup[0]
         fields = {}
         if subset == "real":
             extra["group"] = payload["type"]

@@ -2,7 +2,8 @@
 
 Rows go back to the CSV they came from with its header as written; images to where the import
 found them. Curated items go to `C-VQA/C-VQA-<Real|Synthetic>/C-VQA-<Real|Synthetic>_questions.csv`
-under the release's column names, their image beside the CSV as `img_path`.
+under the release's column names, their image beside the CSV as `img_path`. Source questions (kind
+`source`) are no release items: a version holding any is refused.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 
 from annotation.benchmarks.cvqa.importer import FILES
-from annotation.exporters.base import ReleaseWriter, copy_linked, record_of, source_of
+from annotation.exporters.base import ExportFailed, ReleaseWriter, copy_linked, record_of, source_of
 
 RELEASE_COLUMNS = ["img_path", "query", "answer", "new query", "new answer", "type"]
 DEFAULT_FOLDERS = {"real": "C-VQA/C-VQA-Real", "synthetic": "C-VQA/C-VQA-Synthetic"}
@@ -25,6 +26,10 @@ def _record(payload: dict) -> dict:
 def write(items, writer: ReleaseWriter) -> None:
     rows: dict[str, list[dict]] = defaultdict(list)
     columns: dict[str, list[str]] = defaultdict(list)
+    held = [item.external_id for item in items if item.payload.get("kind") not in DEFAULT_FOLDERS]
+    if held:
+        raise ExportFailed(f"{len(held)} item(s) are source questions under curation, not release questions "
+                           f"(first: {held[0]}): a sources version is never exported as a release")
     for item in items:
         subset = item.payload["kind"]
         source = source_of(item)
