@@ -135,6 +135,16 @@ def insert(model, names: list[str], values: list) -> int:
     return execute(f"INSERT INTO {table(model)} ({columns}) VALUES ({marks}) RETURNING id", values)[0][0]
 
 
+def insert_if(model, names: list[str], values: list, condition: str, params=()) -> int | None:
+    """Insert one row (as `insert`) only while `condition`, an SQL expression checked in the same
+    statement, holds; its id, or None when nothing was inserted."""
+    columns = ", ".join(column(model, name) for name in names)
+    marks = ", ".join(["%s"] * len(names))
+    found = execute(f"INSERT INTO {table(model)} ({columns}) SELECT {marks} WHERE {condition} RETURNING id",
+                    [*values, *params])
+    return found[0][0] if found else None
+
+
 def fetch_one(model, where: str, params=(), *, alias: str = "t"):
     """One instance of `model` matching a WHERE clause over `alias`, or None."""
     found = execute(f"SELECT {select_list(model, alias)} FROM {table(model)} {alias} WHERE {where}", params)
