@@ -48,41 +48,67 @@ def over_k(study: Study) -> list:
 
 
 def test_a_claim_overtaken_by_a_claim_and_submit_of_the_same_worker_keeps_the_video_cap(transactional_db, monkeypatch):
-    """The first request has taken a place; before it records its claim, the worker's second request
-    claims another item of the same video and hands it in. The first must not make a second claim on
-    a video capped at one: it gives its place back and answers with no item."""
+    """The worker's first request is taking a place of an item while their second request records its
+    claim on another item of the same video; that claim is then handed in while the first request
+    records its own. The first must not make a second claim on a video capped at one, nor wait for the
+    submit: it gives its place back and answers with the worker's claim or with no item."""
     assert connection.vendor == "postgresql"
     clip, = videos(1)
     study = capped_study("overtaken", [clip], cap=1, per_video=4)
     worker, = make_workers(1)
-    taken, go_on = threading.Event(), threading.Event()
+    taken = {"first": threading.Event(), "second": threading.Event()}
+    go_on = {"first": threading.Event(), "second": threading.Event()}
     record = assignment._record_claim
-    first = threading.current_thread()
 
     def slow_record(*args):
-        if threading.current_thread() is not first:
-            taken.set()
-            assert go_on.wait(30)
+        name = threading.current_thread().name
+        if name in taken:
+            taken[name].set()
+            assert go_on[name].wait(30)
         return record(*args)
 
     monkeypatch.setattr(assignment, "_record_claim", slow_record)
-    got = []
+    got = {}
 
-    def overtaken():
-        got.append(assignment.claim_next(Study.objects.get(pk=study.pk), worker))
+    def request(name):
+        def run():
+            threading.current_thread().name = name
+            got[name] = assignment.claim_next(Study.objects.get(pk=study.pk), worker)
+        return run
 
-    thread = threading.Thread(target=lambda: run_in_threads([overtaken]))
-    thread.start()
-    assert taken.wait(30)
-    second = assignment.claim_next(study, worker)
-    assert second is not None
-    assert submissions.submit(second, worker, ANSWER)[1]
-    go_on.set()
-    thread.join(60)
-    assert not thread.is_alive() and len(got) == 1
-    assert got[0] is None
+    second = in_background(request("second"))
+    assert taken["second"].wait(30)
+    first = in_background(request("first"))
+    waiting_on_the_worker_lock(1)  # the first request's statement has begun while the second holds the lock
+    go_on["second"].set()
+    second[0].join(30)
+    assert second[1] == [] and got["second"] is not None
+    assert taken["first"].wait(30)
+    # the submit of the second claim; it may wait for the first request when that took a place of the
+    # same item, having read the worker's claims before the second claim was made
+    handed_in = []
+    submit = in_background(lambda: handed_in.append(submissions.submit(
+        Claim.objects.select_related("study", "item").get(pk=got["second"].pk), worker, ANSWER)[1]))
+    submit[0].join(0.5)
+    go_on["first"].set()
+    for thread, errors in (first, submit):
+        thread.join(30)
+        assert not thread.is_alive() and errors == []
+    assert handed_in == [True]
+    # the worker's current claim when it was not yet handed in, else nothing: the video is at its cap
+    assert got["first"] is None or got["first"].pk == got["second"].pk
     assert per_worker_video(study) == Counter({(worker.pk, clip.pk): 1})
     assert sum(StudyItem.objects.filter(study=study).values_list("open_slots", flat=True)) == 4 * 8 - 1
+
+
+def waiting_on_the_worker_lock(count: int) -> None:
+    """Wait (a second at most) until `count` statements wait for a worker's lock."""
+    for _attempt in range(100):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            if cursor.fetchone()[0] >= count:
+                return
+        time.sleep(0.01)
 
 
 def in_background(target) -> tuple[threading.Thread, list]:

@@ -12,12 +12,15 @@ many claims on in the study, counting every claim but those returned or timed ou
 (`Claim.COUNTS_FOR_VIDEO_CAP`). Items without a video are not capped.
 
 That statement reads the worker's claims as they were when it began, and another request of the same
-worker may claim an item, and even hand it in, before this claim is recorded. So the insert of the
-claim checks again, in its own statement, that the worker has no active claim in the study, never had
-the item and is still under the video's cap; when not, the transaction gives the place back and the
-request answers with the worker's current claim or looks again. Checked before the row is written,
-this also keeps a claim from waiting, on the unique indexes, for a submit of its own worker while it
-holds a place of an item: that submit may be waiting for the same item (a deadlock).
+worker may claim an item, and even hand it in, before this claim is recorded. So the statement also
+takes a lock of the worker in the study (on PostgreSQL; SQLite runs one write transaction at a time),
+held until the claim is committed, and the insert of the claim, whose reading begins after that lock
+is held and so sees every earlier claim of the worker in the study, checks again in the same statement
+that the worker has no active claim there, never had the item and is still under the video's cap.
+When not, the transaction gives the place back and the request answers with the worker's current
+claim or looks again. Checked before the row is written, this also keeps a claim from waiting, on the
+unique indexes, for a submit of its own worker while it holds a place of an item: that submit may be
+waiting for the same item (a deadlock).
 """
 
 import math
@@ -131,21 +134,23 @@ def _take_sql(roles: tuple[str, ...], capped: bool = False) -> str:
     over different items) and its `open_slots` decremented only while still positive: the cap
     holds on any database. `capped`: the candidate's video must also be one the worker has fewer
     claims on than the study's `max_items_per_video` (parameters: study, roles, worker, then study,
-    worker and the cap).
+    worker and the cap). On PostgreSQL the statement also takes the worker's lock on the study
+    (`rows.pair_lock`; parameters first: study, worker), held until the claim is recorded.
     """
     item, claim = rows.table(StudyItem), rows.table(Claim)
     marks = ", ".join(["%s"] * len(roles))
     returned = ", ".join(rows.column(StudyItem, f.name) for f in StudyItem._meta.concrete_fields)
     video_cap = f"""
             AND (i.video_id IS NULL OR {_video_claims_sql("i.video_id")} < %s)""" if capped else ""
-    return f"""
+    lock, locked = rows.pair_lock()
+    return f"""{lock}
         UPDATE {item} SET open_slots = open_slots - 1
         WHERE id = (
           SELECT i.id FROM {item} i
           WHERE i.study_id = %s AND i.role IN ({marks}) AND i.open_slots > 0
             AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s){video_cap}
           ORDER BY i.completed_count, i.id LIMIT 1{rows.skip_locked()}
-        ) AND open_slots > 0
+        ) AND open_slots > 0{locked}
         RETURNING {returned}"""
 
 
@@ -169,6 +174,8 @@ def _still_free_sql(capped: bool) -> str:
 
 def _take_params(study: Study, worker, roles: tuple[str, ...]) -> list:
     params = [study.pk, *roles, worker.pk]
+    if rows.pair_lock()[0]:
+        params = [study.pk % 2**31, worker.pk % 2**31, *params]
     if study.max_items_per_video:
         params += [study.pk, worker.pk, study.max_items_per_video]
     return params

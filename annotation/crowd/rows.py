@@ -152,6 +152,17 @@ def fetch_one(model, where: str, params=(), *, alias: str = "t"):
 
 
 @cache
+def pair_lock() -> tuple[str, str]:
+    """A statement's prefix and a condition of its WHERE that take a transaction-long lock on a pair
+    of numbers (parameters: the two, below 2**31, in the prefix) once the statement gets that far:
+    PostgreSQL's advisory lock. Nothing on SQLite, whose write transactions are serialised anyway."""
+    if connection.vendor != "postgresql":
+        return "", ""
+    return ("WITH held_pair AS (SELECT pg_advisory_xact_lock(%s::integer, %s::integer))",
+            " AND EXISTS (SELECT 1 FROM held_pair)")
+
+
+@cache
 def skip_locked() -> str:
     """The row-locking suffix that lets concurrent claims pass each other (nothing on SQLite, whose
     write transactions are serialised anyway)."""
