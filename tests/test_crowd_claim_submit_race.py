@@ -13,7 +13,6 @@ tests/test_crowd_concurrency.py).
 import random
 import threading
 import time
-import traceback
 from collections import Counter
 
 import pytest
@@ -176,7 +175,7 @@ def test_claims_and_submits_of_one_worker_racing_each_other_and_other_workers(tr
     worker = make_user("racer", ANNOTATOR)
     others = make_workers(OTHER_WORKERS, prefix="other")
     lock = threading.Lock()
-    seen = Counter()
+    seen, messages = Counter(), []
     deadline = time.monotonic() + HAMMER_SECONDS
 
     def note(what):
@@ -215,7 +214,8 @@ def test_claims_and_submits_of_one_worker_racing_each_other_and_other_workers(tr
                     note("409")
                 except OperationalError as exc:  # DeadlockDetected, SerializationFailure: a 500
                     note(type(exc.__cause__ or exc).__name__)
-                    print(exc, traceback.format_exc()[-1500:])
+                    with lock:
+                        messages.append(str(exc))
         return run
 
     studies = []
@@ -231,7 +231,7 @@ def test_claims_and_submits_of_one_worker_racing_each_other_and_other_workers(tr
         assert run_in_threads(targets, timeout=HAMMER_SECONDS + 60) == []
     print(f"\n{len(studies)} studies: {dict(seen)}")
     failures = {name: n for name, n in seen.items() if name not in ("claims", "submits", "409")}
-    assert failures == {}
+    assert failures == {}, messages[:3]
     for study in studies:
         assert max(per_worker_video(study).values()) <= CAP
         assert over_k(study) == []
