@@ -128,16 +128,9 @@ def execute_count(sql: str, params=()) -> int:
         return cursor.rowcount
 
 
-def insert(model, names: list[str], values: list) -> int:
-    """Insert one row (fields by name, values already adapted) and return its id."""
-    columns = ", ".join(column(model, name) for name in names)
-    marks = ", ".join(["%s"] * len(names))
-    return execute(f"INSERT INTO {table(model)} ({columns}) VALUES ({marks}) RETURNING id", values)[0][0]
-
-
 def insert_if(model, names: list[str], values: list, condition: str, params=()) -> int | None:
-    """Insert one row (as `insert`) only while `condition`, an SQL expression checked in the same
-    statement, holds; its id, or None when nothing was inserted."""
+    """Insert one row (fields by name, values already adapted) only while `condition`, an SQL
+    expression checked in the same statement, holds; its id, or None when nothing was inserted."""
     columns = ", ".join(column(model, name) for name in names)
     marks = ", ".join(["%s"] * len(names))
     found = execute(f"INSERT INTO {table(model)} ({columns}) SELECT {marks} WHERE {condition} RETURNING id",
