@@ -9,9 +9,18 @@ of queueing on the same one.
 A study may also cap the items of one video a worker gets (`Study.max_items_per_video`, 0 for no
 cap): the same statement skips an item whose video (`StudyItem.video`) the worker already has that
 many claims on in the study, counting every claim but those returned or timed out
-(`Claim.COUNTS_FOR_VIDEO_CAP`). A worker holds one active claim per study at a time (a database
-constraint), so their claims are made one after another and the count the statement reads is whole.
-Items without a video are not capped.
+(`Claim.COUNTS_FOR_VIDEO_CAP`). Items without a video are not capped.
+
+That statement reads the worker's claims as they were when it began, and another request of the same
+worker may claim an item, and even hand it in, before this claim is recorded. So the statement also
+takes a lock of the worker in the study (on PostgreSQL; SQLite runs one write transaction at a time),
+held until the claim is committed, and the insert of the claim, whose reading begins after that lock
+is held and so sees every earlier claim of the worker in the study, checks again in the same statement
+that the worker has no active claim there, never had the item and is still under the video's cap.
+When not, the transaction gives the place back and the request answers with the worker's current
+claim or looks again. Checked before the row is written, this also keeps a claim from waiting, on the
+unique indexes, for a submit of its own worker while it holds a place of an item: that submit may be
+waiting for the same item (a deadlock).
 """
 
 import math
@@ -125,30 +134,48 @@ def _take_sql(roles: tuple[str, ...], capped: bool = False) -> str:
     over different items) and its `open_slots` decremented only while still positive: the cap
     holds on any database. `capped`: the candidate's video must also be one the worker has fewer
     claims on than the study's `max_items_per_video` (parameters: study, roles, worker, then study,
-    worker and the cap).
+    worker and the cap). On PostgreSQL the statement also takes the worker's lock on the study
+    (`rows.pair_lock`; parameters first: study, worker), held until the claim is recorded.
     """
     item, claim = rows.table(StudyItem), rows.table(Claim)
     marks = ", ".join(["%s"] * len(roles))
     returned = ", ".join(rows.column(StudyItem, f.name) for f in StudyItem._meta.concrete_fields)
-    counted = ", ".join(f"'{status}'" for status in Claim.COUNTS_FOR_VIDEO_CAP)
     video_cap = f"""
-            AND (i.video_id IS NULL OR (
-              SELECT COUNT(*) FROM {claim} vc JOIN {item} vi ON vi.id = vc.item_id
-              WHERE vc.study_id = %s AND vc.worker_id = %s AND vc.status IN ({counted})
-                AND vi.video_id = i.video_id) < %s)""" if capped else ""
-    return f"""
+            AND (i.video_id IS NULL OR {_video_claims_sql("i.video_id")} < %s)""" if capped else ""
+    lock, locked = rows.pair_lock()
+    return f"""{lock}
         UPDATE {item} SET open_slots = open_slots - 1
         WHERE id = (
           SELECT i.id FROM {item} i
           WHERE i.study_id = %s AND i.role IN ({marks}) AND i.open_slots > 0
             AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s){video_cap}
           ORDER BY i.completed_count, i.id LIMIT 1{rows.skip_locked()}
-        ) AND open_slots > 0
+        ) AND open_slots > 0{locked}
         RETURNING {returned}"""
+
+
+def _video_claims_sql(video: str) -> str:
+    """The worker's claims on a video that count towards the cap (parameters: study, worker)."""
+    item, claim = rows.table(StudyItem), rows.table(Claim)
+    counted = ", ".join(f"'{status}'" for status in Claim.COUNTS_FOR_VIDEO_CAP)
+    return (f"(SELECT COUNT(*) FROM {claim} vc JOIN {item} vi ON vi.id = vc.item_id"
+            f" WHERE vc.study_id = %s AND vc.worker_id = %s AND vc.status IN ({counted}) AND vi.video_id = {video})")
+
+
+@cache
+def _still_free_sql(capped: bool) -> str:
+    """What the claim's insert checks again (parameters: study, worker, the active status, item,
+    worker; then study, worker, video and the cap when `capped`)."""
+    claim = rows.table(Claim)
+    sql = (f"NOT EXISTS (SELECT 1 FROM {claim} a WHERE a.study_id = %s AND a.worker_id = %s AND a.status = %s)"
+           f" AND NOT EXISTS (SELECT 1 FROM {claim} h WHERE h.item_id = %s AND h.worker_id = %s)")
+    return f"{sql} AND {_video_claims_sql('%s')} < %s" if capped else sql
 
 
 def _take_params(study: Study, worker, roles: tuple[str, ...]) -> list:
     params = [study.pk, *roles, worker.pk]
+    if rows.pair_lock()[0]:
+        params = [study.pk % 2**31, worker.pk % 2**31, *params]
     if study.max_items_per_video:
         params += [study.pk, worker.pk, study.max_items_per_video]
     return params
@@ -178,9 +205,10 @@ def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | No
                                  _take_params(study, worker, roles))
                 if taken:
                     return _record_claim(study, worker, taken[0], now, platform_assignment_id)
-        except IntegrityError:
+        except (IntegrityError, Overtaken):
             # Another request of the same worker claimed meanwhile (one active claim per study and
-            # worker): the transaction gave the place back, and that claim is theirs.
+            # worker), or claimed and handed in: the transaction gave the place back. An active claim
+            # is theirs; otherwise look again, now counting the claim handed in.
             current = active_claim(study, worker)
             if current is not None:
                 return current
@@ -192,6 +220,10 @@ def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | No
     return None
 
 
+class Overtaken(Exception):
+    """Another request of the worker claimed, or claimed and handed in, since the place was taken."""
+
+
 def _record_claim(study, worker, item: StudyItem, now, platform_assignment_id) -> Claim:
     claim = Claim(study=study, item=item, worker=worker, status=Claim.Status.ACTIVE, claimed_at=now,
                   lease_expires_at=now + timedelta(seconds=study.lease_seconds),
@@ -201,7 +233,13 @@ def _record_claim(study, worker, item: StudyItem, now, platform_assignment_id) -
              "step", "claimed_at"]
     values = [study.pk, item.pk, worker.pk, claim.status, rows.adapt_time(claim.lease_expires_at),
               platform_assignment_id, rows.adapt_json(claim.presentation), "", rows.adapt_time(now)]
-    claim.pk = rows.insert(Claim, names, values)
+    capped = bool(study.max_items_per_video) and item.video_id is not None
+    again = [study.pk, worker.pk, Claim.Status.ACTIVE, item.pk, worker.pk]
+    if capped:
+        again += [study.pk, worker.pk, item.video_id, study.max_items_per_video]
+    claim.pk = rows.insert_if(Claim, names, values, _still_free_sql(capped), again)
+    if claim.pk is None:
+        raise Overtaken
     history.record_many([(Claim, claim.pk, "", claim.status)], actor=worker, study=study, now=now)
     claim.newly_claimed = True  # the API answers 201 for it without looking the old claim up again
     Claim.draft.related.set_cached_value(claim, None)  # a claim made just now has no draft yet

@@ -128,17 +128,31 @@ def execute_count(sql: str, params=()) -> int:
         return cursor.rowcount
 
 
-def insert(model, names: list[str], values: list) -> int:
-    """Insert one row (fields by name, values already adapted) and return its id."""
+def insert_if(model, names: list[str], values: list, condition: str, params=()) -> int | None:
+    """Insert one row (fields by name, values already adapted) only while `condition`, an SQL
+    expression checked in the same statement, holds; its id, or None when nothing was inserted."""
     columns = ", ".join(column(model, name) for name in names)
     marks = ", ".join(["%s"] * len(names))
-    return execute(f"INSERT INTO {table(model)} ({columns}) VALUES ({marks}) RETURNING id", values)[0][0]
+    found = execute(f"INSERT INTO {table(model)} ({columns}) SELECT {marks} WHERE {condition} RETURNING id",
+                    [*values, *params])
+    return found[0][0] if found else None
 
 
 def fetch_one(model, where: str, params=(), *, alias: str = "t"):
     """One instance of `model` matching a WHERE clause over `alias`, or None."""
     found = execute(f"SELECT {select_list(model, alias)} FROM {table(model)} {alias} WHERE {where}", params)
     return build(model, found[0]) if found else None
+
+
+@cache
+def pair_lock() -> tuple[str, str]:
+    """A statement's prefix and a condition of its WHERE that take a transaction-long lock on a pair
+    of numbers (parameters: the two, below 2**31, in the prefix) once the statement gets that far:
+    PostgreSQL's advisory lock. Nothing on SQLite, whose write transactions are serialised anyway."""
+    if connection.vendor != "postgresql":
+        return "", ""
+    return ("WITH held_pair AS (SELECT pg_advisory_xact_lock(%s::integer, %s::integer))",
+            " AND EXISTS (SELECT 1 FROM held_pair)")
 
 
 @cache
