@@ -720,7 +720,7 @@ def test_the_command_lists_generates_and_regenerates(ready, curator, annotator, 
     assert f"Proposal set {again.pk} (1 input(s))" in out
     assert again.proposals.get().inputs["previous_false_statement"] == false_of(trues_of(1)[7])
 
-    with pytest.raises(CommandError, match="is no curator or admin"):
+    with pytest.raises(CommandError, match="is not a curator"):
         command("generate", "curation-1", "--statements", "true", "--user", annotator.username,
                 "--backend", "maia_script", "--model", "m")
     with pytest.raises(CommandError, match="No question of curation-1 waits"):

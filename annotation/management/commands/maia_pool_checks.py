@@ -9,11 +9,10 @@
 
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.maia import pool_checks
-from config.roles import ADMIN, CURATOR, has_role
+from annotation.management.command_users import named_curator
 from generation.backends.base import BackendError
 
 
@@ -47,11 +46,7 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from exc
 
     def _run(self, version, options):
-        user = get_user_model().objects.filter(username=options["user"]).first()
-        if user is None:
-            raise CommandError(f"No user {options['user']!r}.")
-        if not has_role(user, CURATOR, ADMIN):
-            raise CommandError(f"{user.username} is not a curator.")
+        user = named_curator(options["user"])
         try:
             scorer = pool_checks.load_scorer(options["nli_model"])
         except (BackendError, OSError, ValueError) as exc:

@@ -11,12 +11,11 @@ people decide on the proposals in the proposals queue or with `review_proposals`
   pair N (0 to 7) of a question whose pairs are written.
 """
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.maia import minimal_pairs, pool_checks, statement_console, statement_generation
+from annotation.management.command_users import named_curator
 from annotation.management.commands.nleye_triplets import backend_option
-from config.roles import ADMIN, CURATOR, has_role
 from generation.proposals import ProposalError
 
 
@@ -69,11 +68,7 @@ class Command(BaseCommand):
                           "pair(s) for a false statement")
 
     def _model(self, options) -> dict:
-        user = get_user_model().objects.filter(username=options["user"]).first()
-        if user is None:
-            raise CommandError(f"No user {options['user']!r}.")
-        if not has_role(user, CURATOR, ADMIN):
-            raise CommandError(f"{user.username} is no curator or admin.")
+        user = named_curator(options["user"])
         if options["max_new_tokens"] is not None and options["max_new_tokens"] < 1:
             raise CommandError("--max-new-tokens must be at least 1.")
         return {"user": user, "backend": options["backend"], "model_id": options["model"],
