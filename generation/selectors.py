@@ -1,5 +1,7 @@
 """Read paths of the jobs pages and API and of the proposals queue: the querysets they show."""
 
+from django.db.models import Count, Q
+
 from config.roles import STAFF_ROLES, has_role
 from generation.models import Job, Proposal, ProposalSet
 
@@ -64,3 +66,15 @@ def recent_model_ids(limit: int = 10) -> list[str]:
         if len(seen) == limit:
             break
     return seen
+
+
+def sets_with_counts(sets):
+    """Proposal sets, newest first, each with how many of its outputs parsed (`ok`), did not parse
+    (`unparsed`) and parsed but wait for a decision (`undecided`), and its job."""
+    return (sets.select_related("job")
+            .annotate(ok=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK)),
+                      unparsed=Count("proposals", filter=~Q(proposals__status__in=(Proposal.Status.OK,
+                                                                                   Proposal.Status.PENDING))),
+                      undecided=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK,
+                                                            proposals__outcome=Proposal.Outcome.UNDECIDED)))
+            .order_by("-created_at", "-pk"))

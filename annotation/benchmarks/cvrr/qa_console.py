@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from annotation.benchmarks.cvrr import filtration, qa_generation, qa_pool
 from annotation.crowd.models import Claim, Study, Submission
 from annotation.curation_models import CurationRecord
+from generation import selectors
 from generation.models import Proposal, ProposalDecision, ProposalSet
 
 
@@ -36,13 +37,7 @@ def videos() -> list[VideoRow]:
 
 def proposal_sets():
     """The QA proposal sets, newest first, with how many outputs parsed, are undecided, and are reviewed."""
-    return (ProposalSet.objects.filter(task_kind=qa_generation.KIND).select_related("job")
-            .annotate(ok=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK)),
-                      unparsed=Count("proposals", filter=~Q(proposals__status__in=(Proposal.Status.OK,
-                                                                                   Proposal.Status.PENDING))),
-                      undecided=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK,
-                                                            proposals__outcome=Proposal.Outcome.UNDECIDED)))
-            .order_by("-created_at", "-pk"))
+    return selectors.sets_with_counts(ProposalSet.objects.filter(task_kind=qa_generation.KIND))
 
 
 def proposal_set(pk: int) -> ProposalSet | None:

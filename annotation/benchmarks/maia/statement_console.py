@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Q
 
 from annotation.benchmarks.maia import minimal_pairs, pool_checks, stages, statement_generation, statements
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkVersion
+from generation import selectors
 from generation.models import Proposal, ProposalSet
 
 KINDS = (statement_generation.TRUE_KIND, statement_generation.FALSE_KIND)
@@ -63,13 +64,7 @@ def proposal_sets(version: BenchmarkVersion):
     wait for a decision."""
     ids = (Proposal.objects.filter(task_kind__in=KINDS, inputs__version_id=version.pk)
            .values_list("proposal_set_id", flat=True).distinct())
-    return (ProposalSet.objects.filter(pk__in=list(ids)).select_related("job")
-            .annotate(ok=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK)),
-                      unparsed=Count("proposals", filter=~Q(proposals__status__in=(Proposal.Status.OK,
-                                                                                   Proposal.Status.PENDING))),
-                      undecided=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK,
-                                                            proposals__outcome=Proposal.Outcome.UNDECIDED)))
-            .order_by("-created_at", "-pk"))
+    return selectors.sets_with_counts(ProposalSet.objects.filter(pk__in=list(ids)))
 
 
 def counts(version: BenchmarkVersion) -> dict:
