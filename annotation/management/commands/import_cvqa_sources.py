@@ -13,11 +13,11 @@ listed; a malformed file imports nothing.
 
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.cvqa.source_reading import FORMATS
 from annotation.benchmarks.cvqa.sources import SourceImportFailed, import_sources
+from annotation.management.command_users import named_user
 
 
 class Command(BaseCommand):
@@ -36,11 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--curator", default="", help="username recorded as the importer")
 
     def handle(self, **options):
-        user = None
-        if options["curator"]:
-            user = get_user_model().objects.filter(username=options["curator"]).first()
-            if user is None:
-                raise CommandError(f"There is no user {options['curator']!r}.")
+        user = named_user(options["curator"]) if options["curator"] else None
         try:
             report = import_sources(Path(options["path"]), options["label"], fmt=options["format"],
                                     images=Path(options["images"]) if options["images"] else None,

@@ -10,10 +10,10 @@ library does not hold are listed, a malformed file writes nothing.
 
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.cvqa.subgroups import SubgroupError, import_labels
+from annotation.management.command_users import named_user
 
 
 class Command(BaseCommand):
@@ -24,11 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--curator", default="", help="username recorded as who set the labels")
 
     def handle(self, **options):
-        user = None
-        if options["curator"]:
-            user = get_user_model().objects.filter(username=options["curator"]).first()
-            if user is None:
-                raise CommandError(f"There is no user {options['curator']!r}.")
+        user = named_user(options["curator"]) if options["curator"] else None
         try:
             report = import_labels(Path(options["path"]), user)
         except SubgroupError as exc:
