@@ -152,6 +152,8 @@ def test_every_rule_accepts_a_complete_payload():
         ("blackswan", "yn"): {"id": "v1", "def_task": 2, "exp": "because", "def_label": "no"},
         ("cvqa", "real"): cvqa_payload(),
         ("cvqa", "synthetic"): cvqa_payload(kind="synthetic", type="abs_counting_3"),
+        ("cvqa", "source"): {"question": "How many dogs?", "answers": ["2", "2", "3"], "answer": "2",
+                             "type": "numerical"},
         ("nleye", "triplet"): {"premise": "p", "hypothesis1": "a", "hypothesis2": "b", "label": 1},
         ("nleye", "brief"): {"brief": "Write about cooking.", "suggested_category": "physical",
                              "suggested_direction": "forward", "suggested_duration": "short",

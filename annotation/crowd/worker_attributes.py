@@ -157,13 +157,21 @@ def describe_rule(name: str, wanted) -> str:
     return f"{label(name)}: {' or '.join(map(str, allowed))}"
 
 
+def in_order(rules) -> list[tuple[str, object]]:
+    """A study's rules in one order whatever the database kept (PostgreSQL's JSONB does not keep key
+    order): the known attributes in their order, then the others by name."""
+    known = list(KNOWN)
+    return sorted((rules or {}).items(),
+                  key=lambda rule: (known.index(rule[0]) if rule[0] in known else len(known), rule[0]))
+
+
 def describe(rules) -> list[str]:
-    return [describe_rule(name, wanted) for name, wanted in (rules or {}).items()]
+    return [describe_rule(name, wanted) for name, wanted in in_order(rules)]
 
 
 def refusal(rules, attributes: dict) -> str:
     """Why a worker with these attributes fails the rules; empty when they meet every one."""
-    for name, wanted in (rules or {}).items():
+    for name, wanted in in_order(rules):
         have = attributes.get(name)
         if is_range(wanted):
             value = number(have)

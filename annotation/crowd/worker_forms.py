@@ -67,7 +67,7 @@ class AttributeRulesForm(forms.Form):
     def __init__(self, *args, rules: dict | None = None, **kwargs):
         rules = rules or {}
         initial = {}
-        for row, (name, wanted) in enumerate(rules.items()):
+        for row, (name, wanted) in enumerate(worker_attributes.in_order(rules)):
             initial[f"attribute_{row}"] = name
             if worker_attributes.is_range(wanted):
                 initial[f"min_{row}"] = str(wanted.get("min", ""))
