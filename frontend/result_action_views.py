@@ -60,20 +60,25 @@ def _version(pk):
     return get_object_or_404(annotation_selectors.versions(), pk=pk)
 
 
+def _judge(request, target, page, start, what: str, to: str):
+    """Start a judge (`start`: a run's or the people's answers of a version) from the posted JudgeForm; the
+    target's page (`page`) again with a 400 and the reason when it is refused."""
+    form = JudgeForm(request.POST)
+    if not form.is_valid():
+        return page(request, target, status=400, error=_form_error(form))
+    data = form.cleaned_data
+    try:
+        job = start(target, request.user, kind=data["kind"], model=data["model"],
+                    decoding=data["decoding"] or result_actions.FREE_DECODING)
+    except result_actions.ResultActionError as exc:
+        return page(request, target, status=400, error=str(exc))
+    return _started(request, job, what.format(kind=data["kind"]), to, target.pk)
+
+
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def start_judge(request, pk):
-    run = run_of(pk)
-    form = JudgeForm(request.POST)
-    if not form.is_valid():
-        return run_page(request, run, status=400, error=_form_error(form))
-    try:
-        job = result_actions.start_judge(run, request.user, kind=form.cleaned_data["kind"],
-                                         model=form.cleaned_data["model"],
-                                         decoding=form.cleaned_data["decoding"] or result_actions.FREE_DECODING)
-    except result_actions.ResultActionError as exc:
-        return run_page(request, run, status=400, error=str(exc))
-    return _started(request, job, f"The {form.cleaned_data['kind']} judge", "results-run", run.pk)
+    return _judge(request, run_of(pk), run_page, result_actions.start_judge, "The {kind} judge", "results-run")
 
 
 @roles_allowed(RESEARCHER, ADMIN)
@@ -130,18 +135,8 @@ def start_human_evaluation(request, pk):
 @require_POST
 def start_human_judge(request, pk):
     """Judge the people's free-text baseline answers of the version (a job, as a run's judge)."""
-    version = _version(pk)
-    form = JudgeForm(request.POST)
-    if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
-    try:
-        job = result_actions.start_human_judge(version, request.user, kind=form.cleaned_data["kind"],
-                                               model=form.cleaned_data["model"],
-                                               decoding=form.cleaned_data["decoding"] or result_actions.FREE_DECODING)
-    except result_actions.ResultActionError as exc:
-        return version_page(request, version, status=400, error=str(exc))
-    return _started(request, job, f"The {form.cleaned_data['kind']} judge of people's answers", "results-version",
-                    version.pk)
+    return _judge(request, _version(pk), version_page, result_actions.start_human_judge,
+                  "The {kind} judge of people's answers", "results-version")
 
 
 @roles_allowed(RESEARCHER, ADMIN)
