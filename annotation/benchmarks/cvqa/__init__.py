@@ -1,11 +1,20 @@
 """C-VQA: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`); source
 questions under curation (`sources`, never frozen: its freeze check is registered here) and the images'
-subgroup labels for the bias analysis (`subgroups`)."""
+subgroup labels for the bias analysis (`subgroups`); counterfactual proposals (`counterfactual_generation`,
+which registers its proposal kind, with the groups' examples in `counterfactual_groups`) and the
+counterfactual items they and curators write (`counterfactuals`, whose freeze check waits for
+verification)."""
 
 from django.urls import reverse
 
 from annotation import versions
-from annotation.benchmarks.cvqa import exporter, importer, sources
+from annotation.benchmarks.cvqa import (  # noqa: F401  (imported so that its proposal kind registers)
+    counterfactual_generation,
+    counterfactuals,
+    exporter,
+    importer,
+    sources,
+)
 from annotation.benchmarks.cvqa.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -27,3 +36,4 @@ class Cvqa(BenchmarkDefinition):
 
 
 versions.register_freeze_check(sources.freeze_check, phrase=sources.REFUSAL_PHRASE)
+versions.register_freeze_check(counterfactuals.freeze_check, phrase=counterfactuals.REFUSAL_PHRASE)
