@@ -1,5 +1,6 @@
 """The model a management command proposes with (imported by commands only): its arguments
-(`add_model_arguments`) and the keyword arguments of `generation.proposals.start_proposals` they give (`model_choice`)."""
+(`add_model_arguments`) and the keyword arguments of `generation.proposals.start_proposals` they give
+(`model_choice`)."""
 
 from django.core.management import CommandError
 

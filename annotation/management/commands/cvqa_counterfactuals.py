@@ -14,8 +14,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.benchmarks.cvqa import counterfactual_console, counterfactuals, sources
 from annotation.benchmarks.cvqa import counterfactual_generation as generation
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
-from annotation.management.commands._model_options import add_model_arguments, model_choice
 from annotation.management.command_users import named_curator
+from annotation.management.commands._model_options import add_model_arguments, model_choice
 from generation.proposals import ProposalError
 
 
