@@ -235,6 +235,8 @@ class ProposalTask:
             raise ValueError(f"Task {self.name!r}: output must be 'json' or 'text'.")
         if self.reader is not None and (self.output != "json" or self.many):
             raise ValueError(f"Task {self.name!r}: a reader fills the fields of one record from the whole output.")
+        if self.reads_inputs and self.reader is None:
+            raise ValueError(f"Task {self.name!r}: reads_inputs names how its reader is called; it has none.")
         if not self.fields:
             raise ValueError(f"Task {self.name!r} declares no fields.")
         if self.output == "text" and (len(self.fields) != 1 or self.many):

@@ -284,6 +284,9 @@ def test_empty_output_is_empty_and_reviewers_see_flags_and_the_diff():
         "The new question does not end with a question mark."]
     [diff] = TASK.comparisons(NUMERICAL, parse(GOOD_NUMERICAL, NUMERICAL)[1])
     assert diff.source == "question" and diff.original == NUMERICAL["question"]
+    with pytest.raises(ValueError, match="reads_inputs"):
+        proposals.ProposalTask(name="x", label="x", fields=(proposals.ProposalField("a"),),
+                               build_prompt=lambda i, o: [], reads_inputs=True)
 
 
 # --- Generation and acceptance -------------------------------------------------------------------------------
@@ -487,6 +490,8 @@ def test_the_console_starts_a_set_and_shows_it(source_version, curator_client, c
     queue = curator_client.get(answer["queue_url"]).content.decode()
     assert "How many dogs are in the picture? if 2 more were added?" not in queue  # the stem loses its "?"
     assert "How many dogs are in the picture if 2 more were added?" in queue
+    image = source(source_version, 0).media.get().image
+    assert reverse("media-image-file", kwargs={"pk": image.pk}) in queue  # reviewers see the image
     proposal = proposal_of(pset, 0, source_version)
     decided = curator_client.post(reverse("proposal-decide", kwargs={"pk": proposal.pk}), {"verdict": "accept"})
     assert decided.status_code == 200, decided.content
