@@ -530,6 +530,8 @@ def test_the_pages_are_for_curators_and_linked_from_the_hub(client, role_users, 
     assert annotator.post(pages[3], {"new_query": "How many?", "new_answer": "1"}).status_code == 403
     hub = logged_in_client(role_users["curator"]).get(reverse("cvqa-curation")).content.decode()
     assert pages[0] in hub and pages[2] in hub
+    version_page = logged_in_client(role_users["curator"]).get(reverse("version-detail", args=[source_version.pk]))
+    assert pages[2] in version_page.content.decode()
     real = BenchmarkVersion.objects.create(benchmark=source_version.benchmark, label="not-sources")
     curator = logged_in_client(role_users["curator"])
     assert curator.get(reverse("cvqa-counterfactual-console", kwargs={"version_id": real.pk})).status_code == 404

@@ -31,7 +31,8 @@ class Cvqa(BenchmarkDefinition):
     def version_links(self, version) -> list[tuple[str, str]]:
         links = [("Subgroup labels of the images", reverse("cvqa-subgroups"))]
         if version.items.filter(payload__kind="source").exists():
-            links.insert(0, ("Source questions", reverse("cvqa-sources")))
+            links[:0] = [("Source questions", reverse("cvqa-sources")),
+                         ("Counterfactuals", reverse("cvqa-counterfactual-console", kwargs={"version_id": version.pk}))]
         return links
 
 
