@@ -505,6 +505,7 @@ def test_the_console_starts_a_set_and_shows_it(source_version, curator_client, c
     ({**MODEL, "group": "boolean"}, "go to group direct or indirect"),
     ({**MODEL, "max_examples": "x"}, "number of examples"),
     ({**MODEL, "target": "sources-1"}, "holds source questions"),
+    ({**MODEL, "target": "x" * 65}, "at most 64 characters"),
 ])
 def test_the_generate_endpoint_answers_bad_input_with_a_400_and_creates_nothing(source_version, curator_client,
                                                                                scripted, data, message):

@@ -38,6 +38,7 @@ WORKING_KEY = "counterfactual"
 APPROVED = (Proposal.Outcome.ACCEPTED, Proposal.Outcome.CORRECTED)
 REFUSAL_PHRASE = "not verified yet"
 MAX_TEXT = 500
+LABEL_LENGTH = BenchmarkVersion._meta.get_field("label").max_length
 
 
 class CounterfactualError(ProposalError):
@@ -66,9 +67,11 @@ def items_from(source_ids) -> dict[int, BenchmarkItem]:
 def target_version(label: str, *, lock: bool = True) -> BenchmarkVersion | None:
     """The unfrozen counterfactuals version `label` (made when missing when `lock`); CounterfactualError for a
     frozen one or one holding source questions."""
-    label = (label or "").strip()[:100]
+    label = (label or "").strip()
     if not label:
         raise CounterfactualError("Name the counterfactuals version.")
+    if len(label) > LABEL_LENGTH:
+        raise CounterfactualError(f"A version label is at most {LABEL_LENGTH} characters.")
     found = BenchmarkVersion.objects.filter(benchmark__slug=SLUG, label=label)
     version = (found.select_for_update() if lock else found).first()
     if version is None:
