@@ -1,7 +1,8 @@
-"""URLs of the C-VQA curation pages (`frontend.cvqa_views`)."""
+"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`)."""
 
 from django.urls import path
 
+from frontend import cvqa_counterfactual_views as counterfactual_views
 from frontend import cvqa_views as views
 
 urlpatterns = [
@@ -9,4 +10,12 @@ urlpatterns = [
     path("cvqa/sources/", views.sources_page, name="cvqa-sources"),
     path("cvqa/subgroups/", views.subgroups_page, name="cvqa-subgroups"),
     path("cvqa/subgroups/set/", views.subgroup_set, name="cvqa-subgroup-set"),
+    path("cvqa/groups/", counterfactual_views.groups_page, name="cvqa-groups"),
+    path("cvqa/groups/<slug:key>/", counterfactual_views.group_page, name="cvqa-group"),
+    path("cvqa/sources/<int:version_id>/counterfactuals/", counterfactual_views.console,
+         name="cvqa-counterfactual-console"),
+    path("cvqa/sources/<int:version_id>/counterfactuals/start/", counterfactual_views.generate,
+         name="cvqa-counterfactual-generate"),
+    path("cvqa/sources/items/<int:item_id>/indirect/", counterfactual_views.write_indirect,
+         name="cvqa-indirect-write"),
 ]

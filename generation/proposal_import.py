@@ -105,7 +105,7 @@ def import_proposals(task: str, rows, *, user, model_id: str, revision: str = ""
             backend=IMPORTED_BACKEND, model_id=model_id, revision=revision, created_by=user)
         made = []
         for row in rows:
-            for record_index, parsed in enumerate(kind.parse(row["raw_output"])):
+            for record_index, parsed in enumerate(kind.parse(row["raw_output"], row["inputs"])):
                 made.append(Proposal(
                     proposal_set=proposal_set, task_kind=kind.name, source_key=row.get("source_key", ""),
                     inputs=row["inputs"], record_index=record_index, status=parsed.status, fields=parsed.fields,

@@ -209,7 +209,8 @@ class ProposalTask:
     `reader(text)`, for a kind whose output is neither one JSON value nor one text (e.g. a numbered
     list), turns the stripped output (its code fence unwrapped) into the kind's fields; a ValueError
     makes the output malformed with its message as the reason. The fields are then checked as JSON
-    fields are.
+    fields are. With `reads_inputs`, the reader is called as `reader(text, inputs)`, for a format
+    that depends on the proposal's inputs or is checked against them.
     """
 
     name: str
@@ -227,12 +228,15 @@ class ProposalTask:
     rejection_reasons: tuple[tuple[str, str], ...] = ()
     verdict_labels: Mapping[str, str] | None = None
     reader: Reader | None = None
+    reads_inputs: bool = False
 
     def __post_init__(self):
         if self.output not in ("json", "text"):
             raise ValueError(f"Task {self.name!r}: output must be 'json' or 'text'.")
         if self.reader is not None and (self.output != "json" or self.many):
             raise ValueError(f"Task {self.name!r}: a reader fills the fields of one record from the whole output.")
+        if self.reads_inputs and self.reader is None:
+            raise ValueError(f"Task {self.name!r}: reads_inputs names how its reader is called; it has none.")
         if not self.fields:
             raise ValueError(f"Task {self.name!r} declares no fields.")
         if self.output == "text" and (len(self.fields) != 1 or self.many):
@@ -316,8 +320,9 @@ class ProposalTask:
             raise ValueError("; ".join(problems))
         return clean
 
-    def parse(self, raw: str) -> list[Parsed]:
-        """The records of one raw output (one for a kind without `many`), each ok, malformed or empty."""
+    def parse(self, raw: str, inputs: dict | None = None) -> list[Parsed]:
+        """The records of one raw output (one for a kind without `many`), each ok, malformed or empty;
+        `inputs` are the proposal's (read by a reader with `reads_inputs`)."""
         text = (raw or "").strip()
         if not text:
             return [_empty("the model returned no text")]
@@ -333,7 +338,9 @@ class ProposalTask:
                 return [_empty("the model returned an empty code block")]
         if self.reader is not None:
             try:
-                return [_ok(self.validate_fields(self.reader(text)))]
+                read = self.reader(text, inputs if isinstance(inputs, dict) else {}) if self.reads_inputs \
+                    else self.reader(text)
+                return [_ok(self.validate_fields(read))]
             except ValueError as exc:
                 return [_malformed(str(exc))]
         try:
@@ -640,17 +647,17 @@ def _run_batch(batch: list[Proposal], pset: ProposalSet, kind: ProposalTask, par
             common = {"prompt": request.describe(), "backend": getattr(backend, "name", pset.backend),
                       "model_id": backend.model_id, "revision": backend.revision, "params": params.as_dict(),
                       "latency_s": result.latency_s, "job": job, "generated_at": now}
-            counts.update(_save(proposal, pset, _rows(kind, result), common))
+            counts.update(_save(proposal, pset, _rows(kind, result, proposal.inputs), common))
     return counts
 
 
-def _rows(kind: ProposalTask, result: ChatResult) -> list[dict]:
+def _rows(kind: ProposalTask, result: ChatResult, inputs: dict) -> list[dict]:
     """One row per (sample, record) of a model result."""
     if result.error:
         return [{"status": Proposal.Status.FAILED, "parse_error": result.error}]
     rows = []
     for sample_index, text in enumerate(result.texts):
-        for record_index, parsed in enumerate(kind.parse(text)):
+        for record_index, parsed in enumerate(kind.parse(text, inputs)):
             rows.append({"sample_index": sample_index, "record_index": record_index, "raw_output": text,
                          "status": parsed.status, "fields": parsed.fields, "parse_error": parsed.error})
     return rows or [{"status": Proposal.Status.FAILED, "parse_error": "the backend returned no text and no error"}]

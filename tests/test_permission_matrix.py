@@ -184,6 +184,14 @@ MATRIX: dict[str, Case] = {
     "cvqa-sources": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvqa-subgroups": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvqa-subgroup-set": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404)),
+    # C-VQA counterfactuals (frontend/cvqa_counterfactual_views.py): curators and admins; an empty group edit
+    # is 400; a sources version or source question that does not exist is 404.
+    "cvqa-groups": Case(GET=page(CURATORS)),
+    "cvqa-group": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400), kwargs={"key": "boolean"}),
+    "cvqa-counterfactual-console": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
+    "cvqa-counterfactual-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                         kwargs={"version_id": MISSING}),
+    "cvqa-indirect-write": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),

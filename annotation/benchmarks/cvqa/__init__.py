@@ -1,11 +1,20 @@
 """C-VQA: its item payloads (`payload`), release importer (`importer`) and exporter (`exporter`); source
 questions under curation (`sources`, never frozen: its freeze check is registered here) and the images'
-subgroup labels for the bias analysis (`subgroups`)."""
+subgroup labels for the bias analysis (`subgroups`); counterfactual proposals (`counterfactual_generation`,
+which registers its proposal kind, with the groups' examples in `counterfactual_groups`) and the
+counterfactual items they and curators write (`counterfactuals`, whose freeze check waits for
+verification)."""
 
 from django.urls import reverse
 
 from annotation import versions
-from annotation.benchmarks.cvqa import exporter, importer, sources
+from annotation.benchmarks.cvqa import (  # noqa: F401  (imported so that its proposal kind registers)
+    counterfactual_generation,
+    counterfactuals,
+    exporter,
+    importer,
+    sources,
+)
 from annotation.benchmarks.cvqa.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -22,8 +31,10 @@ class Cvqa(BenchmarkDefinition):
     def version_links(self, version) -> list[tuple[str, str]]:
         links = [("Subgroup labels of the images", reverse("cvqa-subgroups"))]
         if version.items.filter(payload__kind="source").exists():
-            links.insert(0, ("Source questions", reverse("cvqa-sources")))
+            links[:0] = [("Source questions", reverse("cvqa-sources")),
+                         ("Counterfactuals", reverse("cvqa-counterfactual-console", kwargs={"version_id": version.pk}))]
         return links
 
 
 versions.register_freeze_check(sources.freeze_check, phrase=sources.REFUSAL_PHRASE)
+versions.register_freeze_check(counterfactuals.freeze_check, phrase=counterfactuals.REFUSAL_PHRASE)
