@@ -14,21 +14,8 @@ people decide on the proposals in the proposals queue or with `review_proposals`
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.maia import minimal_pairs, pool_checks, statement_console, statement_generation
-from annotation.management.command_users import named_curator
-from annotation.management.commands.nleye_triplets import backend_option
+from annotation.management.commands._model_options import add_model_arguments, model_choice
 from generation.proposals import ProposalError
-
-
-def _model_arguments(parser):
-    parser.add_argument("--user", required=True, help="the curator starting it")
-    parser.add_argument("--backend", required=True, help="a text backend: causal_lm, transformers, openai")
-    parser.add_argument("--model", required=True, help="hub id, local folder or API model name")
-    parser.add_argument("--revision", default="")
-    parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="backend option, repeatable (base_url=..., device=cuda)")
-    parser.add_argument("--max-new-tokens", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--name", default="")
 
 
 class Command(BaseCommand):
@@ -41,11 +28,11 @@ class Command(BaseCommand):
         generate = sub.add_parser("generate", help="true or false statement proposals over a version")
         generate.add_argument("version", help="the version's label")
         generate.add_argument("--statements", required=True, choices=sorted(statement_generation.STARTERS))
-        _model_arguments(generate)
+        add_model_arguments(generate)
         again = sub.add_parser("regenerate", help="a new false statement for one pair")
         again.add_argument("--item", type=int, required=True, help="the question's item id")
         again.add_argument("--index", type=int, required=True, help="the pair's index, 0 to 7")
-        _model_arguments(again)
+        add_model_arguments(again)
 
     def handle(self, **options):
         try:
@@ -67,25 +54,16 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(rows)} question(s); {counts['true']} wait for true statements, {counts['false']} "
                           "pair(s) for a false statement")
 
-    def _model(self, options) -> dict:
-        user = named_curator(options["user"])
-        if options["max_new_tokens"] is not None and options["max_new_tokens"] < 1:
-            raise CommandError("--max-new-tokens must be at least 1.")
-        return {"user": user, "backend": options["backend"], "model_id": options["model"],
-                "revision": options["revision"], "batch_size": options["batch_size"], "name": options["name"],
-                "params": {"max_new_tokens": options["max_new_tokens"]} if options["max_new_tokens"] else None,
-                "backend_options": dict(backend_option(text) for text in options["backend_option"])}
-
     def _report(self, proposal_set):
         self.stdout.write(f"Proposal set {proposal_set.pk} ({proposal_set.proposals.count()} input(s)): "
                           f"job {proposal_set.job_id} queued")
 
     def _generate(self, options):
         version = pool_checks.version_by_label(options["version"])
-        self._report(statement_generation.STARTERS[options["statements"]](version, **self._model(options)))
+        self._report(statement_generation.STARTERS[options["statements"]](version, **model_choice(options)))
 
     def _regenerate(self, options):
         item = minimal_pairs.statement_item(options["item"])
         if item is None:
             raise CommandError(f"No MAIA question {options['item']}.")
-        self._report(statement_generation.regenerate_false_statement(item, options["index"], **self._model(options)))
+        self._report(statement_generation.regenerate_false_statement(item, options["index"], **model_choice(options)))
