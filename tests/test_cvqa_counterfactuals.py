@@ -21,11 +21,10 @@ from annotation.benchmarks.cvqa import counterfactuals, sources
 from annotation.curation_models import CategoryDefinition, CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion
 from generation import proposal_import, proposals
-from generation.backends import registry
-from generation.backends.base import ChatResult
 from generation.models import Job, Proposal, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import logged_in_client
+from tests.scripted_backend import ScriptedBackend, install
 
 pytestmark = pytest.mark.django_db
 TASK = generation.TASK
@@ -55,16 +54,15 @@ def source(version, number: int) -> BenchmarkItem:
     return version.items.get(external_id=f"source:q{number}")
 
 
-class CounterfactualBackend:
+class CounterfactualBackend(ScriptedBackend):
     """Numerical prompts get "2 more" added; boolean ones the flipped answer; `REPLIES[needle]` overrides both
     for a prompt whose question holds `needle`."""
 
     name = "cvqa_script"
-    REPLIES: dict = {}
-    prompts_seen: list = []
 
-    def __init__(self, model_id: str, revision: str = "", **options):
-        self.model_id, self.revision = model_id, revision or "rev-1"
+    @staticmethod
+    def searched(text: str) -> str:
+        return text.split("\n\n")[-2]
 
     @staticmethod
     def default(text: str) -> str:
@@ -78,23 +76,10 @@ class CounterfactualBackend:
         return f"Presupposition: if 2 more were added\nNew question: {stem} if 2 more were added?\n" \
                f"New answer: {int(answer) + 2}"
 
-    def generate(self, requests):
-        results = []
-        for request in requests:
-            text = request.messages[-1].parts[-1].text
-            type(self).prompts_seen.append(text)
-            question = text.split("\n\n")[-2]
-            reply = next((r for needle, r in type(self).REPLIES.items() if needle in question), None)
-            results.append(ChatResult(texts=[reply if reply is not None else self.default(text)], latency_s=0.01))
-        return results
-
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setitem(registry.LOADERS, "cvqa_script", ("tests.test_cvqa_counterfactuals", "CounterfactualBackend"))
-    monkeypatch.setattr(CounterfactualBackend, "REPLIES", {})
-    monkeypatch.setattr(CounterfactualBackend, "prompts_seen", [])
-    return CounterfactualBackend
+    return install(monkeypatch, CounterfactualBackend)
 
 
 MODEL = {"backend": "cvqa_script", "model_id": "scripted/counterfactuals"}

@@ -30,11 +30,11 @@ from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from annotation.versions import freeze
 from generation import proposal_import, proposals
 from generation.backends import registry
-from generation.backends.base import ChatResult
 from generation.models import Job, Proposal, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import logged_in_client
 from tests.openai_test_server import Reply, openai_test_server
+from tests.scripted_backend import ScriptedBackend, install
 
 pytestmark = pytest.mark.django_db
 
@@ -103,16 +103,11 @@ def reload(item) -> BenchmarkItem:
 
 # --- A backend whose answers the tests choose ------------------------------------------------------------
 
-class StatementBackend:
+class StatementBackend(ScriptedBackend):
     """True-statement prompts get the numbered `trues_of(q)` of their question; false-statement prompts get
     `false_of` their true statement; `REPLIES[needle]` overrides both for a prompt holding `needle`."""
 
     name = "maia_script"
-    REPLIES: dict = {}
-    prompts_seen: list = []
-
-    def __init__(self, model_id: str, revision: str = "", **options):
-        self.model_id, self.revision = model_id, revision or "rev-1"
 
     @staticmethod
     def default(text: str) -> str:
@@ -124,15 +119,6 @@ class StatementBackend:
         prefix = "Affermazione vera: "
         true = next(line.removeprefix(prefix) for line in lines if line.startswith(prefix))
         return false_of(true)
-
-    def generate(self, requests):
-        results = []
-        for request in requests:
-            text = request.messages[-1].parts[-1].text
-            type(self).prompts_seen.append(text)
-            reply = next((r for needle, r in type(self).REPLIES.items() if needle in text), None)
-            results.append(ChatResult(texts=[reply if reply is not None else self.default(text)], latency_s=0.01))
-        return results
 
 
 class ForcedNLI:
@@ -150,10 +136,7 @@ class ForcedNLI:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setitem(registry.LOADERS, "maia_script", ("tests.test_maia_statements", "StatementBackend"))
-    monkeypatch.setattr(StatementBackend, "REPLIES", {})
-    monkeypatch.setattr(StatementBackend, "prompts_seen", [])
-    return StatementBackend
+    return install(monkeypatch, StatementBackend)
 
 
 @pytest.fixture
