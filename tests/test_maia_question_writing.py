@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.benchmarks.maia import categories, demo, question_writing, stages
 from annotation.benchmarks.maia.yes_no import YES_NO_MESSAGE
-from annotation.crowd import assignment, kinds, review, submissions
+from annotation.crowd import assignment, item_sources, kinds, review, submissions
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study
 from annotation.curation_models import CurationRecord
@@ -97,7 +97,6 @@ def test_the_item_shows_the_category_guides_as_curators_last_saved_them(curator,
 
 
 def test_a_video_is_held_once_and_only_videos_are_items(study, bunny, curator_client):
-    from annotation.crowd import item_sources
 
     outcome = item_sources.add(study, item_sources.from_media([bunny.pk], []), dry_run=True)
     assert any("already in this study" in p["problem"] or "already has" in p["problem"] for p in outcome.problems)
@@ -108,7 +107,6 @@ def test_a_video_is_held_once_and_only_videos_are_items(study, bunny, curator_cl
 
 
 def test_videos_added_on_the_items_page_get_the_category_guides(curator, curator_client, bunny, bikes):
-    from annotation.crowd import item_sources
 
     study = question_writing.create_question_study(curator, "Domande")
     assert study.items.count() == 0

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from annotation.blackswan import splits, staged
+from annotation.crowd.models import Claim, Submission
+from annotation.models import VideoSplit
 from config.roles import ANNOTATOR, CURATOR
+from tests.conftest import ingest_path
+from tests.test_splitting import make_stamped_clip
 
 pytestmark = [
     pytest.mark.browser,
@@ -24,10 +29,6 @@ SCENARIOS = ["The bunny steps out and stretches in the sun.", "A butterfly lands
 @pytest.fixture
 def split(transactional_db, make_user, tmp_path, bigbuckbunny):
     """4 s of Big Buck Bunny (160x90), split by the library's job at 1.2 s and 2.4 s."""
-    from annotation.blackswan import splits
-    from annotation.models import VideoSplit
-    from tests.conftest import ingest_path
-    from tests.test_splitting import make_stamped_clip
 
     curator = make_user("cora", CURATOR)
     video = ingest_path(make_stamped_clip(bigbuckbunny, tmp_path / "bunny.mp4"), user=curator)
@@ -40,7 +41,6 @@ def split(transactional_db, make_user, tmp_path, bigbuckbunny):
 
 @pytest.fixture
 def study(split):
-    from annotation.blackswan import staged
 
     return staged.create_staged_study([split], "Unexpected events", split.curator, open_now=True,
                                       instructions="Paid per video. Take your time.", expert_share=0.0,
@@ -78,8 +78,6 @@ def wait_playable(page, count: int) -> None:
 
 
 def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user, login, split, study):
-    from annotation.blackswan import staged
-    from annotation.crowd.models import Claim, Submission
 
     page = browser_page
     page.set_viewport_size({"width": 1366, "height": 768})  # a laptop screen
@@ -186,8 +184,6 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
 
 def test_an_italian_staged_study_speaks_italian_until_the_worker_switches(live_server, browser_page, make_user,
                                                                           login, split):
-    from annotation.blackswan import staged
-    from annotation.crowd.models import Claim
 
     study = staged.create_staged_study([split], "Eventi inattesi", split.curator, open_now=True, expert_share=0.0,
                                        expert_first=0, language="it")

@@ -8,6 +8,7 @@ import pytest
 from easy_vqa import get_test_image_paths, get_test_questions
 from playwright.sync_api import expect
 
+from annotation.models import BenchmarkVersion, Image, SubgroupLabel
 from config.roles import CURATOR
 
 pytestmark = [
@@ -19,7 +20,6 @@ pytestmark = [
 
 def test_curator_imports_sources_and_labels_an_image(live_server, browser_page, media_root, make_user, login,
                                                      tmp_path):
-    from annotation.models import BenchmarkVersion, Image, SubgroupLabel
 
     questions, answers, image_ids = get_test_questions()
     paths = get_test_image_paths()

@@ -6,7 +6,15 @@ back to filtration."""
 import pytest
 from playwright.sync_api import expect
 
+from annotation import versions
+from annotation.benchmarks.cvrr import expert_group, stages
+from annotation.benchmarks.cvrr.expert_study import create_expert_study
+from annotation.crowd.models import Submission
+from annotation.curation_models import CategoryDefinition, CurationRecord
+from annotation.models import Benchmark, BenchmarkVersion
 from config.roles import ANNOTATOR, CURATOR
+from generation.models import Proposal, ProposalSet
+from tests.conftest import ingest_path
 
 pytestmark = [
     pytest.mark.browser,
@@ -17,12 +25,6 @@ pytestmark = [
 
 @pytest.fixture
 def expert_study(transactional_db, make_user, bikes):
-    from annotation import versions
-    from annotation.benchmarks.cvrr import expert_group, expert_study, stages
-    from annotation.curation_models import CategoryDefinition, CurationRecord
-    from annotation.models import Benchmark, BenchmarkVersion
-    from generation.models import Proposal, ProposalSet
-    from tests.conftest import ingest_path
 
     curator = make_user("cora", CURATOR)
     video = ingest_path(bikes, user=curator)
@@ -43,7 +45,7 @@ def expert_study(transactional_db, make_user, bikes):
         fields={"question": item.payload["question"], "answer": item.payload["answer"],
                 "question_kind": "reasoning"})
     CurationRecord.objects.create(item=item, stage=stages.FILTERED, working={"source": {"proposal": proposal.pk}})
-    study = expert_study.create_expert_study(pool, curator, seed=1, size=1, slug="experts").study
+    study = create_expert_study(pool, curator, seed=1, size=1, slug="experts").study
     expert = make_user("eva", ANNOTATOR)
     expert_group.grant(expert, curator)
     study.curator, study.expert, study.pair = curator, expert, item
@@ -52,9 +54,6 @@ def expert_study(transactional_db, make_user, bikes):
 
 def test_a_qualified_expert_answers_and_the_curator_finalises(live_server, browser_page, make_user, login,
                                                               expert_study):
-    from annotation.benchmarks.cvrr import stages
-    from annotation.crowd.models import Submission
-    from annotation.curation_models import CurationRecord
 
     # 1. A worker who is no expert is refused, with the qualification named.
     outsider = login(browser_page, make_user("otto", ANNOTATOR))

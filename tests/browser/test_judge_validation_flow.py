@@ -7,6 +7,8 @@ import pytest
 from playwright.sync_api import expect
 
 from config.roles import CURATOR, RESEARCHER
+from evaluation.models import EvaluationRun
+from tests.test_judge_validation import maia_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,8 +30,6 @@ def _rate_all(page, url: str, labels: dict) -> None:
 
 
 def test_two_people_validate_the_judge_from_the_results_page(live_server, browser_page, make_user, login):
-    from evaluation.models import EvaluationRun
-    from tests.test_judge_validation import maia_run
 
     run, _ = maia_run("jv-browser")
     EvaluationRun.objects.filter(pk=run.pk).update(input_strategy="default")

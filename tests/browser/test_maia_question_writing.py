@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from annotation.benchmarks.maia import question_writing
+from annotation.benchmarks.maia.yes_no import YES_NO_MESSAGE
+from annotation.crowd.models import Submission
+from annotation.curation_models import CurationRecord
+from annotation.models import BenchmarkItem
 from config.roles import ANNOTATOR, CURATOR
+from tests.conftest import ingest_path
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,12 +34,6 @@ def _write(page, slots, questions):
 
 def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_page, make_user, login,
                                                           bigbuckbunny, bikes):
-    from annotation.benchmarks.maia import question_writing
-    from annotation.benchmarks.maia.yes_no import YES_NO_MESSAGE
-    from annotation.crowd.models import Submission
-    from annotation.curation_models import CurationRecord
-    from annotation.models import BenchmarkItem
-    from tests.conftest import ingest_path
 
     curator = make_user("cora", CURATOR)
     videos = [ingest_path(bigbuckbunny, user=curator), ingest_path(bikes, user=curator)]

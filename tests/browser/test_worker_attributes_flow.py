@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from annotation.crowd.models import Study, WorkerProfile
 from config.roles import ANNOTATOR, CURATOR
+from tests.conftest import create_study
 
 pytestmark = [
     pytest.mark.browser,
@@ -23,8 +25,6 @@ EXPORT = ("Submission id,Participant id,Status,Age,First language,Country of bir
 
 
 def test_curator_imports_attributes_and_sets_rules_as_rows(live_server, browser_page, make_user, login, tmp_path):
-    from annotation.crowd.models import Study, WorkerProfile
-    from tests.conftest import create_study
 
     curator = make_user("cora", CURATOR)
     young, old = make_user("giulia", ANNOTATOR), make_user("marco", ANNOTATOR)

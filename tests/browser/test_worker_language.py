@@ -4,6 +4,9 @@ messages are in Italian; the worker's switch to English holds on the next page."
 import pytest
 from playwright.sync_api import expect
 
+from annotation.crowd import assignment
+from annotation.crowd.models import Study, WorkerProfile
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.timeout(120),
@@ -20,8 +23,6 @@ PID = "6a1e2d3c4b5a69788796a5b4"
 
 @pytest.fixture
 def study(transactional_db):
-    from annotation.crowd import assignment
-    from annotation.crowd.models import Study
 
     study = Study.objects.create(
         name="Descrivere immagini", slug="descrivere", form_schema=FORM, state=Study.State.OPEN, language="it",
@@ -32,7 +33,6 @@ def study(transactional_db):
 
 
 def test_an_italian_task_page_and_the_switch_to_english(live_server, browser_page, study):
-    from annotation.crowd.models import WorkerProfile
 
     page = browser_page
     work_url = f"{live_server.url}/work/{study.slug}/"
