@@ -34,6 +34,8 @@ from generation.proposals import ProposalError, provenance
 SLUG = sources.SLUG
 DEFAULT_LABEL = "counterfactuals"
 PROPOSED, WRITTEN = "proposed", "written"  # CurationRecord stages, before verification
+ADJUDICATION, VERIFIED, REMOVED = "adjudication", "verified", "removed"  # after verification (`verification`)
+UNVERIFIED = (PROPOSED, WRITTEN)
 WORKING_KEY = "counterfactual"
 APPROVED = (Proposal.Outcome.ACCEPTED, Proposal.Outcome.CORRECTED)
 REFUSAL_PHRASE = "not verified yet"
