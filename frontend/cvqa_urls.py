@@ -3,6 +3,7 @@
 from django.urls import path
 
 from frontend import cvqa_counterfactual_views as counterfactual_views
+from frontend import cvqa_verification_views as verification_views
 from frontend import cvqa_views as views
 
 urlpatterns = [
@@ -18,4 +19,13 @@ urlpatterns = [
          name="cvqa-counterfactual-generate"),
     path("cvqa/sources/items/<int:item_id>/indirect/", counterfactual_views.write_indirect,
          name="cvqa-indirect-write"),
+    path("cvqa/verification/", verification_views.overview, name="cvqa-verification"),
+    path("cvqa/verification/studies/<slug:slug>/", verification_views.study_page,
+         name="cvqa-verification-version-of-study"),
+    path("cvqa/verification/studies/<slug:slug>/add/", verification_views.add_items, name="cvqa-verification-add"),
+    path("cvqa/versions/<int:version_id>/verification/", verification_views.version_page,
+         name="cvqa-verification-version"),
+    path("cvqa/versions/<int:version_id>/verification/resolve/", verification_views.resolve,
+         name="cvqa-verification-resolve"),
+    path("cvqa/items/<int:item_id>/adjudicate/", verification_views.adjudicate, name="cvqa-adjudicate"),
 ]

@@ -192,6 +192,16 @@ MATRIX: dict[str, Case] = {
     "cvqa-counterfactual-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                          kwargs={"version_id": MISSING}),
     "cvqa-indirect-write": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    # C-VQA verification (frontend/cvqa_verification_views.py): curators and admins; creating a study with no
+    # version is 400; an unknown version, study or item is 404.
+    "cvqa-verification": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
+    "cvqa-verification-version": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
+    "cvqa-verification-resolve": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                      kwargs={"version_id": MISSING}),
+    "cvqa-verification-version-of-study": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
+    "cvqa-verification-add": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
+                                  kwargs={"slug": "no-such-study"}),
+    "cvqa-adjudicate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),

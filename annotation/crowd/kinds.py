@@ -17,6 +17,9 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
 - `rejection_criteria`: (value, label) pairs; a rejection then names one (`Submission.review_criterion`);
 - `on_approved(submission)`: called inside the review's transaction when a submission is approved
   (its `final_data` as approved); an error it raises undoes the decision;
+- `on_submitted(submission)`: called once a worker's submission is saved (after its transaction, so
+  that concurrent submissions of the same item each see the other's once committed), e.g. to move an
+  item on when enough people have answered it;
 - `review_extra(study, submissions) -> {submission id: {"template", **context}}`: what the review
   queue shows beside each submission's answers (e.g. the closest existing items);
 - `pages`: (label, URL name) of curators' pages about a study of the kind, each taking its `slug`;
@@ -59,6 +62,7 @@ class StudyKind:
     output_benchmark: str = ""
     rejection_criteria: tuple[tuple[str, str], ...] = ()
     on_approved: Callable[[object], None] | None = None
+    on_submitted: Callable[[object], None] | None = None
     review_extra: Callable[[object, list], dict] | None = None
     pages: tuple[tuple[str, str], ...] = ()
     item_rows: Callable[[dict], list[dict]] | None = None

@@ -133,6 +133,10 @@ def submit(claim: Claim, worker, data: dict, *, active_seconds: float = 0) -> tu
         # a concurrent submit of the same claim got there first, or the lease ran out
         return _repeat(claim, assignment.SUBMIT, now=now)
     claim.status, claim.finished_at = Claim.Status.SUBMITTED, now
+    kind = kinds.of(claim.study)
+    if kind.on_submitted is not None:
+        submission.claim = claim
+        kind.on_submitted(submission)
     return submission, True, quality.feedback(claim.study, claim.item, worker, verdict)
 
 

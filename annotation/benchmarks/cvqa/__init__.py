@@ -14,6 +14,7 @@ from annotation.benchmarks.cvqa import (  # noqa: F401  (imported so that its pr
     exporter,
     importer,
     sources,
+    verification,
 )
 from annotation.benchmarks.cvqa.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
@@ -33,6 +34,8 @@ class Cvqa(BenchmarkDefinition):
         if version.items.filter(payload__kind="source").exists():
             links[:0] = [("Source questions", reverse("cvqa-sources")),
                          ("Counterfactuals", reverse("cvqa-counterfactual-console", kwargs={"version_id": version.pk}))]
+        elif not version.frozen and version.items.filter(curation__working__has_key=counterfactuals.WORKING_KEY).exists():
+            links[:0] = [("Verification", reverse("cvqa-verification-version", kwargs={"version_id": version.pk}))]
         return links
 
 

@@ -195,10 +195,13 @@ def write_indirect(user, source_id, new_query: str, new_answer: str, *, presuppo
 
 
 def freeze_check(version) -> list[tuple[str, str]]:
-    """(external id, why) for every counterfactual item of a C-VQA version not verified yet."""
+    """(external id, why) for every counterfactual item of a C-VQA version not verified yet, waiting for
+    adjudication, or removed (a version keeping removed items is never frozen)."""
     if version.benchmark.slug != SLUG:
         return []
-    return [(external_id, f"a counterfactual question at stage {stage!r} (two people verify each one)")
-            for external_id, stage in CurationRecord.objects.filter(item__version=version,
-                                                                    stage__in=(PROPOSED, WRITTEN))
+    why = {PROPOSED: "two people verify each one", WRITTEN: "two people verify each one",
+           ADJUDICATION: "its verifiers disagreed: a curator adjudicates it",
+           REMOVED: "it was removed during verification"}
+    return [(external_id, f"a counterfactual question at stage {stage!r} ({why[stage]})")
+            for external_id, stage in CurationRecord.objects.filter(item__version=version, stage__in=tuple(why))
             .values_list("item__external_id", "stage")]
