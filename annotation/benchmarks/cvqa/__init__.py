@@ -34,7 +34,8 @@ class Cvqa(BenchmarkDefinition):
         if version.items.filter(payload__kind="source").exists():
             links[:0] = [("Source questions", reverse("cvqa-sources")),
                          ("Counterfactuals", reverse("cvqa-counterfactual-console", kwargs={"version_id": version.pk}))]
-        elif not version.frozen and version.items.filter(curation__working__has_key=counterfactuals.WORKING_KEY).exists():
+        elif not version.frozen and version.items.filter(
+                curation__working__has_key=counterfactuals.WORKING_KEY).exists():
             links[:0] = [("Verification", reverse("cvqa-verification-version", kwargs={"version_id": version.pk}))]
         return links
 
