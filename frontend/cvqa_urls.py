@@ -1,8 +1,10 @@
-"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`)."""
+"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`,
+`frontend.cvqa_grammar_views`)."""
 
 from django.urls import path
 
 from frontend import cvqa_counterfactual_views as counterfactual_views
+from frontend import cvqa_grammar_views as grammar_views
 from frontend import cvqa_views as views
 
 urlpatterns = [
@@ -18,4 +20,6 @@ urlpatterns = [
          name="cvqa-counterfactual-generate"),
     path("cvqa/sources/items/<int:item_id>/indirect/", counterfactual_views.write_indirect,
          name="cvqa-indirect-write"),
+    path("cvqa/versions/<int:version_id>/grammar/", grammar_views.console, name="cvqa-grammar-console"),
+    path("cvqa/versions/<int:version_id>/grammar/start/", grammar_views.start, name="cvqa-grammar-start"),
 ]
