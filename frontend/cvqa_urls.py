@@ -1,9 +1,11 @@
-"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`)."""
+"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`,
+`frontend.cvqa_grammar_views`)."""
 
 from django.urls import path
 
 from frontend import cvqa_counterfactual_views as counterfactual_views
 from frontend import cvqa_verification_views as verification_views
+from frontend import cvqa_grammar_views as grammar_views
 from frontend import cvqa_views as views
 
 urlpatterns = [
@@ -28,4 +30,6 @@ urlpatterns = [
     path("cvqa/versions/<int:version_id>/verification/resolve/", verification_views.resolve,
          name="cvqa-verification-resolve"),
     path("cvqa/items/<int:item_id>/adjudicate/", verification_views.adjudicate, name="cvqa-adjudicate"),
+    path("cvqa/versions/<int:version_id>/grammar/", grammar_views.console, name="cvqa-grammar-console"),
+    path("cvqa/versions/<int:version_id>/grammar/start/", grammar_views.start, name="cvqa-grammar-start"),
 ]

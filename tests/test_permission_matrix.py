@@ -202,6 +202,10 @@ MATRIX: dict[str, Case] = {
     "cvqa-verification-add": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                   kwargs={"slug": "no-such-study"}),
     "cvqa-adjudicate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
+    # C-VQA grammar pass (frontend/cvqa_grammar_views.py): curators and admins; a version without counterfactual
+    # questions is 404.
+    "cvqa-grammar-console": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
+    "cvqa-grammar-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
     # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
     # assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),

@@ -3,7 +3,7 @@ questions under curation (`sources`, never frozen: its freeze check is registere
 subgroup labels for the bias analysis (`subgroups`); counterfactual proposals (`counterfactual_generation`,
 which registers its proposal kind, with the groups' examples in `counterfactual_groups`) and the
 counterfactual items they and curators write (`counterfactuals`, whose freeze check waits for
-verification)."""
+verification); the grammar pass over counterfactual questions (`grammar`, which registers its proposal kind)."""
 
 from django.urls import reverse
 
@@ -12,6 +12,7 @@ from annotation.benchmarks.cvqa import (  # noqa: F401  (imported so that its pr
     counterfactual_generation,
     counterfactuals,
     exporter,
+    grammar,
     importer,
     sources,
     verification,
@@ -34,9 +35,10 @@ class Cvqa(BenchmarkDefinition):
         if version.items.filter(payload__kind="source").exists():
             links[:0] = [("Source questions", reverse("cvqa-sources")),
                          ("Counterfactuals", reverse("cvqa-counterfactual-console", kwargs={"version_id": version.pk}))]
-        elif not version.frozen and version.items.filter(
-                curation__working__has_key=counterfactuals.WORKING_KEY).exists():
-            links[:0] = [("Verification", reverse("cvqa-verification-version", kwargs={"version_id": version.pk}))]
+        elif grammar.holds_counterfactuals(version):
+            if not version.frozen:
+                links[:0] = [("Verification", reverse("cvqa-verification-version", kwargs={"version_id": version.pk}))]
+            links.append(("Grammar pass", reverse("cvqa-grammar-console", kwargs={"version_id": version.pk})))
         return links
 
 
