@@ -4,8 +4,8 @@
 from django.urls import path
 
 from frontend import cvqa_counterfactual_views as counterfactual_views
-from frontend import cvqa_verification_views as verification_views
 from frontend import cvqa_grammar_views as grammar_views
+from frontend import cvqa_verification_views as verification_views
 from frontend import cvqa_views as views
 
 urlpatterns = [
