@@ -33,11 +33,14 @@ BOOLEANS = 4
 
 
 def sources_folder(tmp_path):
-    """A CSV of four easy-vqa yes/no questions (their own images) and two numerical questions about drawn dots."""
+    """A CSV of four easy-vqa yes/no questions (about four different images) and two numerical questions about drawn dots."""
     questions, answers, image_ids = get_test_questions()
     paths = get_test_image_paths()
-    rows = [(f"{image_id}.png", question, answer) for question, answer, image_id in
-            zip(questions, answers, image_ids, strict=True) if answer in ("yes", "no")][:BOOLEANS]
+    rows, seen = [], set()
+    for question, answer, image_id in zip(questions, answers, image_ids, strict=True):
+        if answer in ("yes", "no") and image_id not in seen and len(rows) < BOOLEANS:
+            seen.add(image_id)
+            rows.append((f"{image_id}.png", question, answer))
     for name, _question, _answer in rows:
         shutil.copy(paths[int(name.split(".")[0])], tmp_path / name)
     for number, dots in ((0, 3), (1, 5)):
@@ -66,7 +69,7 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     labels = folder / "labels.csv"
     labels.write_text("image,label\n" + "".join(f"{name},{'group-a' if n % 2 else 'group-b'}\n"
                                                 for n, (name, _q, _a) in enumerate(rows)))
-    assert subgroups.import_labels(labels, curator).labelled == len(rows)
+    assert subgroups.import_labels(labels, curator).set == len(rows)
     source_version = counterfactuals.sources.source_versions().get(label="sources")
     assert source_version.items.count() == 6
 
@@ -111,7 +114,7 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     assert version.items.get(external_id="direct:source:q4").payload["new_answer"] == "5"
 
     # 4. Frozen, answered by the tiny VLM: both questions of every item.
-    versions.freeze(version)
+    version = versions.freeze(version)
     model_run = runs.create_run(version, model_id=str(tiny_models_dir / "qwen2-vl"), **demo.RUN_OPTIONS)
     model_run = runs.start_run(model_run, workers="local")
     assert model_run.status == EvaluationRun.Status.SUCCEEDED, model_run.message
@@ -130,7 +133,7 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     exported = tmp_path / "requests.jsonl"
     call_command("export_requests", "--benchmark", "cvqa", "--version", version.label, "--out", str(exported))
     lines = [json.loads(line) for line in exported.read_text().splitlines()]
-    answers = {line["request_id"]: line["gold"] if line["request_id"].endswith(":original")
+    answers = {line["request_id"]: str(line["gold"]) if line["request_id"].endswith(":original")
                or requests[line["request_id"]].extra["type"] == "boolean" else "99" for line in lines}
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"request_id": rid, "response": text}) + "\n"
