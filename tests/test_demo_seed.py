@@ -290,3 +290,28 @@ def test_the_demo_has_an_open_maia_question_writing_study_in_italian(seeded):
     client = Client()
     client.force_login(get_user_model().objects.get(username="curator"))
     assert 'data-study="demo-maia-questions"' in client.get(reverse("maia-categories")).content.decode()
+
+
+def test_the_demo_has_a_cvqa_verification_study_and_a_synthetic_version(seeded):
+    study = Study.objects.get(slug="demo-cvqa-verification")
+    assert (study.state, study.step_kind, study.annotators_per_item) == (Study.State.OPEN, "cvqa_verification", 2)
+    counterfactuals = study.output_version
+    assert counterfactuals.label == "demo-counterfactuals" and not counterfactuals.frozen
+    items = BenchmarkItem.objects.filter(version=counterfactuals)
+    assert items.count() == study.items.count() == 4
+    assert sorted(items.values_list("curation__stage", flat=True)) == ["proposed"] * 4
+    assert {item.payload["type"] for item in items} == {"direct", "boolean"}
+    assert Proposal.objects.filter(task_kind="cvqa_counterfactual", proposal_set__model_id="written for the demo "
+                                   "(no model)", outcome="accepted").count() == 4
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="annotator"))
+    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    assert "Is the new question still about the image?" in page and "<img" in page
+    curator = Client()
+    curator.force_login(get_user_model().objects.get(username="curator"))
+    overview = curator.get(reverse("cvqa-verification")).content.decode()
+    assert "demo-counterfactuals" in overview and "4 proposed" in overview
+
+    synthetic = BenchmarkVersion.objects.get(benchmark__slug="cvqa", label="demo-synthetic")
+    assert synthetic.frozen and synthetic.item_count == 6
+    assert sorted(item.payload["type"] for item in synthetic.items.all()) == [f"abs_counting_{n}" for n in range(1, 7)]

@@ -83,7 +83,8 @@ class BenchmarkDefinition:
     def demo_items(self, media: dict) -> list[tuple[str, dict, dict]]:
         """(external id, payload, media by role) of a demo version over the sample media (`media`: the
         library's ready videos and images by file name); none without a `demo` module."""
-        return [] if self.demo is None else self.demo.demo_items(media)
+        make = getattr(self.demo, "demo_items", None)
+        return [] if make is None else make(media)
 
     def demo_studies(self, curator) -> list:
         """Open crowd studies of the benchmark's curation workflows for the demo (made once, by `curator`);

@@ -3,7 +3,9 @@ questions under curation (`sources`, never frozen: its freeze check is registere
 subgroup labels for the bias analysis (`subgroups`); counterfactual proposals (`counterfactual_generation`,
 which registers its proposal kind, with the groups' examples in `counterfactual_groups`) and the
 counterfactual items they and curators write (`counterfactuals`, whose freeze check waits for
-verification); the grammar pass over counterfactual questions (`grammar`, which registers its proposal kind)."""
+verification); the two-person verification study kind (`verification`); the grammar pass over
+counterfactual questions (`grammar`, which registers its proposal kind); the demo's synthetic version and
+verification study (`demo`)."""
 
 from django.urls import reverse
 
@@ -11,6 +13,7 @@ from annotation import versions
 from annotation.benchmarks.cvqa import (  # noqa: F401  (imported so that its proposal kind registers)
     counterfactual_generation,
     counterfactuals,
+    demo,
     exporter,
     grammar,
     importer,
@@ -29,6 +32,7 @@ class Cvqa(BenchmarkDefinition):
     payloads = PAYLOADS
     importer = importer
     exporter = exporter
+    demo = demo
 
     def version_links(self, version) -> list[tuple[str, str]]:
         links = [("Subgroup labels of the images", reverse("cvqa-subgroups"))]
