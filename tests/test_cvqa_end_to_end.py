@@ -33,7 +33,8 @@ BOOLEANS = 4
 
 
 def sources_folder(tmp_path):
-    """A CSV of four easy-vqa yes/no questions (about four different images) and two numerical questions about drawn dots."""
+    """A CSV of four easy-vqa yes/no questions (about four different images) and two numerical questions about
+    drawn dots."""
     questions, answers, image_ids = get_test_questions()
     paths = get_test_image_paths()
     rows, seen = [], set()
@@ -121,8 +122,9 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     requests = {plan.request.request_id: plan.request for plan in runner.plan(model_run)}
     stored = Prediction.objects.filter(run=model_run, sample_index=0)
     assert len(requests) == stored.count() == 8 and not any(p.error for p in stored)
+    kinds = ("boolean", "boolean", "direct", "indirect")
     assert sorted((r.extra["form"], r.extra["type"]) for r in requests.values()) == sorted(
-        (form, kind) for form in ("original", "counterfactual") for kind in ("boolean", "boolean", "direct", "indirect"))
+        (form, kind) for form in ("original", "counterfactual") for kind in kinds)
     assert all(r.extra["subgroup_from"] == "label" for r in requests.values())
     out = tmp_path / "metrics.json"
     call_command("score", "--run", str(model_run.pk), "--out", str(out))

@@ -94,7 +94,8 @@ def _verification_study(curator) -> Study | None:
     version = _sources_version(curator, pictures)
     lines = {question: text for question, _answer, text in DEMO_SOURCES.values()}
     with transaction.atomic():
-        rows = [{"inputs": entry["inputs"], "source_key": entry["key"], "raw_output": lines[entry["inputs"]["question"]]}
+        rows = [{"inputs": entry["inputs"], "source_key": entry["key"],
+                 "raw_output": lines[entry["inputs"]["question"]]}
                 for entry in generation.entries(version, target=DEMO_COUNTERFACTUALS_LABEL)]
         imported = proposal_import.import_proposals(generation.KIND, rows, user=curator, model_id=DEMO_WRITER,
                                                     name="C-VQA: counterfactuals written for the demo")
