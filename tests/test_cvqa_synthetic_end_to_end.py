@@ -84,3 +84,18 @@ def test_a_generated_set_is_imported_answered_and_scored_per_template(tmp_path, 
     assert synthetic["original_accuracy"] == originals_b / 12
     assert synthetic["option_distribution"]["B"] == (12 + sum(
         r.gold == "B" for r in requests.values() if r.extra["form"] == "counterfactual")) / 24
+
+
+def test_a_generated_set_exports_as_it_was_written_and_imports_again(tmp_path):
+    call_command("make_cvqa_synthetic", "--per-template", "2", "--seed", "5", "--out", str(tmp_path / "set"))
+    written = tmp_path / "set" / "C-VQA-Synthetic"
+    version = run_import("cvqa", tmp_path / "set", "synthetic-roundtrip")
+    out = tmp_path / "export"
+    call_command("export_benchmark", "cvqa", "--version", version.label, str(out))
+    tables = list(out.rglob("C-VQA-Synthetic_questions.csv"))
+    assert len(tables) == 1
+    assert tables[0].read_bytes() == (written / "C-VQA-Synthetic_questions.csv").read_bytes()
+    for picture in written.glob("*.png"):
+        assert (tables[0].parent / picture.name).read_bytes() == picture.read_bytes()
+    again = run_import("cvqa", out, "synthetic-reimported")
+    assert again.checksum == version.checksum
