@@ -78,3 +78,17 @@ def sets_with_counts(sets):
                       undecided=Count("proposals", filter=Q(proposals__status=Proposal.Status.OK,
                                                             proposals__outcome=Proposal.Outcome.UNDECIDED)))
             .order_by("-created_at", "-pk"))
+
+
+# a proposal still being made, or made and waiting for a person's decision
+WAITING = Q(status=Proposal.Status.PENDING) | Q(status=Proposal.Status.OK, outcome=Proposal.Outcome.UNDECIDED)
+
+
+def waiting_proposals(kind: str, keys):
+    """The proposals of kind `kind` with these source keys still being made or waiting for a decision."""
+    return Proposal.objects.filter(task_kind=kind, source_key__in=list(keys)).filter(WAITING)
+
+
+def waiting_keys(kind: str, keys) -> set[str]:
+    """The source keys among `keys` whose proposal of kind `kind` is still being made or waits for a decision."""
+    return set(waiting_proposals(kind, keys).values_list("source_key", flat=True))

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import re
 
-from django.db.models import Q
-
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from annotation.benchmarks.cvqa import counterfactuals, sources
 from annotation.benchmarks.cvqa.source_reading import ROLE
 from annotation.models import BenchmarkVersion
 from config.roles import ADMIN, CURATOR, has_role
-from generation import proposals
-from generation.models import Proposal, ProposalSet
+from generation import proposals, selectors
+from generation.models import ProposalSet
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat
 
 KIND = "cvqa_counterfactual"
@@ -150,10 +148,7 @@ def source_key(item_id: int) -> str:
 
 def waiting_keys(keys) -> set[str]:
     """The keys whose proposal is still being made or waits for a decision."""
-    return set(Proposal.objects.filter(task_kind=KIND, source_key__in=list(keys))
-               .filter(Q(status=Proposal.Status.PENDING) | Q(status=Proposal.Status.OK,
-                                                           outcome=Proposal.Outcome.UNDECIDED))
-               .values_list("source_key", flat=True))
+    return selectors.waiting_keys(KIND, keys)
 
 
 def sources_version(version_id: int) -> BenchmarkVersion:

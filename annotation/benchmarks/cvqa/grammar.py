@@ -26,14 +26,13 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import ValidationError
-from django.db.models import Q
 
 from annotation.benchmarks.cvqa import counterfactuals
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion
 from annotation.payloads import validate_payload
 from config.roles import ADMIN, CURATOR, has_role
-from generation import proposals
+from generation import proposals, selectors
 from generation.models import Proposal, ProposalDecision, ProposalSet
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat, provenance
 
@@ -208,10 +207,7 @@ def source_key(item_id: int) -> str:
 
 def waiting_keys(keys) -> set[str]:
     """The keys whose grammar proposal is still being made or waits for a decision."""
-    return set(Proposal.objects.filter(task_kind=KIND, source_key__in=list(keys))
-               .filter(Q(status=Proposal.Status.PENDING) | Q(status=Proposal.Status.OK,
-                                                           outcome=Proposal.Outcome.UNDECIDED))
-               .values_list("source_key", flat=True))
+    return selectors.waiting_keys(KIND, keys)
 
 
 def counterfactual_items(version: BenchmarkVersion):

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import Q
-
 from annotation.benchmarks.maia import minimal_pairs, pool_checks, stages, statement_generation, statements
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.curation_models import CurationRecord, ItemCheck
@@ -41,9 +39,7 @@ def questions(version: BenchmarkVersion) -> list[QuestionRow]:
     records = list(statements.records().filter(item__version=version).order_by("item__external_id", "item_id"))
     ids = [record.item_id for record in records]
     waiting = Counter()
-    for inputs in (Proposal.objects.filter(task_kind__in=KINDS, inputs__item_id__in=ids)
-                   .filter(Q(status=Proposal.Status.PENDING) | Q(status=Proposal.Status.OK,
-                                                                 outcome=Proposal.Outcome.UNDECIDED))
+    for inputs in (Proposal.objects.filter(task_kind__in=KINDS, inputs__item_id__in=ids).filter(selectors.WAITING)
                    .values_list("inputs", flat=True)):
         waiting[inputs.get("item_id")] += 1
     rows = []

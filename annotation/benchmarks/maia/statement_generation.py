@@ -28,14 +28,12 @@ import json
 import re
 from collections.abc import Iterable
 
-from django.db.models import Q
-
 from annotation.benchmarks.maia import categories, minimal_pairs, statements
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.models import BenchmarkItem, BenchmarkVersion
 from config.roles import ADMIN, CURATOR, has_role
-from generation import proposals
-from generation.models import Proposal, ProposalSet
+from generation import proposals, selectors
+from generation.models import ProposalSet
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat
 
 SLUG = statements.SLUG
@@ -232,9 +230,7 @@ def false_key(item_id: int, index: int) -> str:
 
 def waiting_proposals(kind: str, keys: Iterable[str]):
     """Proposals of these keys still being generated or parsed and waiting for a decision."""
-    return (Proposal.objects.filter(task_kind=kind, source_key__in=list(keys))
-            .filter(Q(status=Proposal.Status.PENDING)
-                    | Q(status=Proposal.Status.OK, outcome=Proposal.Outcome.UNDECIDED)))
+    return selectors.waiting_proposals(kind, keys)
 
 
 class _Categories(dict):
