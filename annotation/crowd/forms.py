@@ -130,6 +130,20 @@ def validate(schema: dict, payload: dict, data) -> dict:
     return clean
 
 
+def validate_questions(schema: dict, payload: dict, data, questions, summary: str) -> dict:
+    """`validate` for a form of numbered questions: an unanswered question among `questions` says "answer
+    this question", and the refusal's message is `summary`."""
+    try:
+        return validate(schema, payload, data)
+    except InvalidSubmission as exc:
+        if not isinstance(exc.details, dict):
+            raise
+        unanswered = _("choose one of the options")
+        errors = {name: (_("answer this question") if name in questions and message == unanswered else message)
+                  for name, message in exc.details.items()}
+        raise InvalidSubmission(summary, details=errors) from None
+
+
 def _clean_single(field, payload, value, data):
     ids = [c["id"] for c in _choices(field, payload, "options", "options_from")]
     if value in (None, "") and field.get("required", True) is False:

@@ -118,14 +118,7 @@ def normal_answer(group: str, value) -> str:
 
 def clean_answers(_schema: dict, payload: dict, data) -> dict:
     """The two checks, the corrected answer and the note, cleaned; InvalidSubmission (400) otherwise."""
-    try:
-        clean = forms.validate(FORM, payload or {}, data)
-    except InvalidSubmission as exc:
-        if not isinstance(exc.details, dict):
-            raise
-        errors = {name: ("answer this question" if name in (ABOUT, ANSWER) and message == "choose one of the options"
-                         else message) for name, message in exc.details.items()}
-        raise InvalidSubmission("Answer both checks.", details=errors) from None
+    clean = forms.validate_questions(FORM, payload or {}, data, (ABOUT, ANSWER), "Answer both checks.")
     corrected = clean.get(CORRECTED, "").strip()
     if clean[ANSWER] != WRONG:
         if corrected:

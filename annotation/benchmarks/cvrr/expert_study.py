@@ -89,14 +89,7 @@ def item_rows(payload: dict) -> list[dict]:
 
 def clean_answers(_schema: dict, payload: dict, data) -> dict:
     """The three answers and the note, cleaned; InvalidSubmission (400) with a message per field otherwise."""
-    try:
-        clean = forms.validate(FORM, payload or {}, data)
-    except InvalidSubmission as exc:
-        if not isinstance(exc.details, dict):
-            raise
-        errors = {name: ("answer this question" if name in QUESTIONS and message == "choose one of the options"
-                         else message) for name, message in exc.details.items()}
-        raise InvalidSubmission("Answer the three questions.", details=errors) from None
+    clean = forms.validate_questions(FORM, payload or {}, data, QUESTIONS, "Answer the three questions.")
     if clean[ANSWER] == NO and not clean[NOTES]:
         raise InvalidSubmission("Say what is wrong with the answer.", details={
             NOTES: "say what is wrong with the ground-truth answer: the pair goes back to filtration with your note"})
