@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import benchmarks, jsonl, judge_references, parsers, parsing
+from evaluation import benchmarks, jsonl, judge_references, parsers, parsing, reasoning
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -285,8 +285,9 @@ def disagreeing(benchmark_slug: str, requests, responses: dict[str, list[Respons
 def score_predictions(benchmark, requests, predictions: Iterable[dict], parser: str = parsers.DEFAULT,
                       **models) -> dict:
     """metrics.json for one benchmark under a named parser: the benchmark's metrics, and `predictions`
-    (requests, answered, missing, the ids of predictions that match no request, the `parser` used and
-    `parser_disagreements`: how many responses `authors` and `strict` read differently)."""
+    (requests, answered, missing, the ids of predictions that match no request, the `parser` used,
+    `parser_disagreements`: how many responses `authors` and `strict` read differently, and for requests
+    asked with chain of thought `cot_reasoning`: how many responses hold any reasoning, `evaluation.reasoning`)."""
     collected = collect(requests, predictions, parsers.reader(benchmark.slug, parser))
     metrics = benchmark.score(requests, collected.responses, **models)
     answered = sum(1 for request in requests if collected.responses.get(request.request_id))
@@ -294,4 +295,7 @@ def score_predictions(benchmark, requests, predictions: Iterable[dict], parser: 
                "unknown_requests": len(collected.unknown), "unknown_request_ids": collected.unknown[:UNKNOWN_SHOWN]}
     summary["parser"] = parser
     summary["parser_disagreements"] = len(disagreeing(benchmark.slug, requests, collected.responses))
+    cot = reasoning.reasoning_rate(requests, collected.responses)
+    if cot is not None:
+        summary["cot_reasoning"] = cot
     return {"predictions": summary, **metrics}
