@@ -73,6 +73,8 @@ def split_timeline(request, pk):
     except SplitError as exc:
         return _error(exc)
     data["thumbnails_url"] = reverse("video-split-thumbnails", kwargs={"pk": video.pk})
+    if data["suggestion"] is not None:
+        data["suggestion"]["url"] = reverse("blackswan-localization", kwargs={"slug": data["suggestion"]["study"]})
     first_frame = reverse("video-split-frame", kwargs={"pk": video.pk, "index": 0})
     data["frame_url"] = first_frame.rsplit("/", 1)[0] + "/{index}.jpg"  # the page fills the index in
     return JsonResponse(data)
