@@ -286,6 +286,11 @@ def test_items_added_later_name_a_library_video(curator, bikes_video, bunny_vide
     assert row["video"] == bunny_video and row["payload"]["fps"] == 25.0
     assert "already has video" in localization_study.item_row(study, {"payload": {"video": bikes_video.pk}})
     assert "library videos" in localization_study.item_row(study, {"payload": {"caption": "x"}})
+    assert "no library video #987654" in localization_study.item_row(study, {"payload": {"video": 987654}})
+    # a video chosen from the library on the study's items page
+    picked = {"external_id": f"video-{bunny_video.pk}", "payload": {"title": "Bunny"}, "video": bunny_video}
+    assert localization_study.item_row(study, picked) is None
+    assert picked["payload"]["duration"] == bunny_video.duration
 
 
 # --- The command -------------------------------------------------------------------------------------

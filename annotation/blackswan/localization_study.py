@@ -49,9 +49,9 @@ surprise).
 
 1. Watch the **whole video** once.
 2. Go back to the moment the unexpected event **starts** and pause there. Use the **frame buttons** (or the keys
-   <kbd>,</kbd> and <kbd>.</kbd>) to find the first frame where it happens.
-3. Press **Mark this moment** (or <kbd>M</kbd>). The marked time, in seconds, and its frame number are shown; you
-   can go back to the mark to check it.
+   `,` and `.`) to find the first frame where it happens.
+3. Press **Mark this moment** (or `M`). The marked time, in seconds, and its frame number are shown; you can go
+   back to the mark to check it.
 4. If nothing unexpected happens in the video, tick **There is no unexpected event in this video** instead.
 
 Several people mark each video; their marks are combined to split the video into what comes before, during and
@@ -121,13 +121,16 @@ def _video(ident) -> Video:
 
 
 def item_row(study: Study, row: dict) -> str | None:
-    """Turn a row added to the study (`{"payload": {"video": <video id>}}`) into the video's item row, in
-    place; the row's problem otherwise."""
+    """Turn a row added to the study (a library video chosen on the items page, or `{"payload": {"video":
+    <video id>}}`) into the video's item row, in place; the row's problem otherwise."""
     payload = row.get("payload") if isinstance(row.get("payload"), dict) else {}
-    if set(payload) != {"video"} or row.get("video") is not None or row.get("image") is not None:
+    video = row.get("video")
+    if video is None and set(payload) == {"video"}:
+        video = payload["video"]
+    if video is None or row.get("image") is not None:
         return 'items of a localization study are library videos: {"payload": {"video": <video id>}}'
     try:
-        found = video_row(_video(payload["video"]))
+        found = video_row(_video(video))
     except CrowdError as exc:
         return exc.message
     if study.items.filter(video=found["video"]).exists():
