@@ -5,7 +5,8 @@ static/frontend/split.js asks the JSON endpoints below for the timeline, for the
 boundaries as they move (`annotation.blackswan.timeline.plan`, the split job's own planning) and for
 the splits of the video while their jobs run. "Split" records a `VideoSplit` and queues its job
 (`annotation.blackswan.splits.split_library_video`); a flagged (multi-scene) split is filtered out or
-split anyway (`resolve_flagged`). Curators and admins only.
+split anyway (`resolve_flagged`). The timeline carries the split a localization study suggests (with a
+link to the study's report), which "Accept the suggestion" splits with. Curators and admins only.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse

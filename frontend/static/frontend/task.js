@@ -80,13 +80,14 @@
   }
 
   /* ---- Moments of a video (time_mark fields) ---------------------------------------------------
-     The player is the nearest video around the field. With the item's frame rate (data-fps) the
+     The player is the nearest video around the field (in its task form or review row). With the item's frame rate (data-fps) the
      field steps frame by frame and marks the start of the frame shown; the answer is in seconds. */
 
   function nearestVideo(box) {
     for (let node = box.parentElement; node; node = node.parentElement) {
       const video = node.querySelector("video");
       if (video) return video;
+      if (node.matches("tr, #task-form")) break;  // a review row's or a task's own video only
     }
     return null;
   }
@@ -162,9 +163,9 @@
     return { step, mark };
   }
 
-  function setupTimeMarks(root) {
+  function setupTimeMarks(root, { keys: withKeys = true } = {}) {
     const controls = Array.from(root.querySelectorAll('[data-kind="time_mark"]'), setupTimeMark);
-    if (controls.length !== 1) return;  // keys only where they cannot mean two fields
+    if (!withKeys || controls.length !== 1) return;  // keys only where they cannot mean two fields
     const keys = { ",": () => controls[0].step(-1), ".": () => controls[0].step(1), m: () => controls[0].mark(),
       M: () => controls[0].mark() };
     document.addEventListener("keydown", (event) => {
@@ -346,6 +347,7 @@
     const root = document.getElementById("review-queue");
     if (!root) return;
     setupCounters(root);
+    setupTimeMarks(root, { keys: false });  // a reviewer's edit of a marked moment: buttons only
 
     function markDecided(row, state, note) {
       const decided = row.querySelector("[data-decision]");
