@@ -9,7 +9,7 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from annotation import image_studio_jobs, media_jobs, openapi  # noqa: F401  (job kinds; OpenAPI schema)
         from annotation.benchmarks import registry
-        from annotation.blackswan import splits, versions  # noqa: F401  (BlackSwan jobs and proposal kinds)
+        from annotation.blackswan import localization_study, splits, versions  # noqa: F401  (BlackSwan jobs and kinds)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 

@@ -1,12 +1,20 @@
-"""BlackSwanSuite variants for curators: build a preview from a finished staged-reveal study, read it, and freeze
-it as a benchmark version. The work is done by `annotation.blackswan.versions` (the preview is the
-`blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's choice on."""
+"""BlackSwanSuite pages for curators.
+
+- Variants: build a preview from a finished staged-reveal study, read it, and freeze it as a benchmark
+  version. The work is done by `annotation.blackswan.versions` (the preview is the
+  `blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's
+  choice on.
+- Localization: a localization study's videos with their annotators' marks, the time the authors' rule
+  gives, the agreement and the suggested split (`annotation.blackswan.localization_study`), poorly
+  agreed videos flagged and, on request (`?hide_poor=1`), hidden; each links its split timeline.
+"""
 
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_safe
 
-from annotation.blackswan import variants, versions
-from annotation.blackswan.selectors import staged_studies
+from annotation.blackswan import localization_study, variants, versions
+from annotation.blackswan.selectors import localization_studies, staged_studies
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.models import Job
@@ -101,3 +109,18 @@ def preview_page(request, pk):
             "sample": sample(result["items"]),
         })
     return render(request, "frontend/blackswan_variants.html", context, status=status)
+
+
+@roles_allowed(CURATOR, ADMIN)
+@require_safe
+def localization_page(request, slug):
+    """A localization study's report: per video its marks, time, agreement, flag and suggested split."""
+    study = get_object_or_404(localization_studies(), slug=slug)
+    hide_poor = request.GET.get("hide_poor") in ("1", "on", "true", "yes")
+    report = localization_study.localization_report(study)
+    videos = localization_study.shown_videos(report, hide_poor=hide_poor)
+    for row in videos:
+        row["split_url"] = reverse("video-split", kwargs={"pk": row["video_id"]}) if row["video_id"] else ""
+    return render(request, "frontend/blackswan_localization.html",
+                  {"study": study, "report": report, "videos": videos, "hide_poor": hide_poor,
+                   "hidden": len(report["videos"]) - len(videos)})

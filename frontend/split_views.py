@@ -5,7 +5,8 @@ static/frontend/split.js asks the JSON endpoints below for the timeline, for the
 boundaries as they move (`annotation.blackswan.timeline.plan`, the split job's own planning) and for
 the splits of the video while their jobs run. "Split" records a `VideoSplit` and queues its job
 (`annotation.blackswan.splits.split_library_video`); a flagged (multi-scene) split is filtered out or
-split anyway (`resolve_flagged`). Curators and admins only.
+split anyway (`resolve_flagged`). The timeline carries the split a localization study suggests (with a
+link to the study's report), which "Accept the suggestion" splits with. Curators and admins only.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -73,6 +74,8 @@ def split_timeline(request, pk):
     except SplitError as exc:
         return _error(exc)
     data["thumbnails_url"] = reverse("video-split-thumbnails", kwargs={"pk": video.pk})
+    if data["suggestion"] is not None:
+        data["suggestion"]["url"] = reverse("blackswan-localization", kwargs={"slug": data["suggestion"]["study"]})
     first_frame = reverse("video-split-frame", kwargs={"pk": video.pk, "index": 0})
     data["frame_url"] = first_frame.rsplit("/", 1)[0] + "/{index}.jpg"  # the page fills the index in
     return JsonResponse(data)

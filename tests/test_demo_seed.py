@@ -87,6 +87,9 @@ def test_seed_demo_is_idempotent(seeded, media_root):
         "blackswan", "cvrr", "nleye", "maia"}
     assert BenchmarkVersion.objects.filter(label="demo").count() == 4
     assert Study.objects.filter(slug="demo-blackswan").count() == 1
+    localizing = Study.objects.get(step_kind="blackswan_localization")  # made once, over both sample videos
+    assert (localizing.state, localizing.annotators_per_item) == ("open", 3)
+    assert set(localizing.items.values_list("video__original_name", flat=True)) == {"bigbuckbunny.mp4", "bikes.mp4"}
     assert Study.objects.filter(slug="demo-captions").count() == 1 and captioning.items.count() == 2
     assert BenchmarkItem.objects.filter(version__benchmark__slug="cvrr", version__label="video-pool").count() == 2
     assert VideoSplit.objects.filter(status=VideoSplit.Status.DONE).count() == staged.items.count()

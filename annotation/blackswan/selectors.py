@@ -1,8 +1,8 @@
-"""Read paths of the BlackSwanSuite curation pages: its staged-reveal studies."""
+"""Read paths of the BlackSwanSuite curation pages: its staged-reveal and localization studies."""
 
 from django.db.models import Count, Q
 
-from annotation.blackswan import staged
+from annotation.blackswan import localization_study, staged
 from annotation.crowd.models import Claim, Study
 
 
@@ -11,3 +11,8 @@ def staged_studies():
     finished = Q(claims__status__in=[Claim.Status.SUBMITTED, Claim.Status.APPROVED])
     return (Study.objects.filter(step_kind=staged.STUDY_KIND)
             .annotate(finished_claims=Count("claims", filter=finished)).order_by("-created_at"))
+
+
+def localization_studies():
+    """The localization studies, newest first."""
+    return Study.objects.filter(step_kind=localization_study.STUDY_KIND).order_by("-created_at", "-id")

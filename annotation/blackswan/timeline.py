@@ -6,8 +6,10 @@ shows is computed here, with the same code the split job runs (`generation.split
 the page shows is the plan the job will cut:
 
 - `timeline(video)`: frame count, frame rate, the presentation time of every frame (so the page maps
-  frame numbers ↔ seconds exactly), the scene cuts and the boundaries to start from (the latest split
-  of the video, else the localization of a BlackSwanSuite item that uses it, else thirds);
+  frame numbers ↔ seconds exactly), the scene cuts, the split suggested by a localization study
+  (`localization_suggestion`: annotators' marks aggregated with the authors' rule) and the boundaries
+  to start from (the latest split of the video, else that suggestion, else the localization of a
+  BlackSwanSuite item that uses it, else thirds);
 - `plan(video, start, end, snap=...)`: `splitting.plan_split` for the boundaries as given, with
   snapping: the three parts (frames, seconds, whether each is long enough), what snapping moved, and
   warnings (several scenes: the job will flag the video). Boundaries come as frame numbers
@@ -33,6 +35,7 @@ from fractions import Fraction
 from django.core.cache import cache
 from PIL import Image
 
+from annotation.blackswan import localization_study
 from annotation.importers.base import number
 from annotation.models import ItemMedia, MediaAsset, Video, VideoSplit
 from generation import frames, splitting
@@ -107,7 +110,8 @@ def _cuts(facts: splitting.VideoAnalysis) -> list[dict]:
 def timeline(video: Video) -> dict:
     """What the page draws: timing of every frame, scene cuts, and the boundaries to start from."""
     facts = analysis(video)
-    start_frame, end_frame, origin = initial_boundaries(video, facts)
+    suggestion = localization_suggestion(video, facts)
+    start_frame, end_frame, origin = initial_boundaries(video, facts, suggestion)
     return {
         "video_id": video.pk, "title": video.title,
         "frame_count": facts.frame_count, "fps": float(facts.fps),
@@ -116,16 +120,36 @@ def timeline(video: Video) -> dict:
         "scene_cuts": _cuts(facts), "multi_scene": facts.is_multi_scene,
         "min_part_seconds": splitting.MIN_PART_SECONDS, "snap_tolerance": splitting.DEFAULT_SNAP_TOLERANCE,
         "initial": {"start_frame": start_frame, "end_frame": end_frame, "origin": origin},
+        "suggestion": suggestion,
         "convention": "a part holds the frames i with start_frame <= i < end_frame",
     }
 
 
-def initial_boundaries(video: Video, facts: splitting.VideoAnalysis) -> tuple[int, int, str]:
+def localization_suggestion(video: Video, facts: splitting.VideoAnalysis) -> dict | None:
+    """The split a localization study suggests (`localization_study.suggestion_for`), with its boundaries as
+    frames of this video and a line saying where it comes from; None when no study has marked the video."""
+    found = localization_study.suggestion_for(video, duration=facts.end_time)
+    if found is None:
+        return None
+    marks = found["n_marks"]
+    found["label"] = (f"suggested from {marks} mark{'s' if marks != 1 else ''} of {found['study_name']}, "
+                      f"agreement: {found['agreement']}")
+    parts = found["suggestion"]
+    if parts is not None:
+        found["start_frame"] = facts.boundary_at(parts["event_start"])
+        found["end_frame"] = max(facts.boundary_at(parts["event_end"]), found["start_frame"] + 1)
+    return found
+
+
+def initial_boundaries(video: Video, facts: splitting.VideoAnalysis,
+                       suggestion: dict | None = None) -> tuple[int, int, str]:
     """(start frame, end frame, where they come from) to put the handles at when the page opens."""
     latest = video.splits.order_by("-created_at", "-id").first()
     if latest is not None:
         return (facts.boundary_at(latest.event_start), facts.boundary_at(latest.event_end),
                 f"split #{latest.pk} ({latest.get_status_display().lower()})")
+    if suggestion is not None and suggestion.get("suggestion") is not None:
+        return suggestion["start_frame"], suggestion["end_frame"], f"the localization study {suggestion['study']}"
     use = (ItemMedia.objects.filter(video=video, role="video", item__version__benchmark__slug="blackswan")
            .select_related("item__version").order_by("-item__version__created_at", "item_id").first())
     if use is not None:

@@ -8,9 +8,11 @@ MISSING = "—"
 
 
 def _readable(kind: str, value, text: dict) -> str:
-    """One answer as text: choices by their wording, lists joined with '; '."""
+    """One answer as text: choices by their wording, lists joined with '; ', moments in seconds."""
     if value is None:
         return MISSING
+    if kind == "time_mark" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.3f} s"
     if kind == "single_choice":
         return text.get(str(value), str(value))
     if kind == "multi_select" and isinstance(value, list):
@@ -30,6 +32,8 @@ def format_answers(schema: dict, payload: dict, data: dict) -> list[dict]:
         text = {c["id"]: c["text"] for c in field.get("choices", []) + field.get("statements", [])}
         extra = [f"{word}: {data[key]}" for word, key in (("certainty", f"{name}_certainty"),
                                                           ("explanation", f"{name}_explanation")) if data.get(key)]
-        rows.append({"label": field.get("label") or name, "value": _readable(field.get("type"), data.get(name), text),
-                     "extra": extra})
+        value = _readable(field.get("type"), data.get(name), text)
+        if field.get("type") == "time_mark" and data.get(f"{name}{forms.NONE_SUFFIX}") is True:
+            value = str(field.get("none_label") or "nothing to mark")
+        rows.append({"label": field.get("label") or name, "value": value, "extra": extra})
     return rows

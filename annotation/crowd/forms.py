@@ -9,10 +9,15 @@ A study's `form_schema` is {"fields": [field, ...]}. Field types:
 - likert:        {"name", "label", "min": 1, "max": 5, "labels": {"1": "…", "5": "…"}}
 - free_text:     {"name", "label", "min_length": 0, "max_length": 2000}
 - yes_no_statements: {"name", "label", "statements_from": "payload key" | "statements": [...]}
+- time_mark:     {"name", "label", "duration_from": "payload key" | "max": seconds, "fps_from": "payload key",
+                  "none_label": "…" (optional: a checkbox saying there is nothing to mark), "required": true}
+                 (a moment of the item's video in seconds, from 0 to its duration; with the checkbox ticked
+                 the answer is null and `<name>_none` is true)
 Options and candidates are strings, or objects {"id", "text"} (ids are what answers store).
 """
 
 import hashlib
+import math
 import random
 
 from django.utils.translation import gettext as _
@@ -23,7 +28,8 @@ from annotation.crowd.errors import InvalidSubmission
 CERTAINTY = ["certain", "somewhat certain", "uncertain"]
 CERTAINTY_LABELS = {"certain": gettext_lazy("certain"), "somewhat certain": gettext_lazy("somewhat certain"),
                     "uncertain": gettext_lazy("uncertain")}
-FIELD_TYPES = {"single_choice", "multi_select", "likert", "free_text", "yes_no_statements"}
+FIELD_TYPES = {"single_choice", "multi_select", "likert", "free_text", "yes_no_statements", "time_mark"}
+NONE_SUFFIX = "_none"  # a time_mark's side answer: nothing to mark
 
 
 def _choices(field: dict, payload: dict, key_list: str, key_from: str) -> list[dict]:
@@ -73,6 +79,8 @@ def unknown_fields(schema: dict, data: dict) -> dict[str, str]:
     known = set()
     for field in (schema or {}).get("fields", []):
         known |= {field["name"], f"{field['name']}_explanation", f"{field['name']}_certainty"}
+        if field.get("type") == "time_mark":
+            known.add(f"{field['name']}{NONE_SUFFIX}")
     return dict.fromkeys(sorted(set(data) - known), _("unknown field"))
 
 
@@ -108,6 +116,10 @@ def render_fields(schema: dict, payload: dict, presentation: dict, values: dict 
             entry["scale"] = [{"value": v, "label": labels.get(str(v), "")} for v in range(low, high + 1)]
         elif kind == "yes_no_statements":
             entry["statements"] = _choices(field, payload, "statements", "statements_from")
+        elif kind == "time_mark":
+            entry["duration"] = time_mark_limit(field, payload)
+            entry["fps"] = _positive((payload or {}).get(field["fps_from"])) if field.get("fps_from") else None
+            entry["none"] = values.get(f"{field['name']}{NONE_SUFFIX}") is True
         out.append(entry)
     return out
 
@@ -210,10 +222,60 @@ def _clean_yes_no(field, payload, value, data):
     return {field["name"]: {str(k): v for k, v in value.items()}}
 
 
+def _positive(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def time_mark_limit(field: dict, payload: dict) -> float | None:
+    """The latest moment a time_mark field takes: the item's duration (`duration_from`), else `max`."""
+    if field.get("duration_from"):
+        found = _positive((payload or {}).get(field["duration_from"]))
+        if found is not None:
+            return found
+    return _positive(field.get("max"))
+
+
+def _ticked(value) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "on", "yes"))
+
+
+def _clean_time_mark(field, payload, value, data):
+    name, limit = field["name"], time_mark_limit(field, payload)
+    if field.get("none_label") and _ticked(data.get(f"{name}{NONE_SUFFIX}")):
+        if value not in (None, ""):
+            raise ValueError(_("either mark the moment or say there is nothing to mark, not both"))
+        return {name: None, f"{name}{NONE_SUFFIX}": True}
+    if value in (None, ""):
+        if field.get("required", True) is False:
+            return {}
+        raise ValueError(_("mark the moment in the video"))
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(_("the mark must be a number of seconds"))
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(_("the mark must be a number of seconds")) from None
+    if not math.isfinite(seconds) or seconds < 0 or (limit is not None and seconds > limit + 1e-6):
+        if limit is None:
+            raise ValueError(_("the mark must be 0 s or later"))
+        raise ValueError(_("mark a moment from 0 to %(end)s s") % {"end": f"{limit:.3f}"})
+    clean = {name: round(seconds, 4)}
+    if field.get("none_label"):
+        clean[f"{name}{NONE_SUFFIX}"] = False
+    return clean
+
+
 _CLEANERS = {
     "single_choice": _clean_single,
     "multi_select": _clean_multi,
     "likert": _clean_likert,
     "free_text": _clean_text,
     "yes_no_statements": _clean_yes_no,
+    "time_mark": _clean_time_mark,
 }

@@ -92,12 +92,21 @@ def _decorate_yes_no(entry: dict, field: dict, value, values: dict) -> None:
     entry["statements"] = [{**s, "answer": answers.get(s["id"])} for s in field.get("statements", [])]
 
 
+def _decorate_time_mark(entry: dict, field: dict, value, values: dict) -> None:
+    seconds = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    entry["seconds"] = "" if seconds is None else f"{seconds:.4f}".rstrip("0").rstrip(".")
+    entry["max_seconds"] = "" if field.get("duration") is None else f"{field['duration']:.4f}".rstrip("0").rstrip(".")
+    entry["fps_value"] = "" if field.get("fps") is None else repr(float(field["fps"]))
+    entry["none_checked"] = bool(field.get("none"))
+
+
 _DECORATORS = {
     "single_choice": _decorate_single_choice,
     "multi_select": _decorate_multi_select,
     "likert": _decorate_likert,
     "free_text": _decorate_free_text,
     "yes_no_statements": _decorate_yes_no,
+    "time_mark": _decorate_time_mark,
 }
 
 

@@ -5,7 +5,17 @@ They are written for the demo (`seed_demo`): each video is split into V_pre, V_m
 its cut times and carries the three tasks' references, so that a tiny-model run has Forecaster,
 Detective and Reporter answers for CLIP score and LLM-Match, and multiple-choice and yes/no rows
 for accuracies.
+
+`demo_studies` opens the localization study `DEMO_LOCALIZATION_SLUG` (made once): three annotators per
+sample video mark when its unexpected event happens (`annotation.blackswan.localization_study`).
 """
+
+from annotation.blackswan import localization_study
+from annotation.crowd import studies
+from annotation.crowd.models import Study
+from annotation.models import MediaAsset, Video
+
+DEMO_LOCALIZATION_SLUG = "demo-blackswan-localization"
 
 # video file name → (id, cut times (preevent, event, postevent) in seconds, Forecaster hypotheses,
 # Detective replacements (empty where the forecast held) and their marks, Reporter caption and marks,
@@ -66,3 +76,19 @@ def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
             items.append((f"{video_id}:yn:{index}", {"kind": "yn", "id": video_id, "def_task": task,
                                                      "exp": hypothesis, "def_label": label}, by_role))
     return items
+
+
+def demo_studies(curator) -> list[Study]:
+    """The demo's open localization study over the sample videos in the library (made once)."""
+    study = Study.objects.filter(slug=DEMO_LOCALIZATION_SLUG).first()
+    if study is not None:
+        return [study]
+    videos = list(Video.objects.filter(original_name__in=list(DEMO_VIDEOS), status=MediaAsset.Status.READY)
+                  .exclude(source=MediaAsset.Source.DERIVED).order_by("pk"))
+    if not videos:
+        return []
+    try:
+        return [localization_study.create_localization_study(
+            curator, videos, name="BlackSwanSuite: when does the unexpected happen?", slug=DEMO_LOCALIZATION_SLUG)]
+    except studies.SlugTaken:  # seeded by a concurrent run meanwhile
+        return [Study.objects.get(slug=DEMO_LOCALIZATION_SLUG)]

@@ -276,6 +276,67 @@
     $("split-button").disabled = !plan.ok;
   }
 
+  /* ---- The split a localization study suggests -------------------------------------------------- */
+
+  function drawSuggestion() {
+    const found = state.t.suggestion;
+    if (!found) return;
+    const box = $("suggestion");
+    box.hidden = false;
+    box.classList.toggle("poor", Boolean(found.poor_agreement));
+    box.dataset.poor = found.poor_agreement ? "true" : "false";
+    $("suggestion-label").textContent = found.label;
+    $("suggestion-study").href = found.url;
+    const parts = found.suggestion;
+    const warnings = [];
+    if (found.poor_agreement) {
+      warnings.push(`Poor agreement between the annotators (${found.agreement}): check the event before accepting.`);
+    }
+    if (!parts) {
+      warnings.push(`The marks give no time for the event (${found.aggregate.reason || "no mark"}): no suggestion.`);
+      $("accept-suggestion").hidden = true;
+    } else {
+      $("suggestion-parts").textContent = `Event at ${secs(found.time)} s (${found.aggregate.branch}): `
+        + parts.parts.map((part) => `${part.label} ${secs(part.start)}–${secs(part.end)} s`).join(", ")
+        + `; the split starts V_main at ${secs(parts.event_start)} s (frame ${found.start_frame}) and V_post at `
+        + `${secs(parts.event_end)} s (frame ${found.end_frame}).`;
+      warnings.push(...parts.problems);
+      for (const [which, frame] of [["start", found.start_frame], ["end", found.end_frame]]) {
+        const mark = el("div", { class: "suggested", "data-suggested": which,
+          title: `suggested ${which === "start" ? "event start" : "event end"}: frame ${frame}` });
+        mark.append(el("span", {}, `suggested ${which}`));
+        mark.style.left = `${percent(frame)}%`;
+        track.append(mark);
+      }
+    }
+    const warning = $("suggestion-warning");
+    warning.textContent = warnings.join(" ");
+    warning.hidden = !warnings.length;
+  }
+
+  async function acceptSuggestion() {
+    const found = state.t.suggestion;
+    const button = $("accept-suggestion");
+    button.disabled = true;
+    state.start = found.start_frame;
+    state.end = Math.max(found.end_frame, state.start + 1);
+    drawBoundaries();
+    drawLocalParts();
+    schedulePlan();
+    $("split-status").textContent = "Asking for the suggested split…";
+    const { status, data } = await post(app.dataset.createUrl, {
+      start: found.suggestion.event_start, end: found.suggestion.event_end, snap: $("snap").checked,
+    });
+    if (status === 201) {
+      $("split-status").textContent = `Split #${data.split.id} queued with the suggested boundaries.`;
+      await loadSplits();
+    } else {
+      $("split-status").textContent = data.error || (data.warnings && data.warnings.length
+        ? data.warnings.map((w) => w.message).join(" ") : `The split was refused (${status}).`);
+    }
+    button.disabled = false;
+  }
+
   /* ---- Splitting and the list of splits ------------------------------------------------------ */
 
   async function split() {
@@ -418,11 +479,13 @@
     }
     $("snap").addEventListener("change", schedulePlan);
     $("split-button").addEventListener("click", split);
+    $("accept-suggestion").addEventListener("click", acceptSuggestion);
     $("timeline-strip").addEventListener("click", (event) => seekTo(Math.min(boundaryFromPointer(event),
       data.frame_count - 1)));
     player.addEventListener("timeupdate", showPlayhead);
     player.addEventListener("seeked", showPlayhead);
     drawCuts();
+    drawSuggestion();
     loadStrip();
     drawBoundaries();
     drawLocalParts();

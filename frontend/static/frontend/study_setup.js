@@ -10,6 +10,7 @@
     likert: "Scale (Likert)",
     free_text: "Free text",
     yes_no_statements: "Yes / no statements",
+    time_mark: "Moment in the video",
   };
 
   function el(tag, attrs, children) {
@@ -38,6 +39,7 @@
     if (type === "likert") { field.min = 1; field.max = 5; field.labels = {}; }
     if (type === "free_text") { field.min_length = 1; field.max_length = 2000; }
     if (type === "yes_no_statements") { field.statements = ["A statement"]; }
+    if (type === "time_mark") { field.duration_from = "duration"; field.fps_from = "fps"; }
     return field;
   }
 
@@ -177,6 +179,12 @@
     if (field.type === "yes_no_statements") {
       box.appendChild(list("statements", "statements", "(one per line)"));
     }
+    if (field.type === "time_mark") {
+      box.appendChild(input("duration_from", "item key holding the video's duration (s)"));
+      box.appendChild(input("fps_from", "item key holding its frame rate"));
+      box.appendChild(number("max", "latest moment without a duration (s)"));
+      box.appendChild(input("none_label", "\"nothing to mark\" checkbox (empty: none)"));
+    }
     return box;
   };
 
@@ -217,6 +225,13 @@
             el("label", {}, [el("input", { type: "radio", name: group + "-" + i }), el("span", { text: " yes " })]),
             el("label", {}, [el("input", { type: "radio", name: group + "-" + i }), el("span", { text: " no" })])]));
         });
+      } else if (field.type === "time_mark") {
+        box.appendChild(el("p", {}, ["◀ One frame back", "One frame on ▶", "Mark this moment"].map(function (text) {
+          return el("button", { type: "button", text: text });
+        })));
+        box.appendChild(el("input", { type: "number", step: "0.001", min: "0",
+          "aria-label": "marked moment (seconds)" }));
+        if (field.none_label) box.appendChild(choice("checkbox", field.none_label));
       } else {
         box.appendChild(el("p", { class: "field-error", text: "unknown field type " + field.type }));
       }

@@ -33,6 +33,18 @@
         case "free_text":
           data[name] = box.querySelector('textarea[data-part="text"]').value;
           break;
+        case "time_mark": {
+          const none = box.querySelector('input[data-part="none"]');
+          const raw = box.querySelector('input[data-part="seconds"]').value.trim();
+          if (none && none.checked) {
+            data[name] = null;
+            data[`${name}_none`] = true;
+          } else {
+            data[name] = raw === "" ? null : Number(raw);
+            if (none) data[`${name}_none`] = false;
+          }
+          break;
+        }
         case "yes_no_statements": {
           const answers = {};
           box.querySelectorAll('input[data-part="statement"]:checked').forEach((i) => {
@@ -67,6 +79,106 @@
     return data;
   }
 
+  /* ---- Moments of a video (time_mark fields) ---------------------------------------------------
+     The player is the nearest video around the field (in its task form or review row). With the item's frame rate (data-fps) the
+     field steps frame by frame and marks the start of the frame shown; the answer is in seconds. */
+
+  function nearestVideo(box) {
+    for (let node = box.parentElement; node; node = node.parentElement) {
+      const video = node.querySelector("video");
+      if (video) return video;
+      if (node.matches("tr, #task-form")) break;  // a review row's or a task's own video only
+    }
+    return null;
+  }
+
+  function setupTimeMark(box) {
+    const video = nearestVideo(box);
+    const fps = Number(box.dataset.fps) || 0;
+    const max = Number(box.dataset.max) || 0;
+    const input = box.querySelector('input[data-part="seconds"]');
+    const none = box.querySelector('input[data-part="none"]');
+    const nowSeconds = box.querySelector('[data-part="now-seconds"]');
+    const nowFrame = box.querySelector('[data-part="now-frame"]');
+    const markedFrame = box.querySelector('[data-part="marked-frame"]');
+    const lastFrame = fps && max ? Math.max(0, Math.ceil(max * fps - 1e-6) - 1) : Infinity;
+    const frameAt = (seconds) => Math.min(lastFrame, Math.max(0, Math.floor(seconds * fps + 1e-4)));
+    const round = (seconds) => Math.round(seconds * 10000) / 10000;
+    const current = () => {
+      if (!video) return 0;
+      return fps ? frameAt(video.currentTime) / fps : video.currentTime;
+    };
+
+    function showNow() {
+      nowSeconds.textContent = current().toFixed(3);
+      if (nowFrame && video) nowFrame.textContent = String(frameAt(video.currentTime));
+    }
+
+    function showMark() {
+      const seconds = Number(input.value);
+      if (markedFrame) markedFrame.textContent = input.value.trim() === "" || !Number.isFinite(seconds)
+        ? "—" : String(frameAt(seconds));
+      input.disabled = Boolean(none && none.checked);
+    }
+
+    function step(by) {
+      if (!video) return;
+      video.pause();
+      if (fps) {
+        const frame = Math.min(lastFrame, Math.max(0, frameAt(video.currentTime) + by));
+        video.currentTime = (frame + 0.5) / fps;  // the middle of the frame's slot shows that frame
+      } else {
+        video.currentTime = Math.max(0, video.currentTime + by / 25);
+      }
+    }
+
+    function mark() {
+      if (none && none.checked) { none.checked = false; }
+      input.value = String(round(current()));
+      showMark();
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+
+    function goToMark() {
+      const seconds = Number(input.value);
+      if (!video || input.value.trim() === "" || !Number.isFinite(seconds)) return;
+      video.pause();
+      video.currentTime = fps ? (frameAt(seconds) + 0.5) / fps : seconds;
+    }
+
+    box.querySelectorAll("[data-step]").forEach((button) => {
+      button.addEventListener("click", () => step(Number(button.dataset.step)));
+    });
+    box.querySelector('[data-action="mark"]')?.addEventListener("click", mark);
+    box.querySelector('[data-action="go"]')?.addEventListener("click", goToMark);
+    input.addEventListener("input", showMark);
+    none?.addEventListener("change", showMark);
+    if (video) {
+      video.addEventListener("timeupdate", showNow);
+      video.addEventListener("seeked", showNow);
+      video.addEventListener("loadedmetadata", showNow);
+    }
+    showNow();
+    showMark();
+    return { step, mark };
+  }
+
+  function setupTimeMarks(root, { keys: withKeys = true } = {}) {
+    const controls = Array.from(root.querySelectorAll('[data-kind="time_mark"]'), setupTimeMark);
+    if (!withKeys || controls.length !== 1) return;  // keys only where they cannot mean two fields
+    const keys = { ",": () => controls[0].step(-1), ".": () => controls[0].step(1), m: () => controls[0].mark(),
+      M: () => controls[0].mark() };
+    document.addEventListener("keydown", (event) => {
+      const target = event.target;
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      const action = keys[event.key];
+      if (!action) return;
+      event.preventDefault();
+      action();
+    });
+  }
+
   /* ---- The task page --------------------------------------------------------------------------- */
 
   function setupCounters(root) {
@@ -85,6 +197,7 @@
     const form = document.getElementById("task-form");
     if (!form) return;
     setupCounters(form);
+    setupTimeMarks(form);
     // Enter never submits the form by accident: only the Submit button (or Ctrl+Enter) does.
     form.addEventListener("submit", (event) => event.preventDefault());
     if (!form.dataset.claimId) return;  // a preview: nothing to save
@@ -234,6 +347,7 @@
     const root = document.getElementById("review-queue");
     if (!root) return;
     setupCounters(root);
+    setupTimeMarks(root, { keys: false });  // a reviewer's edit of a marked moment: buttons only
 
     function markDecided(row, state, note) {
       const decided = row.querySelector("[data-decision]");
