@@ -1,12 +1,17 @@
 """BlackSwanSuite variants for curators: build a preview from a finished staged-reveal study, read it, and freeze
-it as a benchmark version. The work is done by `annotation.blackswan.versions` (the preview is the
-`blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's choice on."""
+it as a benchmark version; the accepted +P/+PC captions of a captions study, applied to an unfrozen version.
+The work is done by `annotation.blackswan.versions` (the preview is the `blackswan_build_variants` job's
+result) and `annotation.blackswan.caption_study`; these pages only start it, show it and pass the curator's
+choice on."""
 
+from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 
-from annotation.blackswan import variants, versions
+from annotation.blackswan import caption_study, variants, versions
 from annotation.blackswan.selectors import staged_studies
+from annotation.crowd.errors import CrowdError
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.models import Job
@@ -101,3 +106,32 @@ def preview_page(request, pk):
             "sample": sample(result["items"]),
         })
     return render(request, "frontend/blackswan_variants.html", context, status=status)
+
+
+def _captions_page(request, study, error: str = "", status: int = 200, version_label: str = ""):
+    return render(request, "frontend/blackswan_captions.html",
+                  {"study": study, "rows": caption_study.study_rows(study),
+                   "versions": caption_study.unfrozen_versions(), "error": error,
+                   "version_label": version_label}, status=status)
+
+
+@roles_allowed(CURATOR, ADMIN)
+def captions_page(request, slug):
+    """GET: the videos of +P/+PC captions study `slug` with their accepted captions. POST `version` (a label):
+    fill the accepted captions into that unfrozen BlackSwanSuite version (404 for no such version, 409 for
+    a frozen one)."""
+    try:
+        study = caption_study.caption_study(slug)
+    except CrowdError as exc:
+        raise Http404(exc.message) from None
+    if request.method != "POST":
+        return _captions_page(request, study)
+    label = (request.POST.get("version") or "").strip()
+    if not label:
+        return _captions_page(request, study, "Choose an unfrozen BlackSwanSuite version.", 400)
+    try:
+        applied = caption_study.apply_captions(label, request.user)
+    except CrowdError as exc:
+        return _captions_page(request, study, exc.message, exc.status, label)
+    messages.success(request, applied.message)
+    return redirect("blackswan-captions", slug=study.slug)
