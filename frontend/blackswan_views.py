@@ -104,6 +104,7 @@ def preview_page(request, pk):
             "hard_rows": [(name, n) for name, n in counts["hard"].items() if name != "videos"],
             "pending_rows": [(name, n) for name, n in counts["pending"].items()],
             "sample": sample(result["items"]),
+            "captions": caption_study.fill_items(result["items"])[1],
         })
     return render(request, "frontend/blackswan_variants.html", context, status=status)
 

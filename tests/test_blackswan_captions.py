@@ -6,6 +6,7 @@ of an unfrozen version they are applied to) and so reach the +P and +PC prompts.
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.blackswan import caption_study, versions
 from annotation.crowd import kinds, review
@@ -165,6 +166,21 @@ def test_the_worker_sees_and_streams_v_pre_and_v_post_only(study, split, worker)
     assert after.status_code == 403
 
 
+def test_an_italian_captions_study_speaks_italian_to_its_workers(split, curator, worker):
+    study = caption_study.create_caption_study(curator, [split], open_now=True, language="it")
+    assert study.instructions.startswith("Ogni elemento mostra due brevi clip dello stesso video")
+    page = logged_in_client(worker).get(reverse("crowd-work", args=[study.slug])).content.decode()
+    for text in ("Didascalia dell&#x27;inizio del video", "Didascalia della fine del video",
+                 "Che cosa è cambiato tra l&#x27;inizio e la fine?", "Ogni elemento mostra due brevi clip"):
+        assert text in page, text
+    assert "Caption of the end of the video" not in page
+    api = APIClient(HTTP_ACCEPT_LANGUAGE="it")
+    api.force_authenticate(worker)
+    claim = Claim.objects.get(worker=worker, study=study)
+    response = submit(api, claim, {**CAPTIONS, "pc_comp": "Cambiato."})
+    assert response.status_code == 400 and response.json()["details"]["pc_comp"] == "scrivi almeno 10 caratteri"
+
+
 def test_another_worker_without_a_claim_streams_nothing(study, split):
     stranger = logged_in_client(make_user("sam", ANNOTATOR))
     assert stranger.get(file_url(split.pre_video_id)).status_code == 403
@@ -235,6 +251,9 @@ def test_a_built_version_takes_the_accepted_captions_and_the_plus_p_prompts_read
     job = versions.start_build([(record("captioned"), split.video), (own, split.video),
                                 (record("plain"), other_split.video)], here=True)
     # "own" and "captioned" share a video: "own" keeps its own V_pre caption and gets the two others
+    preview = logged_in_client(curator).get(reverse("blackswan-variants-preview", args=[job.pk])).content.decode()
+    assert (f"Human +P/+PC captions: 2 of 3 videos have accepted captions from captions studies ({study.slug})"
+            in " ".join(preview.split()))
     version = versions.freeze_variants(job, "with-captions", curator, skip_pending=True)
     assert ("Human +P/+PC captions for 2 of 3 videos from captions studies (studies "
             f"{study.slug}).") in version.description

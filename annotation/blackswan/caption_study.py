@@ -37,7 +37,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -221,11 +221,18 @@ def may_stream(user, video) -> bool:
 
 # --- Creating a study ------------------------------------------------------------------------------------
 
+def _in(language: str, text: str) -> str:
+    """`text` translated into the study's language (what its workers read), whoever creates it."""
+    with translation.override(language):
+        return _(text)
+
+
 def create_caption_study(curator, videos_or_splits, k: int = 1, *, name: str = "", slug: str = "",
                          instructions: str = "", open_now: bool = False, **fields) -> Study:
     """A `blackswan_captions` study over finished splits (VideoSplit objects, library videos or video ids:
     their current split), one item per video, `k` writers per video. Every submission is reviewed unless
-    `expert_share` says otherwise. 403 for a user who is no curator, 400 for k < 1, no video or a video
+    `expert_share` says otherwise; the instructions are in the study's `language` (English unless given).
+    403 for a user who is no curator, 400 for k < 1, no video or a video
     without a finished split; nothing is made then. A draft unless `open_now`."""
     if not has_role(curator, CURATOR, ADMIN):
         raise CrowdError("Only curators create studies.", status=403)
@@ -237,7 +244,7 @@ def create_caption_study(curator, videos_or_splits, k: int = 1, *, name: str = "
         name=name or f"BlackSwanSuite captions (+P/+PC): {len(rows)} video(s)", slug=slug or None,
         fallback_slug="blackswan-captions", created_by=curator, step_kind=STUDY_KIND,
         state=Study.State.OPEN if open_now else Study.State.DRAFT, rows=rows, annotators_per_item=k,
-        instructions=instructions or _(INSTRUCTIONS),
+        instructions=instructions or _in(fields.get("language") or "en", INSTRUCTIONS),
         history_reason=f"BlackSwanSuite +P/+PC captions study over {len(rows)} videos", **fields).study
 
 
