@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.benchmarks import registry
+from annotation.blackswan.caption_study import create_caption_study
 from annotation.blackswan.splits import current_split, resolve_flagged, split_library_video
 from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
@@ -167,6 +168,26 @@ def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
         annotators_per_item=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
 
 
+DEMO_CAPTIONS_SLUG = "demo-blackswan-captions"
+DEMO_CAPTIONS_K = 2
+
+
+def ensure_demo_caption_study(curator, say=lambda line: None) -> Study | None:
+    """A BlackSwanSuite +P/+PC captions study over the same split demo videos (k = 2): annotators see V_pre
+    and V_post and write a caption of each and a comparison of the two."""
+    study = Study.objects.filter(slug=DEMO_CAPTIONS_SLUG).first()
+    if study is not None:
+        return study
+    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
+    splits = [split for video in videos
+              if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+    if not splits:
+        return None
+    return create_caption_study(curator, splits, DEMO_CAPTIONS_K, name="BlackSwanSuite: describe the beginning "
+                                "and the end", slug=DEMO_CAPTIONS_SLUG, open_now=True, pay_per_item="0.30",
+                                completion_code="DEMO-BLACKSWAN-CAPTIONS")
+
+
 def ensure_demo_models(say=lambda line: None) -> dict:
     """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder, a CLIP and the
     Stable Diffusion text-to-image and inpainting pipelines) for demo runs, their scoring and the image
@@ -195,12 +216,13 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     study = ensure_demo_study(curator)
     demo_versions = ensure_demo_versions(curator)
     staged = ensure_demo_staged_study(curator, say)
+    captions = ensure_demo_caption_study(curator, say)
     workflow_studies = [study for definition in registry.all() for study in definition.demo_studies(curator)]
     tiny = ensure_demo_models(say) if models else {}
     curation = [thing for definition in registry.all() for thing in definition.demo_curation(curator, tiny, say)]
     researcher = get_user_model().objects.get(username="researcher")
     made = [thing for step in DEMO_STEPS
             for thing in step(versions=demo_versions, models=tiny, user=researcher, say=say)]
-    return {"logins": logins, "media": report, "study": study, "staged_study": staged,
+    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "caption_study": captions,
             "workflow_studies": workflow_studies, "curation": curation, "versions": demo_versions,
             "models": tiny, "runs": made}

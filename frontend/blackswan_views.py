@@ -7,14 +7,19 @@
 - Localization: a localization study's videos with their annotators' marks, the time the authors' rule
   gives, the agreement and the suggested split (`annotation.blackswan.localization_study`), poorly
   agreed videos flagged and, on request (`?hide_poor=1`), hidden; each links its split timeline.
+- Captions: the accepted +P/+PC captions of a captions study (`annotation.blackswan.caption_study`),
+  applied to an unfrozen version.
 """
 
+from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
-from annotation.blackswan import localization_study, variants, versions
+from annotation.blackswan import caption_study, localization_study, variants, versions
 from annotation.blackswan.selectors import localization_studies, staged_studies
+from annotation.crowd.errors import CrowdError
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.models import Job
@@ -107,6 +112,7 @@ def preview_page(request, pk):
             "hard_rows": [(name, n) for name, n in counts["hard"].items() if name != "videos"],
             "pending_rows": [(name, n) for name, n in counts["pending"].items()],
             "sample": sample(result["items"]),
+            "captions": caption_study.fill_items(result["items"])[1],
         })
     return render(request, "frontend/blackswan_variants.html", context, status=status)
 
@@ -124,3 +130,32 @@ def localization_page(request, slug):
     return render(request, "frontend/blackswan_localization.html",
                   {"study": study, "report": report, "videos": videos, "hide_poor": hide_poor,
                    "hidden": len(report["videos"]) - len(videos)})
+
+
+def _captions_page(request, study, error: str = "", status: int = 200, version_label: str = ""):
+    return render(request, "frontend/blackswan_captions.html",
+                  {"study": study, "rows": caption_study.study_rows(study),
+                   "versions": caption_study.unfrozen_versions(), "error": error,
+                   "version_label": version_label}, status=status)
+
+
+@roles_allowed(CURATOR, ADMIN)
+def captions_page(request, slug):
+    """GET: the videos of +P/+PC captions study `slug` with their accepted captions. POST `version` (a label):
+    fill the accepted captions into that unfrozen BlackSwanSuite version (404 for no such version, 409 for
+    a frozen one)."""
+    try:
+        study = caption_study.caption_study(slug)
+    except CrowdError as exc:
+        raise Http404(exc.message) from None
+    if request.method != "POST":
+        return _captions_page(request, study)
+    label = (request.POST.get("version") or "").strip()
+    if not label:
+        return _captions_page(request, study, "Choose an unfrozen BlackSwanSuite version.", 400)
+    try:
+        applied = caption_study.apply_captions(label, request.user)
+    except CrowdError as exc:
+        return _captions_page(request, study, exc.message, exc.status, label)
+    messages.success(request, applied.message)
+    return redirect("blackswan-captions", slug=study.slug)

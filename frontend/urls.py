@@ -83,6 +83,7 @@ urlpatterns = [
     path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
     path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("blackswan/localization/<slug:slug>/", blackswan_views.localization_page, name="blackswan-localization"),
+    path("blackswan/captions/<slug:slug>/", blackswan_views.captions_page, name="blackswan-captions"),
     path("nleye/triplets/", nleye_views.triplets_page, name="nleye-triplets"),
     path("nleye/triplets/augment/", nleye_views.augment, name="nleye-triplets-augment"),
     path("nleye/triplets/<int:item_id>/", nleye_views.triplet_page, name="nleye-triplet"),

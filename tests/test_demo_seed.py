@@ -71,6 +71,10 @@ def test_seed_demo_is_idempotent(seeded, media_root):
     staged = Study.objects.get(slug="demo-blackswan")
     assert (staged.state, staged.step_kind, staged.annotators_per_item) == ("open", "blackswan_staged", 3)
     assert staged.items.count() >= 2, seeded  # several videos, so several people can try the staged task
+    captions = Study.objects.get(slug="demo-blackswan-captions")
+    assert (captions.state, captions.step_kind, captions.annotators_per_item) == ("open", "blackswan_captions", 2)
+    assert set(captions.items.values_list("payload__split_id", flat=True)) == set(
+        staged.items.values_list("payload__split_id", flat=True))
     assert VideoSplit.objects.get(video__original_name="bigbuckbunny.mp4").status == VideoSplit.Status.DONE
     assert VideoSplit.objects.filter(video__original_name="bikes.mp4", status=VideoSplit.Status.DONE).count() == 1
     built = dict(re.findall(r"^Tiny model (\S+): (\S+)$", seeded, re.MULTILINE))

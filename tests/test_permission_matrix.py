@@ -222,6 +222,9 @@ MATRIX: dict[str, Case] = {
     "cvrr-caption": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
+    # BlackSwanSuite +P/+PC captions (frontend/blackswan_views.py): a study that is no captions study is 404
+    "blackswan-captions": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
+                               kwargs={"slug": "no-such-study"}),
     # NL-EYE triplets under curation (frontend/triplet_validation_views.py): an item or version that does not
     # exist is 404 for curators and admins (GET and POST), other roles 403
     "nleye-triplet-explain": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),

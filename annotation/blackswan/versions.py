@@ -13,7 +13,11 @@
    one transaction. It refuses a preview with problems, and one with pending MCQs unless
    `skip_pending=True` (the pending MCQs are then left out, and the description says how many). The
    description names the MCQ rule set and the seed; every item's `source.built_by` records them too,
-   and the MCQ options are frozen in their built order.
+   and the MCQ options are frozen in their built order. Each video's accepted +P/+PC captions
+   (`annotation.blackswan.caption_study`: the latest approved submission of a captions study on the
+   same library video) fill the `pc_preevent`, `pc_postevent` and `pc_comp` fields of its `video` item
+   where the preview's payload has none (`captions=False` leaves them out); the description says how
+   many videos got captions and from which studies.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation import versions
-from annotation.blackswan import staged, variants
+from annotation.blackswan import caption_study, staged, variants
 from annotation.crowd.models import Claim, Study
 from annotation.media import MediaRejected, incoming_from_path, ingest
 from annotation.media_import import probe_here
@@ -110,8 +114,8 @@ def preview_of(source) -> dict:
     return job.result
 
 
-def freeze_variants(source, label: str, user=None, *, description: str = "",
-                    skip_pending: bool = False) -> BenchmarkVersion:
+def freeze_variants(source, label: str, user=None, *, description: str = "", skip_pending: bool = False,
+                    captions: bool = True) -> BenchmarkVersion:
     """A frozen `blackswan` version `label` holding exactly the previewed items (see the module docstring)."""
     data = preview_of(source)
     label = (label or "").strip()
@@ -138,13 +142,18 @@ def freeze_variants(source, label: str, user=None, *, description: str = "",
     skipped = f"; {len(data['skipped'])} multivideo records skipped" if data.get("skipped") else ""
     text = description or (f"Built from {data['counts']['videos']} annotated videos by {variants.BUILDER}{job_note}, "
                            f"MCQ rules {rules}, seed {data['seed']}{left_out}{skipped}.")
+    items = data["items"]
+    if captions:
+        items, filled = caption_study.fill_items(items)
+        if filled["videos"]:
+            text = f"{text}\n{caption_study.describe(filled['videos'], filled['of_videos'], filled['studies'])}"
     with transaction.atomic():
         if BenchmarkVersion.objects.filter(benchmark__slug="blackswan", label=label).exists():
             raise variants.VariantsError(f"blackswan already has a version {label!r}; choose another label.")
         version = BenchmarkVersion.objects.create(
             benchmark=Benchmark.objects.get(slug="blackswan"), label=label, description=text,
             source=BenchmarkVersion.Source.CURATION, created_by=user if user is not None and user.pk else None)
-        for item in data["items"]:
+        for item in items:
             versions.add_item(version, item["external_id"], item["payload"],
                               {role: videos[pk] for role, pk in item["media"].items()})
         version = versions.freeze(version)

@@ -9,11 +9,13 @@ study. Deciding on submissions (approve, reject, edit) is for reviewers only: cu
 Media: workers see the media of the items they are working on now, and nothing else. Items of
 staged studies (BlackSwanSuite's staged reveal) are the exception: their `video` is the parent of
 the split, which no worker streams; what they may stream is the clip their current step shows
-(`annotation.blackswan.staged.may_stream`).
+(`annotation.blackswan.staged.may_stream`). So are items of BlackSwanSuite captions studies: their
+workers stream V_pre and V_post of the item's split, never the parent video nor V_main
+(`annotation.blackswan.caption_study.may_stream`).
 """
 
 from annotation.access import media_grant
-from annotation.blackswan import staged
+from annotation.blackswan import caption_study, staged
 from annotation.crowd.models import Claim
 from annotation.models import Image, Video
 from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
@@ -37,9 +39,14 @@ def media_of_active_claims(user, asset) -> bool:
     if field is None:
         return False
     return (Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE, **{field: asset})
-            .exclude(study__step_kind=staged.STUDY_KIND).exists())
+            .exclude(study__step_kind__in=(staged.STUDY_KIND, caption_study.STUDY_KIND)).exists())
 
 
 @media_grant
 def clips_of_current_staged_step(user, asset) -> bool:
     return isinstance(asset, Video) and staged.may_stream(user, asset)
+
+
+@media_grant
+def clips_of_caption_items(user, asset) -> bool:
+    return isinstance(asset, Video) and caption_study.may_stream(user, asset)

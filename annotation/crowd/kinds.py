@@ -26,6 +26,8 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
   the study page and its review queue link them;
 - `item_rows(payload) -> [{"key", "label", "kind", "value"}]`: how the task page shows an item, in the
   kind's own order and words (the generic rows of every payload key otherwise).
+- `task_media(item) -> [{"part", "label", "url", "poster_url"}]`: the players the task page shows for an
+  item, in place of the item's own image and video (e.g. some clips of a video, never the whole of it).
 - `item_row(study, row) -> problem | None`: for a kind whose items must be its own (e.g. items that
   link a benchmark item), turns a row added on the study's items page or through the API into the
   kind's item row, in place, or names the row's problem (then nothing is added).
@@ -67,6 +69,7 @@ class StudyKind:
     pages: tuple[tuple[str, str], ...] = ()
     item_rows: Callable[[dict], list[dict]] | None = None
     item_row: Callable[[object, dict], str | None] | None = None
+    task_media: Callable[[object], list[dict]] | None = None
 
     def criterion_label(self, value: str) -> str:
         return dict(self.rejection_criteria).get(value, value)

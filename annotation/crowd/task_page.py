@@ -46,8 +46,12 @@ def payload_rows(payload: dict, schema: dict) -> list[dict]:
     return rows
 
 
-def item_media(item: StudyItem) -> dict:
-    """URLs of the item's image and video (served behind the media permission checks)."""
+def item_media(item: StudyItem, study: Study | None = None) -> dict:
+    """URLs of the item's image and video (served behind the media permission checks), or the players
+    of the study's kind (`StudyKind.task_media`) as `videos` when it has its own."""
+    shown = kinds.of(study).task_media if study is not None else None
+    if shown is not None:
+        return {"videos": shown(item)}
     media = {}
     if item.image_id:
         media["image_url"] = reverse("media-image-file", kwargs={"pk": item.image_id})
@@ -147,7 +151,7 @@ def task_context(study: Study, claim: Claim) -> dict:
     return {
         **_item_context(study, claim.item, claim.presentation, values),
         "claim": claim, "draft": draft, "preview": False, "show_instructions": earlier == 0,
-        "items_done": earlier, **item_media(claim.item), **_standing(study, claim.worker),
+        "items_done": earlier, **item_media(claim.item, study), **_standing(study, claim.worker),
     }
 
 
