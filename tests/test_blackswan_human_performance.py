@@ -421,3 +421,12 @@ def test_the_human_eval_command_makes_both_baselines_and_scores_the_written_one(
     assert [row.label for row in human_baseline_rows(version, main_metrics("blackswan"))] == [
         "Human (expert, subset human-expert-s4)", "Human (crowd, subset human-written-s4)"]
     assert leaderboard(version).rows == []
+
+
+def test_subsets_and_kept_clip_scores_are_read_only_records_in_the_admin(version, admin_client_role):
+    subset = subsets.make_subset(version, "abl", seed=0, per_group=1)
+    listing = admin_client_role.get("/admin/evaluation/versionsubset/")
+    assert listing.status_code == 200 and b"abl" in listing.content
+    assert admin_client_role.get("/admin/evaluation/versionsubset/add/").status_code == 403
+    assert admin_client_role.get(f"/admin/evaluation/versionsubset/{subset.pk}/delete/").status_code == 403
+    assert admin_client_role.get("/admin/evaluation/humanbaselinemetric/").status_code == 200
