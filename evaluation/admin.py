@@ -11,6 +11,7 @@ from evaluation.models import (
     EvaluationRun,
     FailureTag,
     HumanAnswerJudgment,
+    HumanBaselineMetric,
     HumanVerdict,
     JudgeReference,
     Judgment,
@@ -18,6 +19,7 @@ from evaluation.models import (
     ResponseCache,
     RunChunk,
     RunModelMetric,
+    VersionSubset,
 )
 
 
@@ -157,3 +159,19 @@ class HumanVerdictAdmin(RecordsOnly, admin.ModelAdmin):
     list_display = ["id", "prediction", "submission", "kind", "label", "given_by", "given_at"]
     list_filter = ["kind", "label"]
     search_fields = ["answer", "note"]
+
+
+@admin.register(VersionSubset)
+class VersionSubsetAdmin(RecordsOnly, admin.ModelAdmin):
+    """Named subsets of frozen versions (`manage.py make_subset`): records of what was drawn."""
+
+    list_display = ["name", "version", "seed", "per_group", "items", "created_by", "created_at"]
+    search_fields = ["name"]
+
+
+@admin.register(HumanBaselineMetric)
+class HumanBaselineMetricAdmin(RecordsOnly, admin.ModelAdmin):
+    """CLIP scores of people's written answers that `manage.py human_eval score` kept: read-only records."""
+
+    list_display = ["study", "kind", "model_id", "computed_at"]
+    list_filter = ["kind"]

@@ -54,6 +54,11 @@ def store(run: EvaluationRun, metrics: dict, models: dict[str, str], parser: str
     return stored
 
 
+def put(metrics: dict, path: str, value) -> bool:
+    """Set the metric at a dotted path in place (False when its parent is not there)."""
+    return _set(metrics, path, value)
+
+
 def _set(metrics: dict, path: str, value) -> bool:
     *parents, last = path.split(".")
     node = metrics

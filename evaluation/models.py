@@ -10,6 +10,35 @@ from config.state import StateMachine
 from evaluation import judge_registry
 
 
+class VersionSubset(models.Model):
+    """A named, reproducible sample of a frozen version's requests (`evaluation.subsets`): per group
+    (a variant, or the items of the open-ended variants) `per_group` requests, or `items` items, drawn
+    with `seed` over the requests' ids in sorted order; a run restricted to it answers only these."""
+
+    version = models.ForeignKey("annotation.BenchmarkVersion", on_delete=models.PROTECT, related_name="subsets")
+    name = models.CharField(max_length=100)
+    seed = models.IntegerField(default=0)
+    per_group = models.PositiveIntegerField(help_text="requests drawn per variant")
+    items = models.PositiveIntegerField(null=True, blank=True,
+                                        help_text="open-ended variants: items drawn (BlackSwanSuite: videos), "
+                                                  "every open-ended request of each; empty: per_group per variant")
+    variants = models.JSONField(default=list, help_text="the variants drawn from, in the benchmark's order")
+    groups = models.JSONField(default=dict, help_text="variant → the request ids drawn, sorted")
+    item_ids = models.JSONField(default=list, blank=True,
+                                help_text="the items drawn for the open-ended variants (when `items` is set), sorted")
+    request_ids = models.JSONField(default=list, help_text="every request id of the subset, group by group")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["version", "name"], name="one_subset_name_per_version")]
+
+    def __str__(self):
+        return f"subset {self.name} of {self.version} ({len(self.request_ids or [])} requests, seed {self.seed})"
+
+
 class EvaluationRun(models.Model):
     """One model run over a frozen benchmark version under one fixed set of strategies.
 
@@ -48,6 +77,8 @@ class EvaluationRun(models.Model):
     seed = models.IntegerField(default=0)
     variants = models.JSONField(default=list, blank=True, help_text="empty: every variant of the benchmark")
     limit = models.PositiveIntegerField(null=True, blank=True, help_text="only the first N items")
+    subset = models.ForeignKey(VersionSubset, null=True, blank=True, on_delete=models.PROTECT, related_name="runs",
+                               help_text="only the requests of this subset of the version")
     resolved_revision = models.CharField(max_length=128, blank=True,
                                          help_text="the revision the model resolved to (part of the cache key)")
     n_samples = models.PositiveSmallIntegerField(null=True, blank=True,
@@ -292,6 +323,29 @@ class HumanAnswerJudgment(JudgeCall):
 
     def __str__(self):
         return f"{self.kind} by {self.judge_model} on submission {self.submission_id}: {self.parse_status}"
+
+
+class HumanBaselineMetric(models.Model):
+    """Metrics of a human baseline that need a scoring model (BlackSwan's CLIP score of people's written
+    answers), computed by `manage.py human_eval score` and kept so that the leaderboard's Human row shows
+    them (`evaluation.human_eval.baselines`). `study` is the first study of the baseline's group and
+    `studies` all of them; `answers_state` fingerprints the answers scored, so values computed before
+    the answers changed are not shown as current."""
+
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    studies = models.JSONField(default=list, help_text="the slugs of the baseline's studies")
+    kind = models.CharField(max_length=32, help_text="clip")
+    model_id = models.CharField(max_length=255, help_text="the scoring model (hub id or local folder)")
+    values = models.JSONField(default=dict, help_text="metric path → value")
+    answers_state = models.CharField(max_length=200, help_text="the answers scored, when computed")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study_id", "kind"]
+        constraints = [models.UniqueConstraint(fields=["study", "kind"], name="one_human_model_metric_per_kind")]
+
+    def __str__(self):
+        return f"{self.kind} ({self.model_id}) of human baseline {', '.join(self.studies or [])}"
 
 
 class HumanVerdict(models.Model):

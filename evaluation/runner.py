@@ -2,8 +2,10 @@
 
 Planning (`plan`): the frozen version's items in `external_id` order (the first `limit`), each
 turned into requests by its benchmark module (`BENCHMARK.requests(item, RequestOptions(...))`),
-keeping the selected variants. The plan is deterministic, so any process can recompute it. Each request
-carries its item's approved judge references (`evaluation.judge_references.attach`) for the judges.
+keeping the selected variants and, for a run restricted to a subset (`EvaluationRun.subset`,
+`evaluation.subsets`), only the subset's requests. The plan is deterministic, so any process can
+recompute it. Each request carries its item's approved judge references
+(`evaluation.judge_references.attach`) for the judges.
 
 Executing (`Executor.execute`) a list of planned requests, in batches of the run's batch size:
 
@@ -82,11 +84,14 @@ def plan(run: EvaluationRun, benchmark=None) -> list[PlannedRequest]:
     if run.limit:
         items = items[:run.limit]
     variants = set(run.variants or [])
+    subset = set(run.subset.request_ids or []) if run.subset_id else None
     planned: list[PlannedRequest] = []
     seen: set[str] = set()
     for item in items:
         for request in benchmark.requests(item, options):
             if variants and request.variant not in variants:
+                continue
+            if subset is not None and request.request_id not in subset:
                 continue
             if request.request_id in seen:
                 raise PlanError(f"The benchmark made two requests with the id {request.request_id!r}.")

@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkVersion
 from config import state
-from evaluation import heartbeats, runner
+from evaluation import heartbeats, runner, subsets
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk
@@ -189,11 +189,12 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
                option_order: str = "release", frame_policy: str = "", generation_params: dict | None = None,
                seed: int = 0, variants=(), limit: int | None = None, n_samples: int | None = None, batch_size: int = 8,
                chunk_size: int = 64, describer: dict | None = None, workers: str = "local",
-               user=None) -> EvaluationRun:
+               subset=None, user=None) -> EvaluationRun:
     """A pending run with its options checked against the benchmark and its requests counted.
 
     `describer` (image-to-text): {"model_id", "backend" (default transformers), "revision", "options"}.
     `option_order`: `release` (the default) or `shuffled:<seed>` (`evaluation.benchmarks.base`).
+    `subset`: a `VersionSubset` of the version, or its name: only its requests are asked.
     Raises RunConfigError with a message meant for the person who chose the options.
     """
     if not version.frozen:
@@ -207,6 +208,10 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
     variants = list(variants or [])
     for variant in variants:
         _choice(variant, benchmark.variants, "variant")
+    try:
+        subset = subsets.find_subset(version, subset)
+    except subsets.SubsetError as exc:
+        raise RunConfigError(exc.message) from None
     try:
         policy = FramePolicy.parse(frame_policy or runner.DEFAULT_FRAME_POLICY)
         check_frame_policy(policy)
@@ -232,7 +237,7 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
         backend_options=dict(backend_options or {}), input_strategy=input_strategy, prompting=prompting,
         option_order=option_order, frame_policy=policy.as_dict(),
         generation_params=_generation_params(generation_params), seed=int(seed),
-        variants=variants, limit=_positive(limit, "limit", optional=True),
+        variants=variants, limit=_positive(limit, "limit", optional=True), subset=subset,
         n_samples=_positive(n_samples, "n_samples", optional=True), batch_size=_positive(batch_size, "batch size"),
         chunk_size=_positive(chunk_size, "chunk size"), describer=describer_record, workers=workers,
         created_by=user if user is not None and user.pk else None,
@@ -243,7 +248,8 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
         raise RunConfigError(str(exc)) from None
     if not planned:
         raise RunConfigError(f"No requests: {version} has no items for variants {variants or 'all'} under "
-                             f"input strategy {input_strategy!r}.")
+                             f"input strategy {input_strategy!r}"
+                             f"{f' in subset {subset.name!r}' if subset is not None else ''}.")
     if any(p.request.describe_prompt for p in planned) and not describer_record:
         raise RunConfigError(f"Input strategy {input_strategy!r} captions the media first: give a describer model "
                              f"(--describer-model).")

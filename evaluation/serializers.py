@@ -68,11 +68,12 @@ class RunSerializer(RunProgressSerializer):
     frames = serializers.SerializerMethodField()
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     transitions = RunTransitionSerializer(many=True, read_only=True)
+    subset = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
 
     class Meta(RunProgressSerializer.Meta):
         fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
                   "backend", "backend_options", "input_strategy", "prompting", "option_order", "frames", "frame_policy",
-                  "generation_params", "seed", "variants", "limit", "n_samples", "describer", "batch_size",
+                  "generation_params", "seed", "variants", "limit", "subset", "n_samples", "describer", "batch_size",
                   "chunk_size", "workers", "total_requests", *RunProgressSerializer.Meta.fields[1:], "job",
                   "created_by", "created_at", "transitions"]
         read_only_fields = fields
@@ -121,6 +122,8 @@ class RunCreateSerializer(serializers.Serializer):
     describer_model = serializers.CharField(default="", allow_blank=True,
                                             help_text="image-to-text: the model that captions the media")
     describer_backend = serializers.CharField(default="transformers")
+    subset = serializers.CharField(default="", allow_blank=True, max_length=100,
+                                   help_text="the name of a subset of the version: only its requests (empty: all)")
 
     def validate(self, data):
         if data.get("version") is None:
@@ -145,5 +148,5 @@ class RunCreateSerializer(serializers.Serializer):
             "generation_params": {key: data.get(key) for key in runs.GENERATION_KEYS},
             "seed": data["seed"], "variants": data["variants"], "limit": data.get("limit"),
             "n_samples": data.get("n_samples"), "batch_size": data["batch_size"], "chunk_size": data["chunk_size"],
-            "describer": describer,
+            "describer": describer, "subset": data["subset"].strip() or None,
         }

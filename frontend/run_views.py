@@ -19,7 +19,7 @@ from annotation import selectors
 from annotation.selectors import frozen_versions
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, runs
+from evaluation import benchmarks, runs, subsets
 from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
 from evaluation.cli_options import parse_option
 from evaluation.inputs import DEFAULT_FRAME_POLICY
@@ -94,6 +94,7 @@ class RunForm(forms.Form):
     batch_size = forms.IntegerField(initial=8)
     chunk_size = forms.IntegerField(initial=64)
     limit = forms.IntegerField(required=False, label="Limit (first N items)")
+    subset = forms.CharField(required=False, max_length=100, label="Subset (a named subset of the version)")
     n_samples = forms.IntegerField(required=False, label="Samples per request")
     temperature = forms.FloatField(required=False)
     top_p = forms.FloatField(required=False, label="Top p")
@@ -136,6 +137,7 @@ class RunForm(forms.Form):
             "generation_params": {key: data.get(key) for key in runs.GENERATION_KEYS}, "seed": data["seed"],
             "variants": data["variants"], "limit": data["limit"], "n_samples": data["n_samples"],
             "batch_size": data["batch_size"], "chunk_size": data["chunk_size"], "describer": describer,
+            "subset": (data.get("subset") or "").strip() or None,
         }
 
 
@@ -169,6 +171,7 @@ def runs_page(request):
         "prompting_choices": union(choices, "prompting_strategies"),
         "variant_choices": variant_choices, "backends": answer_backends(), "frame_examples": FRAME_EXAMPLES,
         "demo_models": demo_models(), "default_frames": DEFAULT_FRAME_POLICY,
+        "subset_choices": subsets.subsets_of(versions),
     }
     return render(request, "frontend/runs.html", context, status=status)
 
@@ -210,7 +213,7 @@ def _detail(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
 
 @roles_allowed(RESEARCHER, ADMIN)
 def run_detail(request, pk):
-    return _detail(request, get_object_or_404(visible_runs().select_related("job"), pk=pk))
+    return _detail(request, get_object_or_404(visible_runs().select_related("job", "subset"), pk=pk))
 
 
 def _control(request, pk, action):

@@ -13,8 +13,9 @@ the generic machinery (see `Benchmark`): its answer parser under the authors' ru
 `evaluation.results.consistency_views`), the LLM judges that judge its answers (`judge_kinds`, names
 of `evaluation.judges` kinds; the first is the one its scorer uses), the paper baselines it supports
 besides the random one (`baselines`, `evaluation.baselines`), the human evaluations it supports
-(`human_evaluations`, `evaluation.human_eval`) and the form of its human baseline where it differs
-from the plain one (`human_baseline_form`).
+(`human_evaluations`, `evaluation.human_eval`), the form of its human baseline where it differs
+from the plain one (`human_baseline_form`), the paper's human-performance draws (`human_performance`)
+and the clips people see of a request that shows parts of a video (`human_clip`).
 
 How the runner reads a request:
 - `media` in order, each resolved under the run's input strategy and frame policy; a `hidden`
@@ -116,6 +117,19 @@ class HumanBaselineForm:
     instructions: str = ""
 
 
+@dataclass(frozen=True)
+class HumanPerformance:
+    """A paper's human performance (`evaluation.human_eval.performance`): an expert answers `expert_per_group`
+    requests of each of `expert_variants` (drawn as a named subset), and people write answers to every
+    request of `written_variants` for `written_items` items; both see the media of `input_strategy`."""
+
+    expert_variants: tuple[str, ...]
+    expert_per_group: int = 150
+    written_variants: tuple[str, ...] = ()
+    written_items: int = 20
+    input_strategy: str = "default"
+
+
 class Benchmark:
     slug: str = ""
     title: str = ""  # the benchmark's name for people (lists, filters); the slug when empty
@@ -135,6 +149,7 @@ class Benchmark:
     baselines: tuple[str, ...] = ()  # paper baselines (`evaluation.baselines`) besides `random`, which fits all
     human_evaluations: tuple[str, ...] = ()  # human evaluation study kinds (`evaluation.human_eval`) it supports
     human_baseline_form: HumanBaselineForm | None = None  # a human baseline's richer form, where it has one
+    human_performance: HumanPerformance | None = None  # the paper's expert and written human baselines
     # `FailureFactor`s people tag wrong predictions with (`evaluation.failure_analysis`); none: no tagging
     failure_factors: tuple = ()
     failure_variants: tuple[str, ...] = ()  # the variants whose wrong predictions are tagged; empty: all
@@ -150,6 +165,11 @@ class Benchmark:
 
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         raise NotImplementedError
+
+    def human_clip(self, item, request: EvalRequest):
+        """The library video a person is shown for a request that shows parts of a video (segments, a
+        hidden part): a clip holding exactly what the request shows, or None when there is none."""
+        return None
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         """The benchmark's metrics over its requests and their responses (request id → list of

@@ -43,6 +43,13 @@ released evaluation scripts (github.com/sahithyaravi/BlackSwan, `inference/`): t
 wording used for GPT-4o for `frames`, the video-file wording used for LLaVA-Video for `video`, and
 the +P/+PC sentences of their §7.1 scripts. Task questions (`text`) are the §3 questions.
 
+Human performance (§5.2, `evaluation.human_eval.performance`): an expert answers 150 questions per MCQ
+and Y/N variant, and people write the Gen answers for 20 videos, both drawn as named subsets of the
+version and shown the `video` strategy's wording. People see one clip per request (`human_clip`), cut
+by a finished `VideoSplit` of the item's video whose cuts match the item's: Forecaster V_pre only,
+Detective the Detective clip (V_main blacked out), Reporter the whole clip; so a person answering a
+Forecaster question never sees what follows V_pre. A video without such a split is left out.
+
 Scoring (`BENCHMARK.score`, §5, §7.3): per MCQ and Y/N variant the accuracy with its unparsed rate
 (an unparsed answer is wrong), for MCQ also over the hard and easy subsets and hard − easy (the Δ of
 Table 8); per Gen variant the CLIP score (max over (response, reference) pairs per question, mean
@@ -54,11 +61,13 @@ judge score 1–5 over the pairs of a question, mean over questions, from judgme
 
 from __future__ import annotations
 
-from annotation.models import BenchmarkItem
+from annotation.blackswan.staged import PART_FIELDS, part_starts
+from annotation.models import BenchmarkItem, VideoSplit
 from evaluation import benchmarks, parsing, prompting, scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
+    HumanPerformance,
     MediaInput,
     RequestOptions,
     media_links,
@@ -81,6 +90,9 @@ SPLIT_FIELDS = ("preevent", "event", "postevent")
 CAPTION_FIELDS = ("pc_preevent", "pc_postevent")
 COMPARISON_FIELD = "pc_comp"
 PERCEPTION_STRATEGIES = ("plus_p", "plus_pc")
+# the clip of a finished split a person sees for each task's request: only what the task shows
+HUMAN_CLIPS = {"forecaster": "pre", "detective": "detective", "reporter": "full"}
+SPLIT_TOLERANCE = 0.05  # seconds a split's cut may differ from the item's, when the split has no frame rate
 
 # §3: the question each task asks
 QUESTIONS = {
@@ -258,6 +270,24 @@ class BlackSwanBenchmark(Benchmark):
         leaves={**COUNT_LEAVES, "unknown_difficulty": lambda r, o: r.extra.get("hard") is None})
     judge_kinds = (LlmMatch.name,)
     human_evaluations = (RATING,)
+    human_performance = HumanPerformance(
+        expert_variants=("detective_mcq", "reporter_mcq", "detective_yn", "reporter_yn"), expert_per_group=150,
+        written_variants=("forecaster_gen", "detective_gen", "reporter_gen"), written_items=20,
+        input_strategy="video")
+
+    def human_clip(self, item, request: EvalRequest):
+        """The clip of the item's video a person sees for `request` (the module docstring's "Human
+        performance"): from the latest finished split whose cuts are the item's, else None."""
+        wanted = HUMAN_CLIPS.get(request.extra.get("task"))
+        video_ids = {medium.asset_id for medium in request.media}
+        if wanted is None or len(video_ids) != 1 or None in video_ids:
+            return None
+        splits = (VideoSplit.objects.filter(video_id=video_ids.pop(), status=VideoSplit.Status.DONE)
+                  .select_related("video", *PART_FIELDS.values()).order_by("-created_at", "-pk"))
+        for split in splits:
+            if _same_cuts(split, request):
+                return getattr(split, PART_FIELDS[wanted])
+        return None
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         """Accuracy per MCQ / Y/N variant (hard and easy subsets for MCQ), CLIP score and LLM-Match per
@@ -290,6 +320,25 @@ class BlackSwanBenchmark(Benchmark):
         if kind == "yn":
             return [ask.yes_no(TASK_BY_NUMBER[item.payload["def_task"]])]
         raise ValueError(f"BlackSwan item {item.external_id!r} has unknown kind {kind!r}.")
+
+
+def _same_cuts(split: VideoSplit, request: EvalRequest) -> bool:
+    """Whether a split cuts where the request's parts meet (V_pre's end, V_post's start and so on; the
+    video's own start and end may differ), within a frame."""
+    try:
+        starts = part_starts(split)
+    except ValueError:
+        return False
+    fps = split.fps or (split.video.fps if split.video_id else None)
+    tolerance = 1.0 / fps if fps else SPLIT_TOLERANCE
+    bounds = {"pre": (None, starts["main"]), "main": (starts["main"], starts["post"]), "post": (starts["post"], None)}
+    for medium in request.media:
+        if medium.segment is None or medium.role not in bounds:
+            return False
+        for given, cut in zip(medium.segment, bounds[medium.role], strict=True):
+            if cut is not None and abs(float(given) - cut) > tolerance:
+                return False
+    return True
 
 
 class _Asker:

@@ -57,6 +57,13 @@ review), made from evaluation runs or from a frozen version's own requests:
   answers judged correct among those judged correct or incorrect; alpha is over the judge labels.
   People's own verdicts on judged answers, and the judge's agreement with them, are in
   `evaluation.human_verdicts`.
+  `subset` asks only the requests of a named subset of the version (`evaluation.subsets`); requests
+  that show parts of a video are shown as the benchmark's clip of just those parts (`Benchmark.human_clip`)
+  or left out. Model-based metrics of people's answers (BlackSwan's CLIP score) are computed by
+  `score_human_baseline` and kept (`HumanBaselineMetric`) while the answers stay the same.
+- **Human performance** (`performance`): a paper's expert baseline over a named subset (BlackSwanSuite:
+  150 questions per MCQ and Y/N task, one expert, optionally gated by a qualification) and written
+  answers for a sample of videos (20), from `Benchmark.human_performance`.
 
 What counts: submissions on regular items that were approved or not sampled for review, read through
 `final_data` (a reviewer's correction wins). Rejected ones are left out; those awaiting an expert are
@@ -103,18 +110,21 @@ from evaluation.human_eval.base import (
 from evaluation.human_eval.baselines import (
     BASELINE_INSTRUCTIONS,
     CHOICE_TYPES,
+    CROWD,
     FREE_ANSWER_LENGTH,
     FREE_INSTRUCTIONS,
     LIKELIHOOD_FIELDS,
     SCORE_ANCHORS,
     TEXT_TYPES,
     aggregate,
+    answers_state,
     baseline_form,
     baseline_groups,
     choices_for,
     create_human_baseline_study,
     human_baseline_results,
     per_annotator,
+    score_human_baseline,
 )
 from evaluation.human_eval.canvases import canvas_image
 from evaluation.human_eval.explanation_votes import (
@@ -125,6 +135,11 @@ from evaluation.human_eval.explanation_votes import (
     create_explanation_vote_study,
     explanation_results,
     vote_form,
+)
+from evaluation.human_eval.performance import (
+    EXPERT,
+    create_expert_baseline,
+    create_written_baseline,
 )
 from evaluation.human_eval.ratings import (
     ENTAILMENT,
@@ -186,6 +201,12 @@ __all__ = [
     "human_baseline_results",
     "per_annotator",
     "baseline_groups",
+    "CROWD",
+    "EXPERT",
+    "answers_state",
+    "score_human_baseline",
+    "create_expert_baseline",
+    "create_written_baseline",
     "results_for",
     "FREE_TYPES",
     "FREE_ANSWER_LENGTH",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 from annotation.crowd import agreement
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion
-from evaluation import benchmarks, judges, parsing, scoring
+from evaluation import benchmarks, judges, model_metrics, parsing, scoring, subsets
 from evaluation.benchmarks.base import HumanBaselineForm
 from evaluation.human_eval.answer_judgments import (
     FREE_TYPES,
@@ -38,6 +40,7 @@ from evaluation.human_eval.base import (
     studies_of,
 )
 from evaluation.human_eval.canvases import canvas_image
+from evaluation.models import HumanBaselineMetric
 
 CHOICE_TYPES = ("letter", "yes_no", "choice_12", "score_1_10")
 TEXT_TYPES = ("number",)
@@ -51,6 +54,7 @@ SCORE_ANCHORS = {1: "not plausible at all", 3: "slightly plausible", 5: "moderat
                  10: "almost necessarily plausible"}
 LIKELIHOOD_FIELDS = ("likelihood_1", "likelihood_2")
 BASELINE_INSTRUCTIONS = "Answer each question about the media shown as well as you can."
+CROWD = "crowd"  # who answers, by default (a baseline's `who`: crowd, expert)
 
 
 def choices_for(request) -> list[dict]:
@@ -90,18 +94,32 @@ def create_human_baseline_study(version, variants=(), *, curator, sample: int | 
                                 k: int = 3, answer_types=(), input_strategy: str = "default",
                                 explanation: bool | None = None, certainty: bool | None = None,
                                 likelihood: bool | None = None, name: str = "", slug: str | None = None,
-                                instructions: str = "", open_now: bool = True, **study_fields) -> HumanStudy:
-    """People answer a version's own requests (see the package docstring)."""
+                                instructions: str = "", open_now: bool = True, subset=None, who: str = CROWD,
+                                **study_fields) -> HumanStudy:
+    """People answer a version's own requests (see the package docstring). `subset`: a named subset of
+    the version (`evaluation.subsets`, or its name) whose requests alone are asked, in place of `sample`;
+    `who` answers (crowd, expert) names the Human row."""
     require_study_maker(curator)
     if not version.frozen:
         raise HumanEvalError(f"{version} is not frozen: a baseline is measured on a frozen version.")
+    try:
+        subset = subsets.find_subset(version, subset)
+    except subsets.SubsetError as exc:
+        raise HumanEvalError(exc.message, status=exc.status) from None
+    if subset is not None and sample is not None:
+        raise HumanEvalError("Ask a subset or a sample of items, not both.")
     meta = {"kind": BASELINE, "benchmark": version.benchmark.slug, "version": version.pk,
             "variants": list(variants), "answer_types": list(answer_types), "input_strategy": input_strategy,
-            "sample": sample, "seed": seed}
+            "sample": sample, "seed": seed, "who": who or CROWD}
+    if subset is not None:
+        meta["subset"] = subset.name
     try:
         planned = _plan(version, meta)
     except (KeyError, ImportError, ValueError) as exc:
         raise HumanEvalError(f"The requests of {version} cannot be planned: {exc}") from None
+    if subset is not None:
+        chosen = set(subset.request_ids)
+        planned = [(item, [r for r in requests if r.request_id in chosen]) for item, requests in planned]
     if answer_types:
         planned = [(item, [r for r in requests if r.answer_type in answer_types]) for item, requests in planned]
     planned = [(item, requests) for item, requests in planned if requests]
@@ -165,7 +183,12 @@ def _rich_form(version, types: set[str]) -> HumanBaselineForm | None:
 
 def _baseline_media(item, request, curator) -> dict:
     if any(medium.hidden or medium.segment for medium in request.media):
-        raise HumanEvalError("it shows parts of a video, which a person would need as separate clips")
+        # parts of a video: the benchmark's clip of exactly those parts (`Benchmark.human_clip`), or none
+        benchmark = benchmarks.find(item.version.benchmark.slug)
+        clip = benchmark.human_clip(item, request) if benchmark is not None else None
+        if clip is None:
+            raise HumanEvalError("it shows parts of a video, and there is no clip of just those parts to show")
+        return {"video": clip}
     if not request.media:
         return {}
     if any(medium.asset_id is None for medium in request.media):
@@ -226,22 +249,29 @@ def aggregate(request, answers: list[_Answered]) -> tuple[_Answered, bool]:
 
 
 def _baseline_groups(studies) -> dict[tuple, list[Study]]:
+    """Studies that ask the same requests and are read as one Human row: of one version, input strategy
+    and seed; studies over a subset go by the subset and whether a judge scores them."""
     groups: dict[tuple, list[Study]] = defaultdict(list)
     for study in studies:
         meta = meta_of(study)
-        groups[(meta.get("version"), meta.get("input_strategy", "default"), int(meta.get("seed", 0)))].append(study)
+        key = (meta.get("version"), meta.get("input_strategy", "default"), int(meta.get("seed", 0)))
+        if meta.get("subset"):
+            key += (meta["subset"], meta.get(JUDGE_KIND) or "")
+        groups[key].append(study)
     return groups
 
 
-def human_baseline_results(target) -> dict:
+def human_baseline_results(target, *, clip=None) -> dict:
     """The people's answers scored like a model's (see the package docstring). `target`: a baseline
-    study or studies of one version, input strategy and seed."""
+    study or studies of one version, input strategy and seed (and subset). `clip`: a loaded CLIP model
+    for the CLIP score of written answers; without one, the CLIP score stored by `score_human_baseline`
+    for these very answers is shown (`model_metrics`)."""
     studies, _ = _studies_for(BASELINE, target)
     if not studies:
         raise HumanEvalError("No human baseline study given.")
     if len(_baseline_groups(studies)) != 1:
-        raise HumanEvalError("These baseline studies differ in version, input strategy or seed: the same request "
-                             "would not be the same question; read them one group at a time.")
+        raise HumanEvalError("These baseline studies differ in version, input strategy, seed or subset: the same "
+                             "request would not be the same question; read them one group at a time.")
     meta = meta_of(studies[0])
     version = BenchmarkVersion.objects.select_related("benchmark").get(pk=meta["version"])
     asked = {_source(item).get("request_id")
@@ -280,9 +310,16 @@ def human_baseline_results(target) -> dict:
         predictions.append({"request_id": request.request_id, "sample": 0, "response": chosen.text,
                             "judgment": chosen.verdict})
     benchmark = benchmarks.get(version.benchmark.slug)
-    metrics = scoring.score_predictions(benchmark, scored, predictions, **dict.fromkeys(benchmark.scoring_models))
+    models = dict.fromkeys(benchmark.scoring_models)
+    if clip is not None and "clip" in models:
+        models["clip"] = clip
+    metrics = scoring.score_predictions(benchmark, scored, predictions, **models)
+    state = answers_state(predictions)
+    used = [] if clip is not None else _overlay(studies, metrics, state)
     workers = {a.worker for given in answers.values() for a in given}
     return {"kind": BASELINE, "studies": [study.slug for study in studies], "benchmark": version.benchmark.slug,
+            "who": meta.get("who") or CROWD, "subset": meta.get("subset") or "", "answers_state": state,
+            "model_metrics": used,
             "version": version.pk, "input_strategy": meta.get("input_strategy", "default"),
             "seed": int(meta.get("seed", 0)), "submissions": counts, "requests": len(requests),
             "answered": len(answers), "scored": len(scored), "items_waiting": len(incomplete),
@@ -291,6 +328,42 @@ def human_baseline_results(target) -> dict:
             "agreement": _baseline_agreement(answers), "likelihood": _likelihoods(by_id, answers),
             "judge": judge_used, "unjudged_answers": sum(a.verdict is None for given in answers.values()
                                                          for a in given) if judge_name else 0}
+
+
+def answers_state(predictions: list[dict]) -> str:
+    """A fingerprint of the answers a baseline's metrics were computed from (request, answer text)."""
+    shown = sorted((p["request_id"], p["response"]) for p in predictions)
+    return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()
+
+
+def _overlay(studies: list[Study], metrics: dict, state: str) -> list[dict]:
+    """Put the stored model metrics of this baseline into `metrics`: as computed when they were computed
+    from these answers, else "not computed" with the reason. What was used, for the pages."""
+    slugs = [study.slug for study in studies]
+    used = []
+    for row in HumanBaselineMetric.objects.filter(study=studies[0]):
+        current = row.answers_state == state and list(row.studies) == slugs
+        stale = scoring.not_computed(f"{row.kind} ({row.model_id}) was computed on {row.computed_at:%Y-%m-%d %H:%M} "
+                                     f"from other answers; run `manage.py human_eval score` again")
+        for path, value in row.values.items():
+            model_metrics.put(metrics, path, value if current else stale)
+        used.append({"kind": row.kind, "model": row.model_id, "computed_at": row.computed_at.isoformat(),
+                     "current": current})
+    return used
+
+
+def score_human_baseline(target, *, clip, model_id: str) -> HumanBaselineMetric:
+    """Compute the CLIP score of a baseline's written answers with `clip` (loaded from `model_id`) and keep
+    it (`HumanBaselineMetric`), so that the leaderboard's Human row shows it while the answers stay the same."""
+    studies, _ = _studies_for(BASELINE, target)
+    found = human_baseline_results(studies, clip=clip)
+    values = model_metrics.extract(found["metrics"], "clip")
+    if not values:
+        raise HumanEvalError("No CLIP score was computed: the baseline has no scored written answer yet.")
+    row, _ = HumanBaselineMetric.objects.update_or_create(
+        study=studies[0], kind="clip", defaults={"studies": found["studies"], "model_id": model_id,
+                                                 "values": values, "answers_state": found["answers_state"]})
+    return row
 
 
 def _free_verdicts(studies, judge_name: str) -> tuple[dict | None, dict[int, dict]]:

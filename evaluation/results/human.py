@@ -31,6 +31,7 @@ class HumanBaselineRow:
     judge: dict | None = None  # free-text answers: the judge model their verdicts come from
     unjudged_answers: int = 0
     series: list[tuple[str, list[tuple[str, Cell]]]] = field(default_factory=list)  # per category: (title, cells)
+    subset: str = ""  # the named subset of the version the people answered ("" for a sample or all)
 
 
 @dataclass
@@ -104,12 +105,18 @@ def human_baseline_rows(version, specs) -> list[HumanBaselineRow]:
                                          error=str(exc)))
             continue
         cells = [cell(found["metrics"], spec.path, rate=spec.rate, n_key=spec.n) for spec in specs]
-        rows.append(HumanBaselineRow("Human (crowd)", found["studies"], cells, found["annotators"], found["requests"],
-                                     found["answered"], found["input_strategy"], found["per_annotator"],
-                                     found["agreement"], found["items_waiting"], judge=found.get("judge"),
-                                     unjudged_answers=found.get("unjudged_answers", 0),
-                                     series=_series(version, found["metrics"])))
+        rows.append(HumanBaselineRow(human_label(found), found["studies"], cells, found["annotators"],
+                                     found["requests"], found["answered"], found["input_strategy"],
+                                     found["per_annotator"], found["agreement"], found["items_waiting"],
+                                     judge=found.get("judge"), unjudged_answers=found.get("unjudged_answers", 0),
+                                     series=_series(version, found["metrics"]), subset=found.get("subset", "")))
     return rows
+
+
+def human_label(found: dict) -> str:
+    """The Human row's name: who answered, and the subset they answered."""
+    subset = found.get("subset") or ""
+    return f"Human ({found.get('who') or human_eval.CROWD}" + (f", subset {subset})" if subset else ")")
 
 
 def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]]:

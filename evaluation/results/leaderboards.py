@@ -24,15 +24,17 @@ def frame_text(run: EvaluationRun) -> str:
 
 def run_label(run: EvaluationRun) -> str:
     """A short name of a run for tables and chart legends: #id, model name, the non-default strategies
-    (a shuffled option order included)."""
+    (a shuffled option order included) and the subset it was restricted to."""
     name = run.model_id.rstrip("/").rsplit("/", 1)[-1] or run.model_id
     settings = [value for value in (run.input_strategy, run.prompting, run.option_order)
                 if value not in ("", "default", "standard", "release")]
+    if run.subset_id:
+        settings.append(f"subset {run.subset.name}")
     return f"#{run.pk} {name}" + (f" ({', '.join(settings)})" if settings else "")
 
 
 def succeeded_runs(version):
-    return (version.runs.filter(status=EvaluationRun.Status.SUCCEEDED).select_related("version__benchmark")
+    return (version.runs.filter(status=EvaluationRun.Status.SUCCEEDED).select_related("version__benchmark", "subset")
             .order_by("model_id", "pk"))
 
 

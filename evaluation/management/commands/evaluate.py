@@ -80,6 +80,8 @@ class Command(BaseCommand):
         parser.add_argument("--chunk-size", type=int, default=64, help="requests per chunk (one Celery task each)")
         parser.add_argument("--limit", type=int, help="only the first N items")
         parser.add_argument("--variants", default="", help="comma-separated task variants (default: all)")
+        parser.add_argument("--subset", default="", metavar="NAME",
+                            help="only the requests of this named subset of the version (manage.py make_subset)")
         parser.add_argument("--n-samples", type=int, help="responses per request (default: what each request asks)")
         parser.add_argument("--temperature", type=float,
                             help="sampling temperature (default: greedy; 0.7 when more than one sample is drawn)")
@@ -171,4 +173,4 @@ class Command(BaseCommand):
             generation_params=generation, seed=options["seed"],
             variants=[v.strip() for v in options["variants"].split(",") if v.strip()], limit=options["limit"],
             n_samples=options["n_samples"], batch_size=options["batch_size"], chunk_size=options["chunk_size"],
-            describer=describer, workers=options["workers"])
+            describer=describer, workers=options["workers"], subset=options["subset"] or None)

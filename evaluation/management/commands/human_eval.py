@@ -4,7 +4,11 @@
     human_eval rating-study --run ID [--run ID …] --user USER [--sample N] [--variants a,b] [--k 3]
     human_eval vote-study --run ID [--run ID …] --user USER [--baseline-study SLUG …] [--sample N]
     human_eval baseline-study --benchmark B --version L --variant V [--variant V …] --user USER [--sample N]
+    human_eval expert-baseline --benchmark B --version L --user USER [--seed S] [--per-group 150] [--subset NAME]
+        [--qualification SLUG]
+    human_eval written-baseline --benchmark B --version L --user USER [--seed S] [--videos 20] [--subset NAME] [--k 1]
     human_eval results --study SLUG
+    human_eval score --study SLUG [--study SLUG …] --clip-model M
     human_eval judge --study SLUG [--study SLUG …] --judge-model M [--decoding choices] [--batch-size 8]
     human_eval verdicts --file FILE --user USER
     human_eval agreement --benchmark B --version L
@@ -14,7 +18,9 @@
 recorded on them; `verdicts` records people's verdicts from JSON lines `{"prediction": ID | "submission":
 ID, "label": "correct" | "incorrect", ["note"]}` (as the drill-down and people's-answers pages do);
 `agreement` prints the judge-vs-people report of every run and human baseline of a version
-(`evaluation.human_verdicts`).
+(`evaluation.human_verdicts`). `expert-baseline` and `written-baseline` make the paper's human performance
+studies over named subsets (`evaluation.human_eval.performance`); `score` computes the CLIP score of a
+baseline's written answers and keeps it for the leaderboard.
 """
 
 import json
@@ -25,9 +31,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import Study
+from annotation.crowd.models import Qualification, Study
 from annotation.models import BenchmarkVersion
-from evaluation import human_eval, human_verdicts, jsonl, judges
+from evaluation import human_eval, human_verdicts, jsonl, judges, run_scoring
 from evaluation.cli_options import add_benchmark_argument, parse_option, supporting_text
 from evaluation.models import EvaluationRun, Prediction
 from generation.backends.base import BackendError
@@ -72,7 +78,34 @@ class Command(BaseCommand):
         baseline.add_argument("--variant", action="append", default=[], help="a variant (repeat; default: all)")
         baseline.add_argument("--answer-types", default="", help="only these answer types, e.g. yes_no")
         baseline.add_argument("--input", default="default", help="the input strategy whose media people see")
+        baseline.add_argument("--subset", default=None, help="only the requests of this named subset (make_subset)")
         study_options(baseline, sample="benchmark items (all their requests are asked)")
+
+        for action, helped in (("expert-baseline", "an expert answers a subset of the choice questions"),
+                               ("written-baseline", "people write the open-ended answers for a sample of videos")):
+            performance = sub.add_parser(action, help=helped)
+            add_benchmark_argument(performance, required=True)
+            performance.add_argument("--version", required=True, help="the version's label")
+            performance.add_argument("--user", required=True, help="the curator creating the study")
+            performance.add_argument("--seed", type=int, default=0, help="the seed of the subset drawn")
+            performance.add_argument("--subset", default="", help="a named subset to ask instead of drawing one")
+            performance.add_argument("--name", default="")
+            performance.add_argument("--slug", default=None)
+            performance.add_argument("--draft", action="store_true", help="create the study closed (draft)")
+            if action == "expert-baseline":
+                performance.add_argument("--per-group", type=int, default=None,
+                                         help="questions per variant (default: the benchmark's, 150 for BlackSwan)")
+                performance.add_argument("--qualification", default="",
+                                         help="the name of a qualification the expert must hold")
+            else:
+                performance.add_argument("--videos", type=int, default=None,
+                                         help="videos drawn (default: the benchmark's, 20 for BlackSwan)")
+                performance.add_argument("--k", type=int, default=1, help="people per request")
+
+        score = sub.add_parser("score", help="the CLIP score of a baseline's written answers, kept for the leaderboard")
+        score.add_argument("--study", action="append", required=True, help="a baseline study's slug (repeat)")
+        score.add_argument("--clip-model", required=True, help="CLIP model: hub id or local folder")
+        score.add_argument("--device", default=None)
 
         results = sub.add_parser("results", help="a human-evaluation study's results as JSON")
         results.add_argument("--study", required=True, help="the study's slug")
@@ -100,7 +133,7 @@ class Command(BaseCommand):
 
     def handle(self, **options):
         try:
-            if options["action"] in ("results", "judge", "agreement"):
+            if options["action"] in ("results", "judge", "agreement", "score"):
                 return getattr(self, "_" + options["action"])(options)
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
@@ -152,7 +185,45 @@ class Command(BaseCommand):
             raise CommandError(f"No version {options['benchmark']}:{options['version']}.")
         return human_eval.create_human_baseline_study(
             version, tuple(options["variant"]), curator=user, answer_types=_split(options["answer_types"]),
-            input_strategy=options["input"], **self._study_fields(options))
+            input_strategy=options["input"], subset=options["subset"], **self._study_fields(options))
+
+    @staticmethod
+    def _version(options) -> BenchmarkVersion:
+        version = (BenchmarkVersion.objects.select_related("benchmark")
+                   .filter(benchmark__slug=options["benchmark"], label=options["version"]).first())
+        if version is None:
+            raise CommandError(f"No version {options['benchmark']}:{options['version']}.")
+        return version
+
+    def _expert_baseline(self, user, options):
+        qualification = None
+        if options["qualification"]:
+            qualification = Qualification.objects.filter(name=options["qualification"]).first()
+            if qualification is None:
+                raise CommandError(f"No qualification {options['qualification']!r}.")
+        return human_eval.create_expert_baseline(
+            self._version(options), curator=user, seed=options["seed"], per_group=options["per_group"],
+            subset=options["subset"], qualification=qualification, name=options["name"], slug=options["slug"],
+            open_now=not options["draft"])
+
+    def _written_baseline(self, user, options):
+        return human_eval.create_written_baseline(
+            self._version(options), curator=user, seed=options["seed"], videos=options["videos"],
+            subset=options["subset"], k=options["k"], name=options["name"], slug=options["slug"],
+            open_now=not options["draft"])
+
+    def _score(self, options):
+        studies = self._studies(options["study"])
+        version = human_eval.version_of(studies[0])
+        try:
+            clip = run_scoring.load_model("clip", options["clip_model"], version.benchmark.slug,
+                                          device=options["device"])
+        except run_scoring.ScoringModelError as exc:
+            raise CommandError(str(exc)) from None
+        row = human_eval.score_human_baseline(studies, clip=clip, model_id=options["clip_model"])
+        self.stdout.write(f"CLIP score ({row.model_id}) of the written answers of {', '.join(row.studies)}:")
+        for path, value in sorted(row.values.items()):
+            self.stdout.write(f"  {path}: {value}")
 
     def _results(self, options):
         study = Study.objects.filter(slug=options["study"]).first()
