@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from annotation.crowd.models import Qualification
 from annotation.models import BenchmarkVersion
 from config.roles import has_role
-from evaluation import baselines, benchmarks, exports, human_eval, judges, parsers, run_scoring, runs
+from evaluation import baselines, benchmarks, exports, human_eval, judges, parsers, run_scoring, runs, subsets
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
 from generation import jobs
@@ -27,7 +28,10 @@ JUDGE_JOB = "judge_run"
 HUMAN_JUDGE_JOB = "judge_human_answers"
 SCORE_JOB = "score_run_models"
 BASELINE_JOB = "run_baseline"
-METRIC_JOBS = (JUDGE_JOB, HUMAN_JUDGE_JOB, SCORE_JOB, BASELINE_JOB)
+HUMAN_CLIP_JOB = "score_human_answers"
+METRIC_JOBS = (JUDGE_JOB, HUMAN_JUDGE_JOB, SCORE_JOB, BASELINE_JOB, HUMAN_CLIP_JOB)
+HUMAN_PERFORMANCE = {human_eval.EXPERT: "an expert answers the sampled MCQ and Y/N questions",
+                     human_eval.WRITTEN: "people write the generative answers for sampled videos"}
 # the model pre-filled for each kept scoring model (BERTScore: bert-score's own English default)
 SCORING_DEFAULTS = {"clip": CLIP_MODEL, "bertscore": "roberta-large"}
 SCORING_LABELS = {"clip": "CLIP score", "bertscore": "BERTScore"}
@@ -164,6 +168,72 @@ def human_judge_job(job, *, version: int, kind: str, judge_model: str, decoding:
     return {"message": f"{stats.calls} judge calls over {stats.responses} answers; {stats.ok} ok, "
                        f"{stats.unparsed} unparsed, {stats.failed} failed, {stats.skipped} judged before",
             "version": version, "stats": stats.as_dict()}
+
+
+# --- Named subsets and the paper's human performance ------------------------------------------------------
+
+def make_subset(version, user, *, name: str, seed: int, per_group: int, videos: int | None = None, variants=()):
+    """A named, reproducible subset of the version (`evaluation.subsets`); ResultActionError when refused."""
+    try:
+        return subsets.make_subset(version, name, seed=seed, per_group=per_group, videos=videos,
+                                   variants=list(variants) or None, user=user)
+    except subsets.SubsetError as exc:
+        raise ResultActionError(exc.message) from None
+
+
+def human_performance(version):
+    """The benchmark's human-performance defaults (`Benchmark.human_performance`), or None."""
+    return getattr(_benchmark(version), "human_performance", None)
+
+
+def start_human_performance(version, user, *, who: str, seed: int, size: int | None = None,
+                            qualification: str = "", k: int = 1):
+    """The paper's expert baseline (`size` questions per task) or written human answers (`size` videos)."""
+    if human_performance(version) is None:
+        raise ResultActionError(f"{version.benchmark.slug} declares no human performance study.")
+    if who not in HUMAN_PERFORMANCE:
+        raise ResultActionError(f"Choose {' or '.join(HUMAN_PERFORMANCE)}.")
+    if who == human_eval.EXPERT:
+        required = None
+        if qualification.strip():
+            required = Qualification.objects.filter(name=qualification.strip()).first()
+            if required is None:
+                raise ResultActionError(f"There is no qualification {qualification.strip()!r}.")
+        return human_eval.create_expert_baseline(version, curator=user, seed=seed, per_group=size,
+                                                 qualification=required)
+    return human_eval.create_written_baseline(version, curator=user, seed=seed, videos=size, k=k)
+
+
+def human_clip_offered(version) -> bool:
+    """Whether the version's people's written answers can get a CLIP score (a CLIP-scored benchmark)."""
+    return "clip" in _benchmark(version).scoring_models and bool(human_eval.judged_studies(version))
+
+
+def start_human_clip(version, user, *, model: str = ""):
+    """Queue the CLIP scoring of the people's written answers of the version's baselines."""
+    if not human_clip_offered(version):
+        raise ResultActionError("This version has no people's written answers to score with CLIP.")
+    return jobs.enqueue(HUMAN_CLIP_JOB, params={"version": version.pk, "clip_model": _model(model or CLIP_MODEL)},
+                        user=user)
+
+
+@job_handler(HUMAN_CLIP_JOB, queue="gpu", label="CLIP score of people's answers")
+def human_clip_job(job, *, version: int, clip_model: str) -> dict:
+    found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
+    job.progress(5, f"Loading the CLIP model {clip_model}")
+    try:
+        clip = run_scoring.load_model("clip", clip_model, found.benchmark.slug)
+    except run_scoring.ScoringModelError as exc:
+        raise RuntimeError(str(exc)) from None
+    scored = []
+    for study in human_eval.judged_studies(found):
+        job.progress(30, f"Scoring the answers of {study.slug}")
+        try:
+            scored.append(human_eval.score_human_baseline(study, clip=clip, model_id=clip_model).study.slug)
+        except human_eval.HumanEvalError:
+            continue
+    return {"message": f"CLIP score of the written answers of {len(scored)} stud{'y' if len(scored) == 1 else 'ies'}",
+            "version": version, "studies": scored}
 
 
 # --- Similarity scoring ------------------------------------------------------------------------------

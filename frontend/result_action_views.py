@@ -40,6 +40,22 @@ class HumanEvaluationForm(forms.Form):
         self.fields["runs"].choices = [(pk, pk) for pk in run_ids]
 
 
+class SubsetForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    seed = forms.IntegerField(initial=0, min_value=0)
+    per_group = forms.IntegerField(initial=150, min_value=1)
+    videos = forms.IntegerField(required=False, min_value=1)
+    variants = forms.CharField(required=False, max_length=500)
+
+
+class HumanPerformanceForm(forms.Form):
+    who = forms.CharField(max_length=16)
+    seed = forms.IntegerField(initial=0, min_value=0)
+    size = forms.IntegerField(required=False, min_value=1)
+    qualification = forms.CharField(required=False, max_length=64)
+    k = forms.IntegerField(initial=1, min_value=1, max_value=50)
+
+
 class ExportForm(forms.Form):
     what = forms.CharField(max_length=32)
     fmt = forms.CharField(max_length=16)
@@ -129,6 +145,58 @@ def start_human_evaluation(request, pk):
     messages.success(request, f"Study {made.study.slug} created with {len(made.items)} item(s), "
                               f"{made.study.annotators_per_item} people each.")
     return redirect("results-version", pk=version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def make_subset(request, pk):
+    """A named, reproducible subset of the version (ablations, human performance); runs may then use it."""
+    version = _version(pk)
+    form = SubsetForm(request.POST)
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    data = form.cleaned_data
+    variants = [name.strip() for name in data["variants"].split(",") if name.strip()]
+    try:
+        made = result_actions.make_subset(version, request.user, name=data["name"], seed=data["seed"],
+                                          per_group=data["per_group"], videos=data["videos"], variants=variants)
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    messages.success(request, f"Subset {made.name} drawn: {len(made.request_ids)} request(s).")
+    return redirect("results-version", pk=version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_human_performance(request, pk):
+    """The paper's expert baseline or written human answers over a drawn subset (a crowd study)."""
+    version = _version(pk)
+    form = HumanPerformanceForm(request.POST)
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    data = form.cleaned_data
+    try:
+        made = result_actions.start_human_performance(version, request.user, who=data["who"], seed=data["seed"],
+                                                      size=data["size"], qualification=data["qualification"],
+                                                      k=data["k"])
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    except CrowdError as exc:
+        return version_page(request, version, status=exc.status, error=exc.message)
+    messages.success(request, f"Study {made.study.slug} created with {len(made.items)} item(s).")
+    return redirect("results-version", pk=version.pk)
+
+
+@roles_allowed(RESEARCHER, ADMIN)
+@require_POST
+def start_human_clip(request, pk):
+    """Score the people's written answers of the version's baselines with a CLIP model (a job)."""
+    version = _version(pk)
+    try:
+        job = result_actions.start_human_clip(version, request.user, model=request.POST.get("model", ""))
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    return _started(request, job, "The CLIP score of people's answers", "results-version", version.pk)
 
 
 @roles_allowed(RESEARCHER, ADMIN)

@@ -23,6 +23,7 @@ from evaluation import (
     result_actions,
     results,
     selectors,
+    subsets,
     validation_samples,
 )
 from evaluation.models import EvaluationRun
@@ -56,6 +57,10 @@ def version_page(request, version, *, status: int = 200, error: str = ""):
         "human": results.human_section(version, board),
         "agreements": human_verdicts.agreements(version),
         "human_judges": result_actions.human_judge_offers(version),
+        "subsets": [(subset, subsets.counts(subset)) for subset in subsets.subsets_of(version)],
+        "human_performance": result_actions.human_performance(version),
+        "human_performance_kinds": result_actions.HUMAN_PERFORMANCE,
+        "human_clip": result_actions.human_clip_offered(version),
         "failures": failure_analysis.version_distributions(version),
         "failure_factors": list(failure_analysis.factors_of(benchmarks.find(version.benchmark.slug)).values()),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),

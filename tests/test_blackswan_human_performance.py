@@ -7,6 +7,7 @@ import random
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation.crowd import assignment, submissions
 from annotation.crowd.models import Qualification, Study, Submission
@@ -430,3 +431,42 @@ def test_subsets_and_kept_clip_scores_are_read_only_records_in_the_admin(version
     assert admin_client_role.get("/admin/evaluation/versionsubset/add/").status_code == 403
     assert admin_client_role.get(f"/admin/evaluation/versionsubset/{subset.pk}/delete/").status_code == 403
     assert admin_client_role.get("/admin/evaluation/humanbaselinemetric/").status_code == 200
+
+
+def test_the_results_page_draws_subsets_and_starts_the_paper_s_human_performance(version, researcher_client,
+                                                                                  expert, tiny_models_dir,
+                                                                                  django_capture_on_commit_callbacks):
+    page = reverse("results-version", args=[version.pk])
+    text = researcher_client.get(page).content.decode()
+    assert 'id="subset-form"' in text and 'id="human-performance-form"' in text and 'id="human-clip-form"' not in text
+
+    bad = researcher_client.post(reverse("results-version-subset", args=[version.pk]),
+                                 {"name": "abl", "seed": 1, "per_group": 2, "variants": "no_such_variant"})
+    assert bad.status_code == 400 and not VersionSubset.objects.exists()
+    made = researcher_client.post(reverse("results-version-subset", args=[version.pk]),
+                                  {"name": "abl", "seed": 1, "per_group": 2})
+    assert made.status_code == 302
+    subset = VersionSubset.objects.get(name="abl")
+    assert subset.request_ids == subsets.make_subset(version, "abl-again", seed=1, per_group=2).request_ids
+    assert 'data-subset="abl"' in researcher_client.get(page).content.decode()
+    taken = researcher_client.post(reverse("results-version-subset", args=[version.pk]),
+                                   {"name": "abl", "seed": 2, "per_group": 2})
+    assert taken.status_code == 400 and "already has a subset" in taken.content.decode()
+
+    unknown = researcher_client.post(reverse("results-version-human-performance", args=[version.pk]),
+                                     {"who": "expert", "seed": 5, "size": 2, "qualification": "nobody-has-it", "k": 1})
+    assert unknown.status_code == 400 and "no qualification" in unknown.content.decode()
+    for who, size in (("expert", 2), ("crowd", 1)):
+        started = researcher_client.post(reverse("results-version-human-performance", args=[version.pk]),
+                                         {"who": who, "seed": 5, "size": size, "k": 1})
+        assert started.status_code == 302
+    written = Study.objects.get(form_schema__human_eval__subset="human-written-s5")
+    assert VersionSubset.objects.filter(name__in=["human-expert-s5", "human-written-s5"]).count() == 2
+
+    answer(written, expert, lambda item: WRITTEN[item.external_id.split(":")[1]])
+    assert 'id="human-clip-form"' in researcher_client.get(page).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        scored = researcher_client.post(reverse("results-version-human-clip", args=[version.pk]),
+                                        {"model": str(tiny_models_dir / "clip")})
+    assert scored.status_code == 302
+    assert HumanBaselineMetric.objects.get().study == written

@@ -145,6 +145,12 @@ MATRIX: dict[str, Case] = {
                                    kwargs={"pk": "version"}),
     "results-version-human-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                         kwargs={"pk": "version"}),
+    "results-version-subset": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                   kwargs={"pk": "version"}),
+    "results-version-human-performance": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                              kwargs={"pk": "version"}),
+    "results-version-human-clip": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                       kwargs={"pk": "version"}),
     # people's own verdicts on judged answers (frontend/analysis_views.py): curators, researchers and admins;
     # the fixture version has no judged baseline (an empty list); answers that do not exist are 404
     "results-human-answers": Case(GET=page(STAFF), kwargs={"pk": "version"}),

@@ -138,6 +138,7 @@ from evaluation.human_eval.explanation_votes import (
 )
 from evaluation.human_eval.performance import (
     EXPERT,
+    WRITTEN,
     create_expert_baseline,
     create_written_baseline,
 )
@@ -203,6 +204,7 @@ __all__ = [
     "baseline_groups",
     "CROWD",
     "EXPERT",
+    "WRITTEN",
     "answers_state",
     "score_human_baseline",
     "create_expert_baseline",
