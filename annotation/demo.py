@@ -152,15 +152,20 @@ def _demo_split(video, event, curator, say):
     return split
 
 
+def _demo_splits(curator, say) -> list:
+    """The finished splits of the demo videos (split here when they have none)."""
+    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
+    return [split for video in videos
+            if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+
+
 def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
     """A BlackSwanSuite staged-reveal study over the demo videos (k = 3), split into their parts here,
     so that several annotators can try the Forecaster → Detective → Reporter steps."""
     study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
     if study is not None:
         return study
-    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
-    splits = [split for video in videos
-              if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+    splits = _demo_splits(curator, say)
     if not splits:
         return None
     return create_staged_study(
@@ -178,9 +183,7 @@ def ensure_demo_caption_study(curator, say=lambda line: None) -> Study | None:
     study = Study.objects.filter(slug=DEMO_CAPTIONS_SLUG).first()
     if study is not None:
         return study
-    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
-    splits = [split for video in videos
-              if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+    splits = _demo_splits(curator, say)
     if not splits:
         return None
     return create_caption_study(curator, splits, DEMO_CAPTIONS_K, name="BlackSwanSuite: describe the beginning "

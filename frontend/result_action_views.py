@@ -126,25 +126,32 @@ def start_baseline(request, pk):
     return _started(request, job, f"The {data['baseline']} baseline", "results-version", version.pk)
 
 
+def _version_action(request, version, form, act, said):
+    """Check `form`, then `act(cleaned data)` → what was made, `said(made)` → the message; back to the version's
+    page, or the page again with the refusal (400, or the crowd engine's status)."""
+    if not form.is_valid():
+        return version_page(request, version, status=400, error=_form_error(form))
+    try:
+        made = act(form.cleaned_data)
+    except result_actions.ResultActionError as exc:
+        return version_page(request, version, status=400, error=str(exc))
+    except CrowdError as exc:
+        return version_page(request, version, status=exc.status, error=exc.message)
+    messages.success(request, said(made))
+    return redirect("results-version", pk=version.pk)
+
+
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def start_human_evaluation(request, pk):
     """Creates the study at once (`human_eval.STUDY_MAKERS`: the service refuses anyone else with 403)."""
     version = _version(pk)
-    form = HumanEvaluationForm(request.POST, run_ids=list(version.runs.values_list("pk", flat=True)))
-    if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
-    data = form.cleaned_data
-    try:
-        made = result_actions.start_human_evaluation(version, request.user, kind=data["kind"], run_ids=data["runs"],
-                                                     sample=data["sample"], k=data["k"])
-    except result_actions.ResultActionError as exc:
-        return version_page(request, version, status=400, error=str(exc))
-    except CrowdError as exc:
-        return version_page(request, version, status=exc.status, error=exc.message)
-    messages.success(request, f"Study {made.study.slug} created with {len(made.items)} item(s), "
-                              f"{made.study.annotators_per_item} people each.")
-    return redirect("results-version", pk=version.pk)
+    return _version_action(
+        request, version, HumanEvaluationForm(request.POST, run_ids=list(version.runs.values_list("pk", flat=True))),
+        lambda data: result_actions.start_human_evaluation(version, request.user, kind=data["kind"],
+                                                           run_ids=data["runs"], sample=data["sample"], k=data["k"]),
+        lambda made: f"Study {made.study.slug} created with {len(made.items)} item(s), "
+                     f"{made.study.annotators_per_item} people each.")
 
 
 @roles_allowed(RESEARCHER, ADMIN)
@@ -152,18 +159,12 @@ def start_human_evaluation(request, pk):
 def make_subset(request, pk):
     """A named, reproducible subset of the version (ablations, human performance); runs may then use it."""
     version = _version(pk)
-    form = SubsetForm(request.POST)
-    if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
-    data = form.cleaned_data
-    variants = [name.strip() for name in data["variants"].split(",") if name.strip()]
-    try:
-        made = result_actions.make_subset(version, request.user, name=data["name"], seed=data["seed"],
-                                          per_group=data["per_group"], videos=data["videos"], variants=variants)
-    except result_actions.ResultActionError as exc:
-        return version_page(request, version, status=400, error=str(exc))
-    messages.success(request, f"Subset {made.name} drawn: {len(made.request_ids)} request(s).")
-    return redirect("results-version", pk=version.pk)
+    return _version_action(
+        request, version, SubsetForm(request.POST),
+        lambda data: result_actions.make_subset(
+            version, request.user, name=data["name"], seed=data["seed"], per_group=data["per_group"],
+            videos=data["videos"], variants=[name.strip() for name in data["variants"].split(",") if name.strip()]),
+        lambda made: f"Subset {made.name} drawn: {len(made.request_ids)} request(s).")
 
 
 @roles_allowed(RESEARCHER, ADMIN)
@@ -171,20 +172,12 @@ def make_subset(request, pk):
 def start_human_performance(request, pk):
     """The paper's expert baseline or written human answers over a drawn subset (a crowd study)."""
     version = _version(pk)
-    form = HumanPerformanceForm(request.POST)
-    if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
-    data = form.cleaned_data
-    try:
-        made = result_actions.start_human_performance(version, request.user, who=data["who"], seed=data["seed"],
-                                                      size=data["size"], qualification=data["qualification"],
-                                                      k=data["k"])
-    except result_actions.ResultActionError as exc:
-        return version_page(request, version, status=400, error=str(exc))
-    except CrowdError as exc:
-        return version_page(request, version, status=exc.status, error=exc.message)
-    messages.success(request, f"Study {made.study.slug} created with {len(made.items)} item(s).")
-    return redirect("results-version", pk=version.pk)
+    return _version_action(
+        request, version, HumanPerformanceForm(request.POST),
+        lambda data: result_actions.start_human_performance(
+            version, request.user, who=data["who"], seed=data["seed"], size=data["size"],
+            qualification=data["qualification"], k=data["k"]),
+        lambda made: f"Study {made.study.slug} created with {len(made.items)} item(s).")
 
 
 @roles_allowed(RESEARCHER, ADMIN)

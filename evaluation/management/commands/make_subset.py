@@ -1,9 +1,9 @@
 """`manage.py make_subset`: draw a named, reproducible subset of a frozen version (`evaluation.subsets`)
 and print its counts per group; `evaluate --subset NAME` then runs only its requests."""
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.command_users import named_user
 from evaluation import runs, subsets
 from evaluation.cli_options import add_benchmark_argument
 
@@ -30,11 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--user", default="", help="who draws it (a username)")
 
     def handle(self, *args, **options):
-        user = None
-        if options["user"]:
-            user = get_user_model().objects.filter(username=options["user"]).first()
-            if user is None:
-                raise CommandError(f"There is no user {options['user']!r}.")
+        user = named_user(options["user"]) if options["user"] else None
         try:
             version = runs.find_version(options["benchmark"], options["version_label"])
             subset = subsets.make_subset(
