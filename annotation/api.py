@@ -9,6 +9,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from annotation import media, selectors, versions
+from annotation.filters import ImageFilter, VersionFilter, VideoFilter
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, Image, Video
 from annotation.serializers import (
     BenchmarkItemSerializer,
@@ -34,7 +35,8 @@ def _serializer_errors(errors: dict) -> ValidationError:
 
 
 class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """The media library. Upload with multipart `file` (and optional `title`)."""
+    """The media library, newest first; filters: `annotation.filters`. Upload with multipart `file` (and optional
+    `title`)."""
 
     allowed_roles = STAFF_ROLES
     action_roles = {"create": (CURATOR, ADMIN)}
@@ -42,7 +44,7 @@ class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     kind = ""
 
     def get_queryset(self):
-        return selectors.library_assets(self.queryset.model, status=self.request.query_params.get("status", ""))
+        return selectors.library_assets(self.queryset.model)
 
     @extend_schema(request={"multipart/form-data": UploadSerializer})
     def create(self, request):
@@ -67,12 +69,14 @@ class _MediaViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 class VideoViewSet(_MediaViewSet):
     queryset = Video.objects.all()
     serializer_class = VideoSerializer
+    filterset_class = VideoFilter
     kind = "video"
 
 
 class ImageViewSet(_MediaViewSet):
     queryset = Image.objects.all()
     serializer_class = ImageSerializer
+    filterset_class = ImageFilter
     kind = "image"
 
 
@@ -90,9 +94,10 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
     action_roles = {"create": (CURATOR, ADMIN), "freeze": (CURATOR, ADMIN), "items": STAFF_ROLES}
     queryset = BenchmarkVersion.objects.select_related("benchmark", "created_by")
     serializer_class = BenchmarkVersionSerializer
+    filterset_class = VersionFilter
 
     def get_queryset(self):
-        return selectors.versions_with_creator(self.request.query_params.get("benchmark", ""))
+        return selectors.versions_with_creator()
 
     def perform_create(self, serializer):
         serializer.save(created_by=self.request.user)

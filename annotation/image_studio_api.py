@@ -1,6 +1,7 @@
 """The image studio for scripts: `/api/image-attempts/` mirrors the studio's pages.
 
-- GET `/api/image-attempts/?item=<id>&slot=<role>`: the attempts (of one item, one slot), oldest first.
+- GET `/api/image-attempts/?item=<id>&slot=<role>`: the attempts (of one item, one slot), oldest first;
+  more filters in `annotation.filters.ImageAttemptFilter`.
 - POST `/api/image-attempts/` (multipart or JSON): `item`, `slot`, `mode`, `prompt`, `suffix`, `seed`,
   `model_id`, `negative_prompt`, `scheduler`, `steps`, `guidance`, `width`, `height`, `strength`,
   `parent` (attempt:<id> or image:<id>) and, for inpainting, the multipart file `mask` (a PNG of the
@@ -11,7 +12,7 @@
 Curators and admins only; refusals answer `{"error": ...}` with the status the studio gives them.
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -20,6 +21,8 @@ from rest_framework.response import Response
 from annotation import image_studio as studio
 from annotation import image_studio_selectors as selectors
 from annotation.curation_models import ImageAttempt
+from annotation.filters import ImageAttemptFilter
+from config.api_fields import JSONObjectField
 from config.json_bodies import GuardedJSONParser
 from config.roles import ADMIN, CURATOR
 
@@ -29,6 +32,9 @@ class ImageAttemptSerializer(serializers.ModelSerializer):
     chosen_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     has_image = serializers.SerializerMethodField()
     has_mask = serializers.SerializerMethodField()
+    params = JSONObjectField(read_only=True, help_text="the generation settings: steps, guidance, strength, width, "
+                                                       "height, …")
+    provenance = JSONObjectField(read_only=True, help_text="as written by the generation service")
 
     class Meta:
         model = ImageAttempt
@@ -74,18 +80,11 @@ class ImageAttemptViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     allowed_roles = (CURATOR, ADMIN)
     serializer_class = ImageAttemptSerializer
     parser_classes = [MultiPartParser, FormParser, GuardedJSONParser]
+    queryset = ImageAttempt.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+    filterset_class = ImageAttemptFilter
 
     def get_queryset(self):
-        found = ImageAttempt.objects.select_related("created_by", "chosen_by").order_by("created_at", "pk")
-        item = self.request.query_params.get("item", "")
-        if item.isdigit():
-            found = found.filter(item_id=int(item))
-        slot = self.request.query_params.get("slot", "")
-        return found.filter(slot=slot) if slot else found
-
-    @extend_schema(parameters=[OpenApiParameter("item", int), OpenApiParameter("slot", str)])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+        return selectors.attempts()
 
     @extend_schema(request={"multipart/form-data": AttemptRequestSerializer,
                             "application/json": AttemptRequestSerializer},

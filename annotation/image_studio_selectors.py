@@ -86,10 +86,13 @@ def item_image(item: BenchmarkItem, pk: int) -> Image | None:
     return Image.objects.select_related("uploaded_by").filter(pk=pk).first()
 
 
+def attempts():
+    """Every attempt with who made and chose it, oldest first."""
+    return ImageAttempt.objects.select_related("created_by", "chosen_by").order_by("created_at", "pk")
+
+
 def attempts_of(item: BenchmarkItem):
-    return (ImageAttempt.objects.filter(item=item)
-            .select_related("created_by", "chosen_by", "job", "parent", "parent_image")
-            .order_by("created_at", "pk"))
+    return attempts().filter(item=item).select_related("job", "parent", "parent_image")
 
 
 def attempt(pk: int) -> ImageAttempt | None:

@@ -10,12 +10,17 @@ def library_assets(model, *, query: str = "", status: str = "", tag: str = ""):
     text (in the title or the original file name), a status and a tag when given."""
     found = model.objects.select_related("probe_job", "uploaded_by").prefetch_related("tags")
     if query:
-        found = found.filter(Q(title__icontains=query) | Q(original_name__icontains=query))
+        found = titled(found, query)
     if status:
         found = found.filter(status=status)
     if tag:
         found = found.filter(tags__name=tag)
     return found
+
+
+def titled(assets, query: str):
+    """The assets (videos or images) with `query` in their title or original file name."""
+    return assets.filter(Q(title__icontains=query) | Q(original_name__icontains=query))
 
 
 def media_tags():
@@ -42,10 +47,9 @@ def splits():
     return VideoSplit.objects.select_related("video")
 
 
-def versions_with_creator(benchmark_slug: str = ""):
-    """Versions with their benchmark and creator; one benchmark's when a slug is given."""
-    found = BenchmarkVersion.objects.select_related("benchmark", "created_by")
-    return found.filter(benchmark__slug=benchmark_slug) if benchmark_slug else found
+def versions_with_creator():
+    """Versions with their benchmark and creator."""
+    return BenchmarkVersion.objects.select_related("benchmark", "created_by")
 
 
 def version_items(version):

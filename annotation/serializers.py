@@ -4,12 +4,15 @@ from rest_framework import serializers
 
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, Image, ItemMedia, Video
 from annotation.payloads import validate_payload
+from config.api_fields import JSONObjectField
 
 
 class _AssetSerializer(serializers.ModelSerializer):
     file_url = serializers.SerializerMethodField()
     probe_job = serializers.PrimaryKeyRelatedField(read_only=True)
     uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    provenance = JSONObjectField(read_only=True, help_text="where the file came from: its source and, for derived "
+                                                           "or generated media, what made it and with which settings")
 
     def get_file_url(self, obj) -> str:
         return reverse(f"media-{obj.__class__.__name__.lower()}-file", args=[obj.pk])

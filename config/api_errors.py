@@ -1,3 +1,8 @@
+"""The platform's error body, `{"error": "<one message a client can show>", …}`, for every refusal of the
+API: the exception handler below makes it from DRF's exceptions and the services' errors, and
+`ErrorSerializer` describes it in the schema (`config.api_schema` adds it to every operation)."""
+
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -7,6 +12,7 @@ def exception_handler(exc, context):
 
     Service errors that carry an HTTP `status` and a `message` (the crowd engine's, the media
     library's) become that status with the message, and their `details` when they have any.
+    A refusal whose messages form a list (a list of rows, each refused) keeps them under `errors`.
     """
     status = getattr(exc, "status", None)
     message = getattr(exc, "message", None)
@@ -16,7 +22,9 @@ def exception_handler(exc, context):
             body["details"] = exc.details
         return Response(body, status=status)
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(response.data, dict) and "error" not in response.data:
+    if response is not None and isinstance(response.data, list):
+        response.data = {"error": _first_message(response.data), "errors": response.data}
+    elif response is not None and isinstance(response.data, dict) and "error" not in response.data:
         response.data["error"] = _first_message(response.data)
     return response
 
@@ -29,6 +37,23 @@ def _first_message(data) -> str:
             text = _first_message(value)
             if text:
                 return text if key == "non_field_errors" else f"{key}: {text}"
-    if isinstance(data, list) and data:
-        return _first_message(data[0])
+    if isinstance(data, list):
+        for value in data:
+            text = _first_message(value)
+            if text:
+                return text
+        return ""
     return str(data) if data else ""
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The error body. Besides these keys, each refused field of the request (or filter parameter) may
+    carry its messages under its own name, e.g. `{"error": "status: …", "status": ["…"]}`."""
+
+    error = serializers.CharField(help_text="one message a client can show as is")
+    detail = serializers.CharField(required=False, help_text="DRF's own message, for refusals not about a field")
+    details = serializers.JSONField(required=False,
+                                    help_text="what is wrong, by field or by position, where the service names it")
+    errors = serializers.JSONField(required=False, help_text="every message of the refusal, by field or position")
+    existing_id = serializers.IntegerField(required=False,
+                                           help_text="an upload already in the library: the id of the one there")

@@ -20,6 +20,7 @@ class TokenView(ObtainAuthToken):
 
     permission_classes = [AllowAny]
     allowed_roles = "public"
+    rate_limited = True
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's own view names its parsers; use the guarded ones
 
     def post(self, request, *args, **kwargs):

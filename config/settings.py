@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",
     "generation",
     "annotation",
     "evaluation",
@@ -195,9 +196,12 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+    # Lists are narrowed by their FilterSets (django-filter); a value that does not parse is a 400.
+    "DEFAULT_FILTER_BACKENDS": ["config.api_filters.ListFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, plus each operation's refusals with the platform's error body
+    "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

@@ -5,14 +5,14 @@ Runs are shared within the research team: every researcher (and admin) sees ever
 and resuming are for the person who started the run, or an admin.
 """
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.roles import ADMIN, RESEARCHER
 from evaluation import run_control, runs, selectors
+from evaluation.filters import PredictionFilter, RunFilter
 from evaluation.models import EvaluationRun
 from evaluation.serializers import (
     PredictionSerializer,
@@ -25,28 +25,17 @@ RESEARCHERS = (RESEARCHER, ADMIN)
 
 
 class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Evaluation runs, newest first. Filter with `?status=`, `?benchmark=`, `?version=` (id) and
-    `?model=` (part of the model id). Creating a run checks its options against the benchmark and
-    starts it on the Celery workers (`gpu` queue)."""
+    """Evaluation runs, newest first (filters: `evaluation.filters.RunFilter`; `?status=`, `?benchmark=`,
+    `?version=` (id) and `?model=` (part of the model id) among them). Creating a run checks its options
+    against the benchmark and starts it on the Celery workers (`gpu` queue)."""
 
     allowed_roles = RESEARCHERS
     serializer_class = RunSerializer
     queryset = EvaluationRun.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+    filterset_class = RunFilter
 
     def get_queryset(self):
-        params = self.request.query_params
-        return selectors.filter_runs(run_control.visible_runs(), status=params.get("status", ""),
-                                     benchmark=params.get("benchmark", ""), version=params.get("version", ""),
-                                     model=params.get("model", ""))
-
-    @extend_schema(parameters=[
-        OpenApiParameter("status", OpenApiTypes.STR, description="pending, running, succeeded, failed or cancelled"),
-        OpenApiParameter("benchmark", OpenApiTypes.STR, description="benchmark slug"),
-        OpenApiParameter("version", OpenApiTypes.INT, description="benchmark version id"),
-        OpenApiParameter("model", OpenApiTypes.STR, description="part of the model id"),
-    ])
-    def list(self, request, *args, **kwargs):
-        return super().list(request, *args, **kwargs)
+        return run_control.visible_runs()
 
     def get_serializer_class(self):
         return RunCreateSerializer if self.action == "create" else super().get_serializer_class()
@@ -94,19 +83,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def progress(self, request, pk=None):
         return Response(RunProgressSerializer(self.get_object()).data)
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("variant", OpenApiTypes.STR, description="only this task variant"),
-            OpenApiParameter("errors", OpenApiTypes.BOOL, description="true: only failed predictions"),
-        ],
-        responses=PredictionSerializer(many=True),
-    )
-    @action(detail=True, methods=["get"], serializer_class=PredictionSerializer)
+    @extend_schema(responses=PredictionSerializer(many=True))
+    @action(detail=True, methods=["get"], serializer_class=PredictionSerializer, filterset_class=PredictionFilter)
     def predictions(self, request, pk=None):
-        """The run's predictions, each with the exact prompt and the inputs (frame indices) it recorded."""
-        run = self.get_object()
-        queryset = selectors.run_predictions(
-            run, variant=request.query_params.get("variant", ""),
-            errors_only=request.query_params.get("errors", "").lower() in ("1", "true", "yes"))
-        page = self.paginate_queryset(queryset)
+        """The run's predictions, each with the exact prompt and the inputs (frame indices) it recorded
+        (filters: `evaluation.filters.PredictionFilter`)."""
+        page = self.paginate_queryset(self.filter_queryset(selectors.run_predictions(self.get_object())))
         return self.get_paginated_response(PredictionSerializer(page, many=True).data)

@@ -34,22 +34,9 @@ def judgments_of(predictions):
     return Judgment.objects.filter(prediction__in=predictions).order_by("prediction_id", "kind", "reference_key")
 
 
-def filter_runs(runs, *, status: str = "", benchmark: str = "", version: str = "", model: str = ""):
-    """`runs` narrowed by status, benchmark slug, version id (digits; anything else is ignored) and
-    part of the model id; empty values do not filter."""
-    filters = {"status": status, "version__benchmark__slug": benchmark, "model_id__icontains": model}
-    if str(version).isdigit():
-        filters["version_id"] = int(version)
-    return runs.filter(**{key: value for key, value in filters.items() if value})
-
-
-def run_predictions(run: EvaluationRun, *, variant: str = "", errors_only: bool = False):
-    """A run's predictions with their items, by request and sample; one variant's, or only the failed
-    ones, when asked."""
-    found = run.predictions.select_related("item").order_by("request_id", "sample_index")
-    if variant:
-        found = found.filter(variant=variant)
-    return found.exclude(error="") if errors_only else found
+def run_predictions(run: EvaluationRun):
+    """A run's predictions with their items, by request and sample."""
+    return run.predictions.select_related("item").order_by("request_id", "sample_index")
 
 
 RECENT_JOBS = 10

@@ -4,6 +4,7 @@ that start one (the same as `manage.py evaluate` and the runs page)."""
 from rest_framework import serializers
 
 from annotation.models import BenchmarkVersion
+from config.api_fields import JSONListField, JSONObjectField, JSONValueField
 from evaluation import runs
 from evaluation.models import EvaluationRun, Prediction
 from generation.frames import FramePolicy
@@ -69,6 +70,12 @@ class RunSerializer(RunProgressSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     transitions = RunTransitionSerializer(many=True, read_only=True)
     subset = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    backend_options = JSONObjectField(read_only=True, help_text="the backend's options: dtype, device map, base URL, …")
+    frame_policy = JSONObjectField(read_only=True, help_text="how frames are sampled (see `frames` for its spec)")
+    generation_params = JSONObjectField(read_only=True, help_text="temperature, top_p, max_new_tokens, …")
+    variants = JSONListField(read_only=True, help_text="the task variants run; empty: every variant of the benchmark")
+    describer = JSONObjectField(read_only=True, help_text="image-to-text: {backend, model_id, revision, "
+                                                          "resolved_revision, options}")
 
     class Meta(RunProgressSerializer.Meta):
         fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
@@ -85,6 +92,12 @@ class RunSerializer(RunProgressSerializer):
 
 class PredictionSerializer(serializers.ModelSerializer):
     item = serializers.CharField(source="item.external_id", read_only=True)
+    parsed_answer = JSONValueField(read_only=True, allow_null=True,
+                                   help_text="the default parser's reading of the answer; its form depends on the task")
+    parses = JSONObjectField(read_only=True, help_text="every reading so far, by parser name: {name: {value, status}}")
+    prompt = JSONListField(read_only=True, help_text="the exact messages sent ({role, content}), media as fingerprints")
+    inputs = JSONObjectField(read_only=True, help_text="frame indices, image order, policy")
+    params = JSONObjectField(read_only=True, help_text="the generation parameters of this request")
 
     class Meta:
         model = Prediction

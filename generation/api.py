@@ -5,25 +5,22 @@ from rest_framework.response import Response
 
 from config.roles import ADMIN, ANY_ROLE, has_role
 from generation import jobs
+from generation.filters import JobFilter
 from generation.models import Job
 from generation.selectors import visible_jobs
 from generation.serializers import JobSerializer
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):
-    """Background jobs with live status and progress. Filter with `?status=` and `?kind=`."""
+    """Background jobs with live status and progress, newest first; filters: `generation.filters.JobFilter`."""
 
     allowed_roles = ANY_ROLE
     serializer_class = JobSerializer
     queryset = Job.objects.none()  # the real one is per user (get_queryset); this types the schema's `id`
+    filterset_class = JobFilter
 
     def get_queryset(self):
-        queryset = visible_jobs(self.request.user)
-        for field in ("status", "kind"):
-            value = self.request.query_params.get(field)
-            if value:
-                queryset = queryset.filter(**{field: value})
-        return queryset
+        return visible_jobs(self.request.user)
 
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])

@@ -382,6 +382,7 @@ MATRIX: dict[str, Case] = {
     # the answers are checked before the test is looked up: no answers -> 400
     "api-qualification-test-attempt": Case(GET=api((ANNOTATOR, CURATOR), ok=405),
                                            POST=api((ANNOTATOR, CURATOR), ok=400), kwargs={"pk": MISSING}),
+    "api-submission-list": Case(GET=api(STAFF)),
     "api-submission-detail": Case(GET=api(STAFF, ok=404), kwargs={"pk": MISSING}),
     # readers may GET the route (405: POST only); only reviewers may decide
     "api-submission-decide": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),

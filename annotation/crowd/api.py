@@ -26,6 +26,7 @@ from annotation.crowd import (
 )
 from annotation.crowd.access import SUBMISSION_READERS, SUBMISSION_REVIEWERS
 from annotation.crowd.errors import CrowdError
+from annotation.crowd.filters import ClaimFilter, StudyFilter, StudyQueueFilter, SubmissionFilter
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
     AnswerSerializer,
@@ -52,6 +53,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
                     "report_csv": SUBMISSION_READERS, "queue": SUBMISSION_READERS}
     queryset = Study.objects.select_related("required_qualification")
     serializer_class = StudySerializer
+    filterset_class = StudyFilter
     lookup_field = "slug"
 
     def perform_create(self, serializer):
@@ -140,15 +142,12 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         agreed = consent.give(found[0], request.user)
         return Response({"study": found[0].slug, "agreed_at": agreed.agreed_at}, status=201)
 
-    @extend_schema(parameters=[OpenApiParameter("queue", str, enum=list(review.QUEUES)),
-                               OpenApiParameter("state", str, enum=list(review.STATES))],
-                   responses=SubmissionSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @extend_schema(responses=SubmissionSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=StudyQueueFilter)
     def queue(self, request, slug=None):
+        """The study's submissions in a review queue (filters: `annotation.crowd.filters.StudyQueueFilter`)."""
         study = self.get_object()
-        submissions_ = review.queue(study, request.query_params.get("queue", "all"),
-                                    request.query_params.get("state", "pending"))
-        page = self.paginate_queryset(submissions_)
+        page = self.paginate_queryset(self.filter_queryset(review.queue(study, "all", state="")))
         response = self.get_paginated_response(SubmissionSerializer(page, many=True).data)
         response.data["counts"] = review.queue_counts(study)
         return response
@@ -195,6 +194,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     allowed_roles = (ANNOTATOR, *CURATORS)
     serializer_class = WorkerClaimSerializer
     queryset = Claim.objects.none()  # the real one is the worker's own (get_queryset); this types the schema's `id`
+    filterset_class = ClaimFilter
 
     def get_queryset(self):
         return selectors.claims_of(self.request.user)
@@ -281,8 +281,9 @@ def _no_store(response):
     return response
 
 
-class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Single review decisions: approve, reject (reason required), edit (corrected answers, then approve).
+class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Workers' submissions of every study, newest first (filters: `annotation.crowd.filters.SubmissionFilter`),
+    and single review decisions: approve, reject (reason required), edit (corrected answers, then approve).
 
     Who reads submissions and who decides on them: `annotation.crowd.access`."""
 
@@ -290,6 +291,7 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     action_roles = {"decide": SUBMISSION_REVIEWERS}
     serializer_class = SubmissionSerializer
     queryset = Submission.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+    filterset_class = SubmissionFilter
 
     def get_queryset(self):
         return selectors.submissions_with_context()
@@ -318,7 +320,7 @@ class SubmissionViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         "entity": serializers.CharField(), "from": serializers.CharField(), "to": serializers.CharField(),
         "by": serializers.CharField(allow_null=True), "at": serializers.DateTimeField(),
         "reason": serializers.CharField()}))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def history(self, request, pk=None):
         submission = self.get_object()
         rows = list(history.for_object(Submission, submission.pk)) + list(

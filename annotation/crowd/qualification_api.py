@@ -31,9 +31,10 @@ class QualificationTestViewSet(viewsets.ReadOnlyModelViewSet):
     allowed_roles = (ANNOTATOR, CURATOR, ADMIN)
     queryset = QualificationTest.objects.select_related("qualification").order_by("name", "pk")
     serializer_class = QualificationTestSerializer
+    rate_limited = False  # only attempts are: a failed one waits for the test's retry delay (429)
 
     @extend_schema(request=AttemptSerializer, responses={201: OpenApiTypes.OBJECT})
-    @action(detail=True, methods=["post"])
+    @action(detail=True, methods=["post"], rate_limited=True)
     def attempt(self, request, pk=None):
         body = AttemptSerializer(data=request.data)
         body.is_valid(raise_exception=True)

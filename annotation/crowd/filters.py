@@ -1,0 +1,94 @@
+"""Query filters of the crowd engine's API: studies, submissions (also a study's review queue) and a
+worker's own claims (`config.api_filters`). Who may read the rows is the views' rule; the filters only
+narrow what the caller may already see."""
+
+from django.conf import settings
+from django_filters import rest_framework as filters
+
+from annotation.crowd import kinds, review
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from config.api_filters import BooleanFilter, after, before
+
+
+def step_kinds() -> list[tuple[str, str]]:
+    return [(name, name) for name in kinds.names()]
+
+
+def _study(field_name: str) -> filters.ModelChoiceFilter:
+    return filters.ModelChoiceFilter(field_name=field_name, to_field_name="slug", queryset=Study.objects.all(),
+                                     help_text="the study's slug")
+
+
+class StudyFilter(filters.FilterSet):
+    state = filters.ChoiceFilter(choices=Study.State.choices)
+    step_kind = filters.ChoiceFilter(choices=step_kinds, help_text="the study's kind: form or a benchmark workflow")
+    language = filters.ChoiceFilter(choices=settings.LANGUAGES, help_text="the language of its worker pages")
+    recruitment_platform = filters.ChoiceFilter(choices=Study.Recruitment.choices)
+    created_after = after("created_at", "studies created")
+    created_before = before("created_at", "studies created")
+
+    class Meta:
+        model = Study
+        fields = ["state", "step_kind", "language", "recruitment_platform", "created_after", "created_before"]
+
+
+class SubmissionFilter(filters.FilterSet):
+    study = _study("claim__study")
+    queue = filters.ChoiceFilter(choices=[(name, name) for name in review.QUEUES], method="in_queue",
+                                 help_text="a review queue: gold (gold and attention items), expert_sample or all")
+    state = filters.ChoiceFilter(choices=[(name, name) for name in review.STATES], method="in_state",
+                                 help_text="pending (awaiting a decision), approved or rejected")
+    review_state = filters.ChoiceFilter(choices=Submission.Review.choices,
+                                        help_text="whether it was sampled for review, and the decision")
+    worker = filters.CharFilter(field_name="claim__worker__username", help_text="the worker's username")
+    item = filters.CharFilter(field_name="claim__item__external_id", help_text="the item's external id")
+    item_role = filters.ChoiceFilter(field_name="claim__item__role", choices=StudyItem.Role.choices)
+    check_passed = BooleanFilter(help_text="the result of a gold or attention item")
+    submitted_after = after("submitted_at", "submissions handed in")
+    submitted_before = before("submitted_at", "submissions handed in")
+
+    class Meta:
+        model = Submission
+        fields = ["study", "queue", "state", "review_state", "worker", "item", "item_role", "check_passed",
+                  "submitted_after", "submitted_before"]
+
+    def in_queue(self, queryset, name, value: str):
+        return queryset.filter(review.QUEUES[value])
+
+    def in_state(self, queryset, name, value: str):
+        return queryset.filter(review.STATES[value])
+
+
+class StudyQueueFilter(SubmissionFilter):
+    """A study's review queue: every submission's queue (`all`) and those awaiting a decision (`pending`)
+    unless asked otherwise; `?state=` (empty) lists every state."""
+
+    DEFAULTS = {"queue": "all", "state": "pending"}
+
+    study = None
+    queue = filters.ChoiceFilter(choices=[(name, name) for name in review.QUEUES], method="in_queue",
+                                 help_text="a review queue: gold (gold and attention items), expert_sample or all "
+                                           "(the default)")
+    state = filters.ChoiceFilter(choices=[(name, name) for name in review.STATES], method="in_state",
+                                 help_text="pending (awaiting a decision: the default), approved or rejected; "
+                                           "empty: every state")
+
+    class Meta(SubmissionFilter.Meta):
+        fields = [name for name in SubmissionFilter.Meta.fields if name != "study"]
+
+    def __init__(self, data=None, *args, **kwargs):
+        data = data.copy() if data is not None else {}
+        for name, default in self.DEFAULTS.items():
+            data.setdefault(name, default)
+        super().__init__(data, *args, **kwargs)
+
+
+class ClaimFilter(filters.FilterSet):
+    study = _study("study")
+    status = filters.ChoiceFilter(choices=Claim.Status.choices)
+    claimed_after = after("claimed_at", "claims made")
+    claimed_before = before("claimed_at", "claims made")
+
+    class Meta:
+        model = Claim
+        fields = ["study", "status", "claimed_after", "claimed_before"]
