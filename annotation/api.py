@@ -115,7 +115,7 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
         return Response(self.get_serializer(version).data)
 
     @extend_schema(methods=["get"], responses=BenchmarkItemSerializer(many=True))
-    @extend_schema(methods=["post"], request=BenchmarkItemSerializer, responses=BenchmarkItemSerializer)
+    @extend_schema(methods=["post"], request=BenchmarkItemSerializer, responses={201: BenchmarkItemSerializer})
     @action(detail=True, methods=["get", "post"], serializer_class=BenchmarkItemSerializer)
     def items(self, request, pk=None):
         version = self.get_object()

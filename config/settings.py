@@ -223,6 +223,7 @@ SPECTACULAR_SETTINGS = {
         "MediaStatusEnum": "annotation.models.MediaAsset.Status",
         "VersionSourceEnum": "annotation.models.BenchmarkVersion.Source",
         "JobStatusEnum": "generation.models.Job.Status",
+        "ClaimStatusEnum": "annotation.crowd.models.Claim.Status",
     },
 }
 

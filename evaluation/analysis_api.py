@@ -13,7 +13,6 @@ Bad input is 400 with the reason; a role that may read but not write gets 403 on
 
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -23,6 +22,16 @@ from annotation import selectors as annotation_selectors
 from config.permissions import HasRole
 from config.roles import STAFF_ROLES
 from evaluation import failure_analysis, judge_references, selectors
+from evaluation.analysis_serializers import (
+    ApprovedReferencesSerializer,
+    ApproveReferencesSerializer,
+    FailureTagsSerializer,
+    JudgeReferenceSerializer,
+    RevokeReferenceSerializer,
+    TagRequestSerializer,
+    TagSerializer,
+    VersionReferencesSerializer,
+)
 from evaluation.human_eval import references
 
 
@@ -34,14 +43,14 @@ class VersionJudgeReferencesView(APIView):
     permission_classes = [HasRole]
     allowed_roles = STAFF_ROLES
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=VersionReferencesSerializer)
     def get(self, request, pk):
         version = get_object_or_404(annotation_selectors.versions(), pk=pk)
         entries = references.candidates(version) if version.frozen else []
         return Response({"version": version.pk, "frozen": version.frozen,
                          "items": [entry.as_dict() for entry in entries]})
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=ApproveReferencesSerializer, responses={201: ApprovedReferencesSerializer})
     def post(self, request, pk):
         judge_references.require_approver(request.user)
         version = get_object_or_404(annotation_selectors.versions(), pk=pk)
@@ -62,7 +71,7 @@ class JudgeReferenceRevokeView(APIView):
     permission_classes = [HasRole]
     allowed_roles = judge_references.APPROVERS
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=RevokeReferenceSerializer, responses=JudgeReferenceSerializer)
     def post(self, request, pk):
         reference = selectors.judge_reference(pk)
         if reference is None:
@@ -90,13 +99,13 @@ class RunFailureTagsView(APIView):
     def _run(self, pk):
         return get_object_or_404(selectors.runs_with_benchmark(), pk=pk)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=FailureTagsSerializer)
     def get(self, request, pk):
         run = self._run(pk)
         return Response({**failure_analysis.distribution(run),
                          "predictions": [_tag_dict(entry) for entry in failure_analysis.wrong_predictions(run)]})
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=TagRequestSerializer, responses={201: TagSerializer})
     def post(self, request, pk):
         run = self._run(pk)
         data = request.data if isinstance(request.data, dict) else {}

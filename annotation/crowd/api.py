@@ -4,13 +4,18 @@ studies and review queues. Errors from the services carry their own HTTP status.
 from django.db import transaction
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.blackswan import staged
+from annotation.blackswan.staged_serializers import (
+    StageStateSerializer,
+    StepDraftSavedSerializer,
+    StepSubmittedSerializer,
+)
 from annotation.crowd import (
     assignment,
     consent,
@@ -30,11 +35,18 @@ from annotation.crowd.filters import ClaimFilter, StudyFilter, StudyQueueFilter,
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.crowd.serializers import (
     AnswerSerializer,
+    BulkReviewResultSerializer,
     BulkReviewSerializer,
+    DraftSavedSerializer,
+    NoItemLeftSerializer,
+    ReleasedClaimSerializer,
     ReviewSerializer,
     StudyItemInSerializer,
+    StudyItemsAddedSerializer,
+    StudyReportSerializer,
     StudySerializer,
     SubmissionSerializer,
+    SubmittedSerializer,
     WorkerClaimSerializer,
 )
 from config.roles import ADMIN, ANNOTATOR, CURATOR
@@ -83,7 +95,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
     def close(self, request, slug=None):
         return self._set_state(request, "close")
 
-    @extend_schema(request=StudyItemInSerializer(many=True), responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=StudyItemInSerializer(many=True), responses={201: StudyItemsAddedSerializer})
     @action(detail=True, methods=["post"])
     def items(self, request, slug=None):
         study = self.get_object()
@@ -115,7 +127,10 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
             created = assignment.add_items(study, items)
         return Response({"created": len(created)}, status=201)
 
-    @extend_schema(request=None, responses={200: WorkerClaimSerializer, 204: None})
+    @extend_schema(request=None, responses={
+        200: PolymorphicProxySerializer(component_name="CurrentClaimOrNone", resource_type_field_name=None,
+                                        serializers=[WorkerClaimSerializer, NoItemLeftSerializer]),
+        201: WorkerClaimSerializer})
     @action(detail=True, methods=["post"])
     def claim(self, request, slug=None):
         found = eligibility.study_and_standing(slug, request.user)
@@ -152,7 +167,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         response.data["counts"] = review.queue_counts(study)
         return response
 
-    @extend_schema(request=BulkReviewSerializer, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=BulkReviewSerializer, responses=BulkReviewResultSerializer)
     @action(detail=True, methods=["post"])
     def review(self, request, slug=None):
         study = self.get_object()
@@ -167,7 +182,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
             return Response({"error": problem}, status=400)
         return Response(review.bulk(chosen, request.user, action=verb, reason=reason, criterion=criterion))
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={(200, "application/json"): StudyReportSerializer, (200, "text/csv"): OpenApiTypes.STR})
     @action(detail=True, methods=["get"], renderer_classes=reports.REPORT_RENDERERS)
     def report(self, request, slug=None, format=None):
         """Agreement per form field, per-worker quality and speed, throughput, progress."""
@@ -199,7 +214,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     def get_queryset(self):
         return selectors.claims_of(self.request.user)
 
-    @extend_schema(request=AnswerSerializer, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=AnswerSerializer, responses=DraftSavedSerializer)
     @action(detail=True, methods=["put", "post"])
     def draft(self, request, pk=None):
         claim = self._claim(pk)
@@ -210,7 +225,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                                        active_seconds=body.validated_data["active_seconds"])
         return Response({"revision": draft.revision, "updated_at": draft.updated_at})
 
-    @extend_schema(request=AnswerSerializer, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=AnswerSerializer, responses={201: SubmittedSerializer, 200: SubmittedSerializer})
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         claim = self._claim(pk)
@@ -222,7 +237,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response({"submission": submission.pk, "created": created, "feedback": feedback},
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(request=None, responses=WorkerClaimSerializer)
+    @extend_schema(request=None, responses=ReleasedClaimSerializer)
     @action(detail=True, methods=["post"])
     def release(self, request, pk=None):
         claim = assignment.release(self._claim(pk), request.user)
@@ -230,14 +245,14 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
 
     # --- Staged studies (BlackSwanSuite): one claim, three steps in order, each with its own draft ---
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses=StageStateSerializer)
     @action(detail=True, methods=["get"])
     def stage(self, request, pk=None):
         """The current step of a staged claim: its players (only clips the step shows), draft and
         the worker's earlier answers."""
         return _no_store(Response(staged.stage_state(self._claim(pk))))
 
-    @extend_schema(request=AnswerSerializer, responses={200: OpenApiTypes.OBJECT}, parameters=[STEP_PARAMETER])
+    @extend_schema(request=AnswerSerializer, responses=StepDraftSavedSerializer, parameters=[STEP_PARAMETER])
     @action(detail=True, methods=["put", "post"], url_path=r"steps/(?P<step>[a-z]+)/draft", url_name="step-draft")
     def step_draft(self, request, pk=None, step=None):
         claim = self._claim(pk)
@@ -248,7 +263,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return _no_store(Response({"step": saved.step, "revision": saved.draft_revision,
                                    "updated_at": saved.draft_saved_at}))
 
-    @extend_schema(request=AnswerSerializer, responses={201: OpenApiTypes.OBJECT}, parameters=[STEP_PARAMETER])
+    @extend_schema(request=AnswerSerializer, responses={201: StepSubmittedSerializer}, parameters=[STEP_PARAMETER])
     @action(detail=True, methods=["post"], url_path=r"steps/(?P<step>[a-z]+)/submit", url_name="step-submit")
     def step_submit(self, request, pk=None, step=None):
         """Submit the current step; a step out of order is refused (409) and nothing is written."""

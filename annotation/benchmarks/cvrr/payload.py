@@ -3,6 +3,8 @@ and, in curation, a `video` assigned to a dimension (its source, metadata and ch
 
 from typing import Literal
 
+from pydantic import Field
+
 from annotation.benchmarks.registry import Payload
 from annotation.benchmarks.types import NonEmptyString, Text, one_of
 
@@ -31,7 +33,7 @@ class CvrrVideo(Payload):
     dimension: NonEmptyString
     video_id: NonEmptyString
     source: one_of(*VIDEO_SOURCES)
-    metadata: dict | None = None
+    metadata: dict | None = Field(None, description="what came with the video from its source, as it came")
     caption: Text | None = None
 
 

@@ -10,7 +10,6 @@
 """
 
 from django.core.exceptions import ValidationError
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -18,6 +17,7 @@ from rest_framework.response import Response
 
 from annotation.benchmarks.nleye import explanation, triplets, validation
 from annotation.models import FrozenError
+from config.api_fields import JSONObjectField
 from config.permissions import HasRole
 from config.roles import ADMIN, CURATOR
 
@@ -53,6 +53,24 @@ CHECKS_IN = inline_serializer("NleyeChecksIn", {
 })
 
 
+TRIPLET_STATE = inline_serializer("NleyeTripletState", {
+    "id": serializers.IntegerField(),
+    "external_id": serializers.CharField(),
+    "version": serializers.CharField(),
+    "payload": JSONObjectField(help_text="the item's payload (NleyePayload)"),
+    "images": serializers.DictField(child=serializers.IntegerField(), help_text="image id by slot"),
+    "aspects": serializers.DictField(child=inline_serializer("NleyeAspectState", {
+        "status": serializers.CharField(help_text="passes, fails, missing, changed or own-work"),
+        "fingerprint": serializers.CharField(),
+        "latest": inline_serializer("NleyeLatestCheck", {
+            "verdict": serializers.CharField(), "note": serializers.CharField(),
+            "checked_by": serializers.CharField(), "checked_at": serializers.DateTimeField()}, allow_null=True),
+    }), help_text="each validation aspect's state"),
+    "missing": serializers.ListField(child=serializers.CharField(), help_text="what is missing before freezing"),
+    "validated": serializers.BooleanField(),
+})
+
+
 def _refused(exc: ValidationError, status: int) -> Response:
     return Response({"error": "; ".join(exc.messages), "errors": exc.messages}, status=status)
 
@@ -67,11 +85,11 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
     def _state(self):
         return validation.triplet_state(triplets.triplet_items().get(pk=self.get_object().pk))
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses=TRIPLET_STATE)
     def retrieve(self, request, pk=None):
         return Response(state_data(self._state()))
 
-    @extend_schema(request=EXPLANATION_IN, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=EXPLANATION_IN, responses=TRIPLET_STATE)
     @action(detail=True, methods=["post"])
     def explanation(self, request, pk=None):
         item = self.get_object()
@@ -85,7 +103,7 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
             return _refused(exc, 400)
         return Response(state_data(self._state()))
 
-    @extend_schema(request=CHECKS_IN, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=CHECKS_IN, responses={201: TRIPLET_STATE})
     @action(detail=True, methods=["post"])
     def checks(self, request, pk=None):
         item = self.get_object()
