@@ -19,6 +19,19 @@ def _study(field_name: str) -> filters.ModelChoiceFilter:
                                      help_text="the study's slug")
 
 
+def _queue(default: str) -> filters.ChoiceFilter:
+    """`?queue=`; `default` says what the list shows without one."""
+    return filters.ChoiceFilter(
+        choices=[(name, name) for name in review.QUEUES], method="in_queue",
+        help_text=f"a review queue: gold (gold and attention items), expert_sample or all{default}")
+
+
+def _state(default: str) -> filters.ChoiceFilter:
+    """`?state=` (of the submission's claim); `default` says what the list shows without one."""
+    return filters.ChoiceFilter(choices=[(name, name) for name in review.STATES], method="in_state",
+                                help_text=f"pending (awaiting a decision), approved or rejected{default}")
+
+
 class StudyFilter(filters.FilterSet):
     state = filters.ChoiceFilter(choices=Study.State.choices)
     step_kind = filters.ChoiceFilter(choices=step_kinds, help_text="the study's kind: form or a benchmark workflow")
@@ -34,10 +47,8 @@ class StudyFilter(filters.FilterSet):
 
 class SubmissionFilter(filters.FilterSet):
     study = _study("claim__study")
-    queue = filters.ChoiceFilter(choices=[(name, name) for name in review.QUEUES], method="in_queue",
-                                 help_text="a review queue: gold (gold and attention items), expert_sample or all")
-    state = filters.ChoiceFilter(choices=[(name, name) for name in review.STATES], method="in_state",
-                                 help_text="pending (awaiting a decision), approved or rejected")
+    queue = _queue("")
+    state = _state("")
     review_state = filters.ChoiceFilter(choices=Submission.Review.choices,
                                         help_text="whether it was sampled for review, and the decision")
     worker = filters.CharFilter(field_name="claim__worker__username", help_text="the worker's username")
@@ -66,12 +77,8 @@ class StudyQueueFilter(SubmissionFilter):
     DEFAULTS = {"queue": "all", "state": "pending"}
 
     study = None
-    queue = filters.ChoiceFilter(choices=[(name, name) for name in review.QUEUES], method="in_queue",
-                                 help_text="a review queue: gold (gold and attention items), expert_sample or all "
-                                           "(the default)")
-    state = filters.ChoiceFilter(choices=[(name, name) for name in review.STATES], method="in_state",
-                                 help_text="pending (awaiting a decision: the default), approved or rejected; "
-                                           "empty: every state")
+    queue = _queue("; all when not given")
+    state = _state("; pending when not given, every state when empty (`?state=`)")
 
     class Meta(SubmissionFilter.Meta):
         fields = [name for name in SubmissionFilter.Meta.fields if name != "study"]
