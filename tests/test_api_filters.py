@@ -243,6 +243,10 @@ def test_a_workers_claims_filter_within_their_own(handed_in):
     assert ids(api.get("/api/claims/", {"status": "approved"})) == []  # walt's approved claim is not hers
     assert ids(api.get("/api/claims/", {"status": "submitted"})) == mine
 
+    # a study she has no claim in is refused like one that does not exist: nothing to learn about it
+    unknown = refused(api.get("/api/claims/", {"study": "secret"}), "study")
+    create_study("secret", form=FORM, items=1)
+    assert refused(api.get("/api/claims/", {"study": "secret"}), "study") == unknown
     refused(api.get("/api/claims/", {"status": "finished"}), "status")
     refused(api.get("/api/claims/", {"claimed_after": "soon"}), "claimed_after")
 

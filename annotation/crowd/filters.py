@@ -14,9 +14,6 @@ def step_kinds() -> list[tuple[str, str]]:
     return [(name, name) for name in kinds.names()]
 
 
-def _study(field_name: str) -> filters.ModelChoiceFilter:
-    return filters.ModelChoiceFilter(field_name=field_name, to_field_name="slug", queryset=Study.objects.all(),
-                                     help_text="the study's slug")
 
 
 def _queue(default: str) -> filters.ChoiceFilter:
@@ -46,7 +43,8 @@ class StudyFilter(filters.FilterSet):
 
 
 class SubmissionFilter(filters.FilterSet):
-    study = _study("claim__study")
+    study = filters.ModelChoiceFilter(field_name="claim__study", to_field_name="slug", queryset=Study.objects.all(),
+                                      help_text="the study's slug")
     queue = _queue("")
     state = _state("")
     review_state = filters.ChoiceFilter(choices=Submission.Review.choices,
@@ -90,8 +88,14 @@ class StudyQueueFilter(SubmissionFilter):
         super().__init__(data, *args, **kwargs)
 
 
+def _claimed_studies(request):
+    """The studies the caller has claimed in: another slug is refused alike, existing or not."""
+    return Study.objects.filter(claims__worker=request.user).distinct() if request else Study.objects.none()
+
+
 class ClaimFilter(filters.FilterSet):
-    study = _study("study")
+    study = filters.ModelChoiceFilter(field_name="study", to_field_name="slug", queryset=_claimed_studies,
+                                      help_text="the slug of a study the caller has claimed items in")
     status = filters.ChoiceFilter(choices=Claim.Status.choices)
     claimed_after = after("claimed_at", "claims made")
     claimed_before = before("claimed_at", "claims made")
