@@ -141,6 +141,10 @@ class AutoSchema(openapi.AutoSchema):
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
+    def get_paginated_name(self, serializer_name: str) -> str:
+        """A paginator whose pages carry more than the list names its own component (`component_name`)."""
+        return getattr(self._get_paginator(), "component_name", None) or super().get_paginated_name(serializer_name)
+
     def error_statuses(self, operation: dict) -> list[int]:
         parameters = operation.get("parameters", [])
         filters = [p for p in parameters if p["in"] == "query" and p["name"] not in PAGE_PARAMETERS]

@@ -98,6 +98,16 @@ def test_object_routes_take_no_list_filters(schema):
         assert not listed, (path, listed)
 
 
+def test_the_review_queue_documents_its_counts_and_the_submissions_list_does_not(schema):
+    def page(path):
+        ref = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        return schema["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"]
+
+    assert page("/api/studies/{slug}/queue/")["counts"]["additionalProperties"]["additionalProperties"] == {
+        "type": "integer"}
+    assert "counts" not in page("/api/submissions/")
+
+
 # --- Jobs ----------------------------------------------------------------------------------------
 
 def test_jobs_filter_and_refuse_bad_values(annotator, annotator_api, curator_api):
@@ -228,7 +238,7 @@ def test_the_review_queue_keeps_its_defaults(handed_in, curator_api):
         handed_in["pending"].pk, handed_in["approved"].pk]
     assert ids(curator_api.get(url, {"state": "approved", "queue": "all"})) == [handed_in["approved"].pk]
     assert ids(curator_api.get(url, {"queue": "gold"})) == []
-    assert "counts" in curator_api.get(url).json()
+    assert curator_api.get(url).json()["counts"]["all"] == {"pending": 1, "approved": 1, "rejected": 0}
 
     refused(curator_api.get(url, {"queue": "everything"}), "queue")
     refused(curator_api.get(url, {"state": "lost"}), "state")

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, 
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from annotation.blackswan import staged
@@ -54,6 +55,19 @@ from config.roles import ADMIN, ANNOTATOR, CURATOR
 CURATORS = (CURATOR, ADMIN)
 STEP_PARAMETER = OpenApiParameter("step", str, OpenApiParameter.PATH, enum=list(staged.STEPS),
                                   description="a step of a staged (BlackSwanSuite) claim, in order")
+
+
+class QueuePagination(PageNumberPagination):
+    """The review queue's pages, with every queue's counts per state beside them (`counts`)."""
+
+    component_name = "ReviewQueuePage"
+
+    def get_paginated_response_schema(self, schema):
+        found = super().get_paginated_response_schema(schema)
+        found["properties"]["counts"] = {
+            "type": "object", "description": "per review queue, its submissions per state (pending, approved, …)",
+            "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer"}}}
+        return found
 
 
 class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -158,7 +172,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         return Response({"study": found[0].slug, "agreed_at": agreed.agreed_at}, status=201)
 
     @extend_schema(responses=SubmissionSerializer(many=True))
-    @action(detail=True, methods=["get"], filterset_class=StudyQueueFilter)
+    @action(detail=True, methods=["get"], filterset_class=StudyQueueFilter, pagination_class=QueuePagination)
     def queue(self, request, slug=None):
         """The study's submissions in a review queue (filters: `annotation.crowd.filters.StudyQueueFilter`)."""
         study = self.get_object()
