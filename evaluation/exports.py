@@ -663,7 +663,7 @@ in config `{config.name}`, split `{config.split}`. Exported from the benchmark p
 
 ## Loading
 
-{hf_dataset.loading_snippet(config, several=False)}
+{hf_dataset.loading_snippet([config])}
 
 ## Columns
 

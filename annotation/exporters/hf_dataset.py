@@ -21,6 +21,7 @@ processes that load this module never write a dataset.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable
@@ -93,6 +94,11 @@ class JsonType:
 
     def final(self) -> pa.DataType | None:
         return self.type if self.type is not None and storable(self.type) else None
+
+
+def json_text(value) -> str:
+    """A value of a column kept as JSON text."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def typed_array(values: list, data_type: pa.DataType) -> pa.Array:
@@ -241,8 +247,12 @@ class DatasetFolder:
         DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{body.strip()}\n").save(self.root / CARD)
 
 
-def loading_snippet(config: WrittenConfig, *, several: bool) -> str:
-    """How to open a config with `datasets`, for the card."""
-    name = f', "{config.name}"' if several else ""
-    return ("```python\nfrom datasets import load_dataset\n\n"
-            f'rows = load_dataset("path/to/this/folder"{name}, split="{config.split}")\n```')
+def loading_snippet(configs: list[WrittenConfig]) -> str:
+    """How to open the configs with `datasets`, for the card: the default one without its name, the others by name."""
+    default = next((config for config in configs if config.default), configs[0])
+    lines = ["```python", "from datasets import load_dataset", "",
+             f'rows = load_dataset("path/to/this/folder", split="{default.split}")'
+             + (f"  # config `{default.name}`, the default" if len(configs) > 1 else "")]
+    lines += [f'{config.name} = load_dataset("path/to/this/folder", "{config.name}", split="{config.split}")'
+              for config in configs if config is not default]
+    return "\n".join([*lines, "```"])
