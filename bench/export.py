@@ -157,7 +157,10 @@ def prediction_rows(count: int, runs: list[int], items: list[tuple[int, str]], a
                json.dumps({"images": [f"{item_pk:064x}"], "order": [0], "policy": {"name": "as-is", "version": 1}}),
                json.dumps({"max_new_tokens": 128, "temperature": 0.0, "do_sample": False, "seed": 0}),
                f"{words}. Final answer: {answer}", None if unparsed else json.dumps({"answer": answer}),
-               "unparsed" if unparsed else "ok", round(rng.uniform(0.05, 2.5), 4), rng.randint(300, 900),
+               "unparsed" if unparsed else "ok",
+               json.dumps({"authors": {"value": None, "status": "unparsed"} if unparsed else {"value": answer,
+                                                                                             "status": "ok"}}),
+               round(rng.uniform(0.05, 2.5), 4), rng.randint(300, 900),
                rng.randint(5, 120), n % 5 == 0, "", adapt_datetime(start + timedelta(milliseconds=n)))
 
 
@@ -165,7 +168,7 @@ def columns() -> list[str]:
     from evaluation.models import Prediction
 
     names = ["run", "request_id", "sample_index", "item", "variant", "prompt", "inputs", "params", "raw_output",
-             "parsed_answer", "parse_status", "latency_s", "prompt_tokens", "completion_tokens", "from_cache",
+             "parsed_answer", "parse_status", "parses", "latency_s", "prompt_tokens", "completion_tokens", "from_cache",
              "error", "created_at"]
     return [Prediction._meta.get_field(name).column for name in names]
 

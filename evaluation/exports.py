@@ -562,19 +562,14 @@ def write_parquet(columns, rows: Iterable[tuple], out: Path, batch_rows: int = B
         partial.unlink(missing_ok=True)
 
 
-def _parsed(array) -> list:
-    """The values of a JSON text column of a record batch, parsed (None for null)."""
-    return [None if text is None else json.loads(text) for text in array.to_pylist()]
-
-
 def _typed_batches(batches: Iterable, types: dict[int, object]) -> Iterator:
-    """Record batches with their JSON columns (`types`: column index → unified Arrow type) parsed into their types."""
+    """Record batches with their JSON columns (`types`: column index → unified Arrow type) read into their types."""
     import pyarrow as pa
 
     for batch in batches:
         arrays = list(batch.columns)
         for index, data_type in types.items():
-            arrays[index] = hf_dataset.typed_array(_parsed(batch.column(index)), data_type)
+            arrays[index] = hf_dataset.read_json_texts(batch.column(index).to_pylist(), data_type)
         yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
@@ -599,7 +594,7 @@ def write_hf(export: Export, rows: Iterable[tuple], out: Path, batch_rows: int =
         with pa.OSFile(str(stream), "wb") as sink, pa.ipc.new_stream(sink, arrow_schema(columns)) as writer:
             for batch in record_batches(columns, rows, batch_rows):
                 for index, json_type in learnt.items():
-                    json_type.add(_parsed(batch.column(index)))
+                    json_type.add_texts(batch.column(index).to_pylist())
                 writer.write_batch(batch)
                 total += batch.num_rows
         types = {index: json_type.final() for index, json_type in learnt.items()}

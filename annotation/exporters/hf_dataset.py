@@ -7,11 +7,12 @@ says in words what the rows are. Used by the `hf` layout of benchmark versions
 (`annotation.exporters.hf`) and the `hf` format of results exports (`evaluation.exports`).
 
 JSON values get real Arrow types: `JsonType` infers one type per column from its values, batch after
-batch (pyarrow infers each batch's type and the types are unified: whole numbers and decimals give
-decimals, objects give structs holding every key seen, lists the unified type of their items, a null
-fits anything). A column whose values cannot share one type (a number in one row, an object in
-another), or whose objects have no key, or so many keys that they are a mapping rather than a record,
-stays JSON text, and the card says so. In a struct, a key that a row lacks reads as null.
+batch (pyarrow's JSON reader infers each batch's type and the types are unified: whole numbers and
+decimals give decimals, objects give structs holding every key seen, lists the unified type of their
+items, a null fits anything; texts stay texts, even those that look like dates). A column whose values
+cannot share one type (a number in one row, an object in another), or whose objects have no key, or so
+many keys that they are a mapping rather than a record, stays JSON text, and the card says so. In a
+struct, a key that a row lacks reads as null.
 
 A config's rows go to shards named as the Hub names them, `data/<config>/<split>-00000-of-0000N.parquet`,
 each of at most `SHARD_BYTES` of Arrow data as far as the caller's size hint tells.
@@ -21,6 +22,7 @@ processes that load this module never write a dataset.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -72,25 +74,61 @@ def storable(data_type: pa.DataType) -> bool:
     return True
 
 
+def _as_text(data_type: pa.DataType) -> pa.DataType:
+    """The type with every date or time made a string: pyarrow's JSON reader reads ISO 8601 texts as timestamps,
+    but a JSON text is a text."""
+    import pyarrow as pa  # heavy: see the module's docstring
+
+    if pa.types.is_temporal(data_type):
+        return pa.string()
+    if pa.types.is_struct(data_type):
+        return pa.struct([data_type.field(i).with_type(_as_text(data_type.field(i).type))
+                          for i in range(data_type.num_fields)])
+    if pa.types.is_list(data_type):
+        return pa.list_(data_type.value_field.with_type(_as_text(data_type.value_type)))
+    return data_type
+
+
+def read_json_texts(texts: list[str | None], data_type: pa.DataType | None = None) -> pa.Array:
+    """JSON texts (None for null) as one Arrow array, read by pyarrow's JSON reader: of `data_type`, or of the
+    type it infers (dates and times left as texts) without one. Raises pyarrow's error when the values share
+    no type. Much faster than `json.loads` and `pyarrow.array` over Python objects."""
+    import pyarrow as pa  # heavy: see the module's docstring
+    import pyarrow.json as pa_json
+
+    if not texts:
+        return pa.array([], type=data_type or pa.null())
+    # one JSON object a line; a raw line break in JSON text can only be whitespace between tokens
+    data = "\n".join('{"v": ' + ("null" if text is None else text.replace("\n", " ").replace("\r", " ")) + "}"
+                     for text in texts).encode()
+    options = pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20))  # one block: no line straddles two
+    parse = pa_json.ParseOptions(explicit_schema=pa.schema([("v", data_type)])) if data_type is not None else None
+    array = pa_json.read_json(io.BytesIO(data), read_options=options, parse_options=parse).column("v").combine_chunks()
+    return array if data_type is not None else array.cast(_as_text(array.type))
+
+
 class JsonType:
-    """The one Arrow type the JSON values of a column share, learnt batch by batch (`add`); `final()` is
-    None when they share none, and the column is then written as JSON text."""
+    """The one Arrow type the JSON values of a column share, learnt batch by batch (`add_texts` for JSON texts,
+    `add` for Python values); `final()` is None when they share none, and the column is then written as JSON
+    text."""
 
     def __init__(self):
         import pyarrow as pa  # heavy: see the module's docstring
 
         self.type: pa.DataType | None = pa.null()
 
-    def add(self, values: list) -> None:
-        """Learn from the parsed JSON values of one batch (None for null)."""
+    def add_texts(self, texts: list[str | None]) -> None:
         import pyarrow as pa  # heavy: see the module's docstring
 
         if self.type is None:
             return
         try:
-            self.type = _unify(self.type, pa.array(values).type)
+            self.type = _unify(self.type, read_json_texts(texts).type)
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             self.type = None  # e.g. a number in one row and an object in another
+
+    def add(self, values: list) -> None:
+        self.add_texts([None if value is None else json_text(value) for value in values])
 
     def final(self) -> pa.DataType | None:
         return self.type if self.type is not None and storable(self.type) else None
@@ -102,7 +140,7 @@ def json_text(value) -> str:
 
 
 def typed_array(values: list, data_type: pa.DataType) -> pa.Array:
-    """Parsed JSON values as an array of the column's unified type."""
+    """Python values (parsed JSON) as an array of the column's unified type."""
     import pyarrow as pa  # heavy: see the module's docstring
 
     return pa.array(values, type=data_type)
