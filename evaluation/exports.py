@@ -21,9 +21,8 @@ Writers take the columns and an iterator of rows and hold at most one chunk in m
   split and typed features in its YAML header and, in words, what the rows are, the selection and the
   columns (`annotation.exporters.hf_dataset`). JSON columns become structs and lists of their real
   types, learnt over every row while the rows are first written to an Arrow stream file beside the
-  output, then parsed into those types batch by batch; a column whose values share no type stays JSON
-  text, and the card says so. The pages of that file which are read back count in the process's
-  resident memory, but as file-backed pages the kernel can drop, not as memory the export holds.
+  output, then read back batch by batch and parsed into those types; a column whose values share no
+  type stays JSON text, and the card says so.
 Metrics are the exception to one-chunk-at-a-time: each run is scored as a whole (the scorer needs all
 of a run's predictions), one run after the other.
 JSON columns are JSON text in CSV and Parquet (field metadata `content: json` in Arrow) and JSON values
@@ -579,8 +578,8 @@ def write_hf(export: Export, rows: Iterable[tuple], out: Path, batch_rows: int =
 
     Two passes, each holding one batch at a time: the rows go once from the database to an Arrow stream
     file beside `out`, JSON columns as their text, while `hf_dataset.JsonType` learns one type for each
-    JSON column; then that file is read back batch by batch through a memory map, the JSON columns parsed
-    into their types (or kept as text where their values share none), and written as Parquet."""
+    JSON column; then that file is read back batch by batch, the JSON columns parsed into their types (or
+    kept as text where their values share none), and written as Parquet."""
     import pyarrow as pa
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -605,7 +604,7 @@ def write_hf(export: Export, rows: Iterable[tuple], out: Path, batch_rows: int =
                                            json_text=text)
         folder = hf_dataset.DatasetFolder(work / "dataset")
         folder.root.mkdir()
-        with pa.memory_map(str(stream)) as source:  # read back without holding the file in memory
+        with pa.OSFile(str(stream)) as source:  # read back one batch at a time
             config = folder.write_config(export.source.name, schema, _typed_batches(pa.ipc.open_stream(source), typed),
                                          rows=total, size_hint=stream.stat().st_size, default=True, json_text=text)
         folder.write_card(pretty_name=f"{export.source.name.capitalize()} exported from the benchmark platform",
