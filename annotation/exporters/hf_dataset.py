@@ -89,10 +89,7 @@ def _as_text(data_type: pa.DataType) -> pa.DataType:
     return data_type
 
 
-def read_json_texts(texts: list[str | None], data_type: pa.DataType | None = None) -> pa.Array:
-    """JSON texts (None for null) as one Arrow array, read by pyarrow's JSON reader: of `data_type`, or of the
-    type it infers (dates and times left as texts) without one. Raises pyarrow's error when the values share
-    no type. Much faster than `json.loads` and `pyarrow.array` over Python objects."""
+def _read_json(texts: list[str | None], data_type: pa.DataType | None) -> pa.Array:
     import pyarrow as pa  # heavy: see the module's docstring
     import pyarrow.json as pa_json
 
@@ -103,8 +100,19 @@ def read_json_texts(texts: list[str | None], data_type: pa.DataType | None = Non
                      for text in texts).encode()
     options = pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20))  # one block: no line straddles two
     parse = pa_json.ParseOptions(explicit_schema=pa.schema([("v", data_type)])) if data_type is not None else None
-    array = pa_json.read_json(io.BytesIO(data), read_options=options, parse_options=parse).column("v").combine_chunks()
-    return array if data_type is not None else array.cast(_as_text(array.type))
+    return pa_json.read_json(io.BytesIO(data), read_options=options, parse_options=parse).column("v").combine_chunks()
+
+
+def infer_json_type(texts: list[str | None]) -> pa.DataType:
+    """The type pyarrow's JSON reader gives JSON texts (None for null), dates and times made texts again; raises
+    pyarrow's error when the values share no type. Much faster than `json.loads` and `pyarrow.array` over
+    Python objects."""
+    return _as_text(_read_json(texts, None).type)
+
+
+def read_json_texts(texts: list[str | None], data_type: pa.DataType) -> pa.Array:
+    """JSON texts (None for null) as one Arrow array of `data_type` (a type `JsonType` learnt for them)."""
+    return _read_json(texts, data_type)
 
 
 class JsonType:
@@ -123,7 +131,7 @@ class JsonType:
         if self.type is None:
             return
         try:
-            self.type = _unify(self.type, read_json_texts(texts).type)
+            self.type = _unify(self.type, infer_json_type(texts))
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             self.type = None  # e.g. a number in one row and an object in another
 
@@ -137,13 +145,6 @@ class JsonType:
 def json_text(value) -> str:
     """A value of a column kept as JSON text."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def typed_array(values: list, data_type: pa.DataType) -> pa.Array:
-    """Python values (parsed JSON) as an array of the column's unified type."""
-    import pyarrow as pa  # heavy: see the module's docstring
-
-    return pa.array(values, type=data_type)
 
 
 def dataset_schema(columns: list[tuple[str, pa.DataType]], *, images: Iterable[str] = (),
