@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from annotation import media, selectors, versions
+from annotation import media, selectors, version_exports, versions
 from annotation.filters import ImageFilter, VersionFilter, VideoFilter
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError, Image, Video
 from annotation.serializers import (
@@ -17,9 +17,11 @@ from annotation.serializers import (
     BenchmarkVersionSerializer,
     ImageSerializer,
     UploadSerializer,
+    VersionExportSerializer,
     VideoSerializer,
 )
 from config.roles import ADMIN, CURATOR, RESEARCHER, STAFF_ROLES, has_role
+from generation.serializers import JobSerializer
 
 
 def _django_errors(exc: DjangoValidationError) -> ValidationError:
@@ -91,7 +93,7 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
     """Benchmark versions. Curators create and fill a draft version, then freeze it for good."""
 
     allowed_roles = (CURATOR, RESEARCHER, ADMIN)
-    action_roles = {"create": (CURATOR, ADMIN), "freeze": (CURATOR, ADMIN), "items": STAFF_ROLES}
+    action_roles = {"create": (CURATOR, ADMIN), "freeze": (CURATOR, ADMIN), "items": STAFF_ROLES, "export": STAFF_ROLES}
     queryset = BenchmarkVersion.objects.select_related("benchmark", "created_by")
     serializer_class = BenchmarkVersionSerializer
     filterset_class = VersionFilter
@@ -113,6 +115,19 @@ class BenchmarkVersionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelVie
         except DjangoValidationError as exc:
             raise _django_errors(exc) from exc
         return Response(self.get_serializer(version).data)
+
+    @extend_schema(request=VersionExportSerializer, responses={202: JobSerializer})
+    @action(detail=True, methods=["post"], serializer_class=VersionExportSerializer)
+    def export(self, request, pk=None):
+        """Start an export of the version (as the version page does): the job's result names its download."""
+        version = self.get_object()
+        serializer = VersionExportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            job = version_exports.enqueue_version_export(request.user, version, serializer.validated_data["layout"])
+        except version_exports.VersionExportError as exc:
+            return Response({"error": str(exc)}, status=400)
+        return Response(JobSerializer(job).data, status=202)
 
     @extend_schema(methods=["get"], responses=BenchmarkItemSerializer(many=True))
     @extend_schema(methods=["post"], request=BenchmarkItemSerializer, responses={201: BenchmarkItemSerializer})

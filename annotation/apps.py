@@ -7,7 +7,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation, media and benchmark versions"
 
     def ready(self):
-        from annotation import image_studio_jobs, media_jobs, openapi  # noqa: F401  (job kinds; OpenAPI schema)
+        from annotation import (  # noqa: F401  (job kinds; OpenAPI schema)
+            image_studio_jobs,
+            media_jobs,
+            openapi,
+            version_exports,
+        )
         from annotation.benchmarks import registry
         from annotation.blackswan import localization_study, splits, versions  # noqa: F401  (BlackSwan jobs and kinds)
         from annotation.bootstrap import on_post_migrate

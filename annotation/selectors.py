@@ -3,6 +3,10 @@
 from django.db.models import Q
 
 from annotation.models import Benchmark, BenchmarkVersion, MediaTag, VideoSplit
+from annotation.version_exports import VERSION_EXPORT_JOB_KIND
+from generation.models import Job
+
+RECENT_EXPORTS = 10
 
 
 def library_assets(model, *, query: str = "", status: str = "", tag: str = ""):
@@ -50,6 +54,12 @@ def splits():
 def versions_with_creator():
     """Versions with their benchmark and creator."""
     return BenchmarkVersion.objects.select_related("benchmark", "created_by")
+
+
+def version_export_jobs(user, version):
+    """The user's latest exports of this version, newest first."""
+    return (Job.objects.filter(kind=VERSION_EXPORT_JOB_KIND, requested_by=user, params__version=version.pk)
+            .order_by("-pk")[:RECENT_EXPORTS])
 
 
 def version_items(version):

@@ -84,6 +84,11 @@ class BenchmarkVersionSerializer(serializers.ModelSerializer):
         read_only_fields = ["frozen", "frozen_at", "item_count", "checksum", "created_by", "created_at"]
 
 
+class VersionExportSerializer(serializers.Serializer):
+    layout = serializers.CharField(help_text="hf (a Hugging Face dataset folder), release (the release's own layout) "
+                                             "or one of the benchmark's other release layouts")
+
+
 class ItemMediaSerializer(serializers.ModelSerializer):
     kind = serializers.SerializerMethodField()
     asset_id = serializers.SerializerMethodField()

@@ -12,16 +12,17 @@ What it does, in one command:
    runs, and inserts `--rows` predictions spread over the runs (by default 10,000 a run: 1,000
    items x 2 variants x 5 samples) with plain SQL (`executemany` on SQLite, `COPY` on PostgreSQL),
    each shaped like a real one: a chat prompt with an image fingerprint, the inputs' order and
-   policy, generation parameters, a few hundred characters of output, a parsed answer, latency and
-   token counts.
+   policy, generation parameters, a few hundred characters of output, a parsed answer with every
+   parser's reading, latency and token counts.
 2. For each format (`--formats`, default `jsonl,parquet`) it starts a fresh Python process, so the
    insert does not count, which sets Django up and exports the predictions of every run through
    `exports.select("predictions", runs=...)` and `exports.write(...)`: the code behind
-   `manage.py export_results` and the export job.
+   `manage.py export_results` and the export job (`hf`: the Hugging Face dataset folder, Parquet files
+   and a dataset card, with the JSON columns typed over every row in a first pass).
 3. Prints per format the rows written, the wall time of the export, rows/s, the exporting process's
    peak resident memory (VmHWM from /proc/self/status; `ru_maxrss` where /proc is missing), the
-   peak of its anonymous memory (RssAnon sampled every 20 ms: VmHWM also counts the pages of a
-   memory-mapped file that were read, as the hf export reads its Arrow file), its resident memory
+   peak of its anonymous memory (RssAnon sampled every 20 ms: VmHWM also counts the pages of
+   memory-mapped files that were read, such as the libraries' own), its resident memory
    before the export began (Django and the format's libraries loaded) and the output's size.
    Targets for JSON Lines: at most 60 s and 300 MB peak RSS. Exit status 1 when an export fails or
    writes the wrong number of rows; with `--strict`, 2 when a target is missed.
@@ -157,7 +158,10 @@ def prediction_rows(count: int, runs: list[int], items: list[tuple[int, str]], a
                json.dumps({"images": [f"{item_pk:064x}"], "order": [0], "policy": {"name": "as-is", "version": 1}}),
                json.dumps({"max_new_tokens": 128, "temperature": 0.0, "do_sample": False, "seed": 0}),
                f"{words}. Final answer: {answer}", None if unparsed else json.dumps({"answer": answer}),
-               "unparsed" if unparsed else "ok", round(rng.uniform(0.05, 2.5), 4), rng.randint(300, 900),
+               "unparsed" if unparsed else "ok",
+               json.dumps({"authors": {"value": None, "status": "unparsed"} if unparsed else {"value": answer,
+                                                                                             "status": "ok"}}),
+               round(rng.uniform(0.05, 2.5), 4), rng.randint(300, 900),
                rng.randint(5, 120), n % 5 == 0, "", adapt_datetime(start + timedelta(milliseconds=n)))
 
 
@@ -165,7 +169,7 @@ def columns() -> list[str]:
     from evaluation.models import Prediction
 
     names = ["run", "request_id", "sample_index", "item", "variant", "prompt", "inputs", "params", "raw_output",
-             "parsed_answer", "parse_status", "latency_s", "prompt_tokens", "completion_tokens", "from_cache",
+             "parsed_answer", "parse_status", "parses", "latency_s", "prompt_tokens", "completion_tokens", "from_cache",
              "error", "created_at"]
     return [Prediction._meta.get_field(name).column for name in names]
 
@@ -214,8 +218,8 @@ def memory_kb() -> dict:
 class AnonPeak:
     """Samples RssAnon every 20 ms in a thread: the peak of memory that is not a mapped file.
 
-    VmHWM also counts pages of memory-mapped files that were read (the hf export reads its Arrow
-    file through a memory map); the kernel can drop those at any time, unlike anonymous memory."""
+    VmHWM also counts pages of memory-mapped files that were read; the kernel can drop those at any
+    time, unlike anonymous memory."""
 
     def __init__(self):
         self.peak = memory_kb()["anon"]

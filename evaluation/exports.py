@@ -16,19 +16,23 @@ Writers take the columns and an iterator of rows and hold at most one chunk in m
 - `csv` and `jsonl` encode line by line (`csv_chunks`, `jsonl_chunks` yield bounded pieces of text
   that a file or a streaming HTTP response can take);
 - `parquet` writes record batches through `pyarrow.parquet.ParquetWriter`;
-- `hf` writes the same record batches to an Arrow stream file, opens it memory-mapped with
-  `datasets.Dataset.from_file` and saves it with `save_to_disk` (a folder `load_from_disk` reads);
-  the pages of that file which `save_to_disk` reads count in the process's resident memory, but as
-  file-backed pages the kernel can drop, not as memory the export holds.
+- `hf` writes a Hugging Face dataset folder that `datasets.load_dataset(folder)` opens (and the Hub
+  shows): Parquet files under `data/<source>/` and a dataset card, `README.md`, with the config, its
+  split and typed features in its YAML header and, in words, what the rows are, the selection and the
+  columns (`annotation.exporters.hf_dataset`). JSON columns become structs and lists of their real
+  types, learnt over every row while the rows are first written to an Arrow stream file beside the
+  output, then read back batch by batch and parsed into those types; a column whose values share no
+  type stays JSON text, and the card says so.
 Metrics are the exception to one-chunk-at-a-time: each run is scored as a whole (the scorer needs all
 of a run's predictions), one run after the other.
-JSON columns are JSON text in CSV, Parquet and Hugging Face datasets (field metadata `content: json`
-in Arrow), and JSON values in JSON Lines. Files are written beside their target and renamed into
-place when complete, so a failed export leaves nothing that looks finished.
+JSON columns are JSON text in CSV and Parquet (field metadata `content: json` in Arrow) and JSON values
+in JSON Lines. Files are written beside their target and renamed into place when complete, so a failed
+export leaves nothing that looks finished.
 
-Background exports: the `export_results` job kind (`enqueue_export`) writes under
-`MEDIA_ROOT/exports/job-<id>/` (never served publicly) and records the file in the job's `result`;
-`export_file(job)` finds it again for the download view, which checks role and owner.
+Background exports: the `export_results` job kind (`enqueue_export`) writes its file in the job's folder
+under `MEDIA_ROOT/exports/` (never served publicly; `generation.job_files`, shared with the version
+exports) and records it in the job's `result`; an `hf` export is downloaded as a zip of its folder. The
+download view checks owner and role (`may_download`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,6 @@ import math
 import os
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -48,16 +51,18 @@ from json.encoder import encode_basestring  # the json module's own string escap
 from pathlib import Path
 
 from django.apps import apps
-from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import F, TextField
 from django.db.models.functions import Cast, Coalesce
+from django.utils import timezone
 
 from annotation.crowd.access import can_read_submissions
+from annotation.exporters import hf_dataset
 from config.roles import ADMIN, RESEARCHER, has_role
 from evaluation import results
 from evaluation.models import EvaluationRun
-from generation import jobs
+from generation import job_files, jobs
 from generation.jobs import job_handler
 
 CHUNK_ROWS = 2000  # rows per database round trip
@@ -70,7 +75,6 @@ FORMATS = {"csv": ".csv", "jsonl": ".jsonl", "parquet": ".parquet", "hf": ""}
 FORMAT_LABELS = {"csv": "CSV", "jsonl": "JSON Lines", "parquet": "Parquet", "hf": "Hugging Face datasets"}
 KINDS = ("int", "float", "bool", "str", "datetime", "json")
 EXPORT_JOB_KIND = "export_results"
-EXPORT_FOLDER = "exports"
 
 
 class ExportError(Exception):
@@ -533,12 +537,8 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _partial(path: Path) -> Path:
-    return path.with_name(f".{path.name}.partial")
-
-
 def write_text(chunks: Iterable[str], out: Path) -> None:
-    partial = _partial(out)
+    partial = job_files.partial(out)
     try:
         with open(partial, "w", encoding="utf-8", newline="") as handle:
             for chunk in chunks:
@@ -551,7 +551,7 @@ def write_text(chunks: Iterable[str], out: Path) -> None:
 def write_parquet(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
     import pyarrow.parquet as pq
 
-    partial = _partial(out)
+    partial = job_files.partial(out)
     try:
         with pq.ParquetWriter(partial, arrow_schema(columns), compression="zstd") as writer:
             for batch in record_batches(columns, rows, batch_rows):
@@ -561,36 +561,110 @@ def write_parquet(columns, rows: Iterable[tuple], out: Path, batch_rows: int = B
         partial.unlink(missing_ok=True)
 
 
-def write_arrow_stream(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
+def _typed_batches(batches: Iterable, types: dict[int, object]) -> Iterator:
+    """Record batches with their JSON columns (`types`: column index → unified Arrow type) read into their types."""
     import pyarrow as pa
 
-    with pa.OSFile(str(out), "wb") as sink, pa.ipc.new_stream(sink, arrow_schema(columns)) as writer:
-        for batch in record_batches(columns, rows, batch_rows):
-            writer.write_batch(batch)
+    for batch in batches:
+        arrays = list(batch.columns)
+        for index, data_type in types.items():
+            arrays[index] = hf_dataset.read_json_texts(batch.column(index).to_pylist(), data_type)
+        yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
-def write_hf(columns, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
-    """A Hugging Face `datasets` folder (`datasets.load_from_disk(out)` reads it)."""
-    import datasets
+def write_hf(export: Export, rows: Iterable[tuple], out: Path, batch_rows: int = BATCH_ROWS) -> None:
+    """A Hugging Face dataset folder that `datasets.load_dataset(out)` reads: Parquet files under `data/`
+    (config named for the source, split `train`) and a dataset card, `README.md`.
+
+    Two passes, each holding one batch at a time: the rows go once from the database to an Arrow stream
+    file beside `out`, JSON columns as their text, while `hf_dataset.JsonType` learns one type for each
+    JSON column; then that file is read back batch by batch, the JSON columns parsed into their types (or
+    kept as text where their values share none), and written as Parquet."""
+    import pyarrow as pa
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"{out} exists and is not an empty folder.")
+    columns = export.columns
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    bars_were_off = datasets.are_progress_bars_disabled()
-    datasets.disable_progress_bars()
     try:
-        arrow_file = work / "rows.arrow"
-        write_arrow_stream(columns, rows, arrow_file, batch_rows)
-        dataset = datasets.Dataset.from_file(str(arrow_file))  # memory-mapped, not read into memory
-        dataset.save_to_disk(str(work / "dataset"))
-        del dataset
+        stream = work / "rows.arrow"
+        learnt = {index: hf_dataset.JsonType() for index in _indexes(columns, "json")}
+        total = 0
+        with pa.OSFile(str(stream), "wb") as sink, pa.ipc.new_stream(sink, arrow_schema(columns)) as writer:
+            for batch in record_batches(columns, rows, batch_rows):
+                for index, json_type in learnt.items():
+                    json_type.add_texts(batch.column(index).to_pylist())
+                writer.write_batch(batch)
+                total += batch.num_rows
+        types = {index: json_type.final() for index, json_type in learnt.items()}
+        typed = {index: data_type for index, data_type in types.items() if data_type is not None}
+        text = [columns[index].name for index, data_type in types.items() if data_type is None]
+        base = arrow_schema(columns)
+        schema = hf_dataset.dataset_schema([(c.name, typed.get(i, base.field(i).type)) for i, c in enumerate(columns)],
+                                           json_text=text)
+        folder = hf_dataset.DatasetFolder(work / "dataset")
+        folder.root.mkdir()
+        with pa.OSFile(str(stream)) as source:  # read back one batch at a time
+            config = folder.write_config(export.source.name, schema, _typed_batches(pa.ipc.open_stream(source), typed),
+                                         rows=total, size_hint=stream.stat().st_size, default=True, json_text=text)
+        folder.write_card(pretty_name=f"{export.source.name.capitalize()} exported from the benchmark platform",
+                          body=card_body(export, config))
         if out.exists():
             out.rmdir()
-        os.replace(work / "dataset", out)
+        os.replace(folder.root, out)
     finally:
-        if not bars_were_off:
-            datasets.enable_progress_bars()
         shutil.rmtree(work, ignore_errors=True)
+
+
+MAX_CARD_RUNS = 50  # runs listed by name on a dataset card; more are counted
+ROW_NOUNS = {"predictions": "prediction", "runs": "evaluation run", "metrics": "metric of a run",
+             "judgments": "judge's verdict", "submissions": "crowd submission"}
+
+
+def _selection_text(export: Export) -> str:
+    selection = export.selection
+    lines = []
+    if selection.get("runs"):
+        runs = list(EvaluationRun.objects.filter(pk__in=selection["runs"]).select_related("version__benchmark")
+                    .order_by("pk")[:MAX_CARD_RUNS])
+        lines.append(f"Runs ({len(selection['runs'])}):")
+        lines += [f"- run {run.pk}: {run.version.benchmark.slug} {run.version.label} · `{run.model_id}` "
+                  f"({run.backend}, {run.prompting}, {run.input_strategy})" for run in runs]
+        if len(selection["runs"]) > len(runs):
+            lines.append(f"- and {len(selection['runs']) - len(runs)} more")
+    if selection.get("studies"):
+        lines.append("Crowd studies: " + ", ".join(f"`{slug}`" for slug in selection["studies"]) + ".")
+    if selection.get("ids"):
+        lines.append(f"Only {selection['ids']} rows picked by id.")
+    return "\n".join(lines) or "Every row the platform holds (no selection)."
+
+
+def card_body(export: Export, config) -> str:
+    """The dataset card's text: what the rows are, which runs or studies, the columns, how to load them."""
+    notes = dict.fromkeys(config.json_text, hf_dataset.JSON_TEXT_NOTE)
+    notes.update({c.name: hf_dataset.JSON_TYPED_NOTE for c in export.columns
+                  if c.kind == "json" and c.name not in config.json_text})
+    text_note = ("" if not config.json_text else
+                 "\n\nColumns kept as JSON text (read them with `json.loads`): "
+                 + ", ".join(f"`{name}`" for name in config.json_text) + ".")
+    return f"""# {export.source.name.capitalize()}
+
+{export.source.description.capitalize()}: {config.rows} rows, one per {ROW_NOUNS.get(export.source.name, "row")}, \
+in config `{config.name}`, split `{config.split}`. Exported from the benchmark platform \
+(`{hf_dataset.PROJECT}` {hf_dataset.platform_version()}) on {timezone.now().strftime("%Y-%m-%d %H:%M UTC")}.
+
+{_selection_text(export)}
+
+## Loading
+
+{hf_dataset.loading_snippet([config])}
+
+## Columns
+
+{hf_dataset.columns_table(config.schema, notes)}
+
+Date-times are UTC.{text_note}
+"""
 
 
 def write(export: Export, fmt: str, out: Path | str, *, progress: Callable[[int], None] | None = None,
@@ -609,28 +683,11 @@ def write(export: Export, fmt: str, out: Path | str, *, progress: Callable[[int]
     elif fmt == "parquet":
         write_parquet(export.columns, counted, out, batch_rows)
     else:
-        write_hf(export.columns, counted, out, batch_rows)
+        write_hf(export, counted, out, batch_rows)
     return Written(out, fmt, counted.count, _size(out))
 
 
-def zip_folder(folder: Path, out: Path) -> None:
-    """Pack a folder into a zip file (stored, not compressed: Arrow files barely compress), file by file."""
-    partial = _partial(out)
-    try:
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for path in sorted(folder.rglob("*")):
-                if path.is_file():
-                    archive.write(path, arcname=f"{out.name.removesuffix('.zip')}/{path.relative_to(folder)}")
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 # --- Background exports -----------------------------------------------------------------------------
-
-def export_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / EXPORT_FOLDER
-
 
 def file_name(what: str, fmt: str) -> str:
     """The downloaded file's name: a Hugging Face datasets folder is downloaded as a zip file."""
@@ -645,8 +702,6 @@ def check_request(what: str, fmt: str) -> None:
 
 def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=None):
     """Queue an export job for a user the source allows (`can_export`); returns the job."""
-    from django.core.exceptions import PermissionDenied
-
     check_request(what, fmt)
     if not can_export(user, what):
         raise PermissionDenied(source(what).refusal)
@@ -657,14 +712,17 @@ def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=No
     return jobs.enqueue(EXPORT_JOB_KIND, params=params, user=user)
 
 
+def may_download(user, job) -> bool:
+    """Who may download a results export: whoever may export its source (`can_export`)."""
+    what = (job.params or {}).get("what")
+    return can_export(user, what if what in SOURCES else None)
+
+
 @job_handler(EXPORT_JOB_KIND, label="Export results")
 def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -> dict:
-    from django.urls import NoReverseMatch, reverse
-
     check_request(what, fmt)
     export = select(what, runs=runs, studies=studies, ids=ids)
-    folder = export_root() / f"job-{job.job.pk}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = job_files.job_folder(job.job)
     name = file_name(what, fmt)
     job.log(f"Exporting {'the' if export.total is None else export.total} {what} as {FORMAT_LABELS[fmt]}.")
 
@@ -677,33 +735,12 @@ def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -
     if fmt == "hf":
         dataset_folder = folder / what
         written = write(export, fmt, dataset_folder, progress=report)
-        zip_folder(dataset_folder, folder / name)
+        job_files.zip_folder(dataset_folder, folder / name)
         shutil.rmtree(dataset_folder)
     else:
         written = write(export, fmt, folder / name, progress=report)
-    path = folder / name
-    try:
-        download_url = reverse("export-download", kwargs={"pk": job.job.pk})
-    except NoReverseMatch:
-        download_url = ""
-    return {
-        "message": f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}.",
-        "path": path.relative_to(export_root()).as_posix(),
-        "file_name": name,
-        "format": fmt,
-        "rows": written.rows,
-        "bytes": path.stat().st_size,
-        "download_url": download_url,
-    }
+    message = f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}."
+    return job_files.file_result(job.job, folder / name, message=message, format=fmt, rows=written.rows)
 
 
-def export_file(job) -> Path | None:
-    """The file a finished export job produced, if it is still there (and inside the export folder)."""
-    relative = (job.result or {}).get("path")
-    if job.kind != EXPORT_JOB_KIND or job.status != job.Status.SUCCEEDED or not isinstance(relative, str):
-        return None
-    root = export_root().resolve()
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return None
-    return path
+job_files.register_download(EXPORT_JOB_KIND, may_download)

@@ -43,6 +43,7 @@ urlpatterns = [
     path("benchmarks/", views.benchmarks, name="benchmarks"),
     path("benchmarks/versions/<int:pk>/", views.version_detail, name="version-detail"),
     path("benchmarks/versions/<int:pk>/freeze/", views.version_freeze, name="version-freeze"),
+    path("benchmarks/versions/<int:pk>/export/", views.version_export, name="version-export"),
     path("runs/", run_views.runs_page, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run-detail"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),

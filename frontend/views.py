@@ -1,5 +1,6 @@
 """Server-rendered pages. Views stay thin: they pick what to show and call services."""
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -7,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, version_pages, versions
+from annotation import selectors, version_exports, version_pages, versions
 from annotation.crowd import curation, language, task_page
 from annotation.media import max_upload_bytes
 from annotation.models import FrozenError, Image, Video
@@ -76,12 +77,14 @@ def benchmarks(request):
     return render(request, "frontend/benchmarks.html", {"benchmarks": rows})
 
 
-def _version_page(request, version, *, problems=(), status=200):
+def _version_page(request, version, *, problems=(), export_error="", status=200):
     context = version_pages.version_page(version, request.GET.get("q", ""), request.GET.get("page"))
     return render(request, "frontend/version_detail.html", {
         **context, "can_freeze": not version.frozen and has_role(request.user, CURATOR, ADMIN),
         "may_approve_references": has_role(request.user, CURATOR, ADMIN),
-        "freeze_problems": list(problems)}, status=status)
+        "freeze_problems": list(problems), "export_layouts": version_exports.layout_choices(version),
+        "export_jobs": selectors.version_export_jobs(request.user, version), "export_error": export_error},
+        status=status)
 
 
 @roles_allowed(*STAFF_ROLES)
@@ -105,6 +108,21 @@ def version_freeze(request, pk):
         return _version_page(request, version, status=409, problems=[str(exc)])
     except ValidationError as exc:
         return _version_page(request, version, status=409, problems=exc.messages)
+    return redirect("version-detail", pk=version.pk)
+
+
+@roles_allowed(*STAFF_ROLES)
+@require_POST
+def version_export(request, pk):
+    """Start a download of the version in a `layout` (the Hugging Face dataset, the release's layout or one of
+    the benchmark's others) as a background job; the page lists it with its download link. An unknown layout
+    is 400, with the reason on the page."""
+    version = get_object_or_404(selectors.versions(), pk=pk)
+    try:
+        job = version_exports.enqueue_version_export(request.user, version, request.POST.get("layout", ""))
+    except version_exports.VersionExportError as exc:
+        return _version_page(request, version, status=400, export_error=str(exc))
+    messages.success(request, f"The export started as job #{job.pk}; its download link appears below when it is done.")
     return redirect("version-detail", pk=version.pk)
 
 

@@ -25,6 +25,7 @@ from annotation.importers import ImportFailed, import_release
 from annotation.importers.base import ItemSpec
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from annotation.payloads import validate_payload
+from tests import hf_support
 from tests.conftest import cvqa_payload
 
 pytestmark = pytest.mark.django_db
@@ -136,6 +137,12 @@ def test_a_benchmark_registered_outside_the_package_imports_and_exports(toy, tmp
     exported = export_version("toy", "v1", tmp_path / "out")
     assert [json.loads(line)["id"] for line in (exported.folder / "toy.jsonl").read_text().splitlines()] == \
         ["t1", "t2"]
+    export_version("toy", "v1", tmp_path / "hf", layout="hf")  # the layout every benchmark has
+    (config,) = hf_support.checked_card(tmp_path / "hf").values()
+    rows = hf_support.load(tmp_path / "hf", cache=tmp_path / "cache", split="test")
+    assert (rows["external_id"], rows["caption"], rows["verdict"]) == (
+        ["t1", "t2"], ["A cat sleeps.", "A dog flies."], ["true", "false"])
+    assert "# Toy captions · v1" in config["text"]
     (release / "toy.txt").write_text("t1|A cat sleeps.|maybe\n")
     with pytest.raises(ImportFailed) as refused:
         import_release("toy", release, "v2", user=curator)

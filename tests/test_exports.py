@@ -21,8 +21,9 @@ from django.utils import timezone
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import admin_exports, exports
 from evaluation.models import EvaluationRun, Prediction
-from generation import jobs
+from generation import job_files, jobs
 from generation.models import Job
+from tests import hf_support
 from tests.conftest import create_study, logged_in_client, make_user
 
 RESEARCHER = "researcher"
@@ -81,15 +82,16 @@ def expected_predictions(run) -> list[dict]:
 
 # --- Reading each format back ------------------------------------------------------------------
 
-def typed(columns, record: dict) -> dict:
-    """One record as read back from any format, with values of each column's kind."""
+def typed(columns, record: dict, json_text=None) -> dict:
+    """One record as read back from any format, with values of each column's kind; `json_text` names the JSON
+    columns written as text (all of them but in Hugging Face datasets, which type the others)."""
     out = {}
     for column in columns:
         value = record[column.name]
         if value == "" and column.kind != "str":
             value = None  # CSV writes nulls as empty cells
         if value is not None:
-            if column.kind == "json" and isinstance(value, str):
+            if column.kind == "json" and isinstance(value, str) and (json_text is None or column.name in json_text):
                 value = json.loads(value)
             elif column.kind == "datetime" and isinstance(value, str):
                 value = datetime.fromisoformat(value)
@@ -121,12 +123,22 @@ def read_back(fmt: str, path: Path, columns) -> list[dict]:
         assert table.column_names == [c.name for c in columns]
         records = table.to_pylist()
     else:
-        import datasets
-
-        dataset = datasets.load_from_disk(str(path))
+        configs = hf_support.checked_card(path)
+        (config,) = configs.values()
+        dataset = hf_support.load(path, cache=path.parent / f"{path.name}-cache", split="train")
         assert dataset.column_names == [c.name for c in columns]
-        records = list(dataset)
+        text = hf_support.json_text_columns(config["files"][0])
+        return [comparable(fmt, columns, typed(columns, record, text)) for record in dataset]
     return [typed(columns, record) for record in records]
+
+
+def comparable(fmt: str, columns, record: dict) -> dict:
+    """A record as the format can give it back: in Hugging Face datasets JSON objects are structs, where a key
+    that a row lacks reads as null, so null keys are dropped from both sides."""
+    if fmt != "hf":
+        return record
+    return {name: hf_support.without_nulls(value) if kind == "json" else value
+            for (name, kind), value in zip(((c.name, c.kind) for c in columns), record.values(), strict=True)}
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "hf"])
@@ -138,7 +150,7 @@ def test_each_format_reads_back_as_the_predictions_with_their_run_columns(result
     written = exports.write(export, fmt, out)
     assert written.rows == 5 and written.bytes > 0
     rows = read_back(fmt, out, export.columns)
-    expected = expected_predictions(run)
+    expected = [comparable(fmt, export.columns, row) for row in expected_predictions(run)]
     assert rows == expected
     first = rows[0]
     assert (first["benchmark"], first["version_label"], first["model_id"], first["resolved_revision"]) == (
@@ -179,7 +191,8 @@ def test_selection_by_runs_ids_and_the_whole_table(results):
         exports.select("nothing")
 
 
-def test_submissions_export_the_reviewed_answer_as_final(db, tmp_path, curator):
+@pytest.mark.parametrize("fmt", ["jsonl", "hf"])
+def test_submissions_export_the_reviewed_answer_as_final(db, tmp_path, curator, fmt):
     study = create_study("exp-study", form={"fields": [{"name": "note", "type": "free_text", "label": "Note"}]},
                          items=2)
     other = create_study("other-study", form={"fields": [{"name": "note", "type": "free_text", "label": "Note"}]})
@@ -193,8 +206,9 @@ def test_submissions_export_the_reviewed_answer_as_final(db, tmp_path, curator):
     made[0].reviewed_data = {"note": "First (fixed)"}
     made[0].save(update_fields=["reviewed_data"])
     export = exports.select("submissions", studies=["exp-study"])
-    exports.write(export, "jsonl", tmp_path / "s.jsonl")
-    rows = read_back("jsonl", tmp_path / "s.jsonl", export.columns)
+    out = tmp_path / f"s{exports.FORMATS[fmt]}"
+    exports.write(export, fmt, out)
+    rows = read_back(fmt, out, export.columns)
     assert [(r["study"], r["data"], r["final_data"]) for r in rows] == [
         ("exp-study", {"note": "first"}, {"note": "First (fixed)"}),
         ("exp-study", {"note": "second"}, {"note": "second"})]
@@ -202,7 +216,8 @@ def test_submissions_export_the_reviewed_answer_as_final(db, tmp_path, curator):
     assert rows[0]["item_external_id"] == "item-0" and rows[0]["submitted_at"] <= timezone.now()
 
 
-def test_judgments_carry_their_prediction_and_run(results, tmp_path):
+@pytest.mark.parametrize("fmt", ["parquet", "hf"])
+def test_judgments_carry_their_prediction_and_run(results, tmp_path, fmt):
     from evaluation.models import Judgment
 
     run_a, run_b = results["run_a"], results["run_b"]
@@ -216,12 +231,14 @@ def test_judgments_carry_their_prediction_and_run(results, tmp_path):
                             error="timeout")
     export = exports.select("judgments", runs=[run_a.pk])
     assert export.total == 1
-    exports.write(export, "parquet", tmp_path / "j.parquet")
-    (row,) = read_back("parquet", tmp_path / "j.parquet", export.columns)
+    out = tmp_path / f"j{exports.FORMATS[fmt]}"
+    exports.write(export, fmt, out)
+    (row,) = read_back(fmt, out, export.columns)
     assert row["judgment_id"] == judgment.pk and row["prediction_id"] == judged.pk
     assert (row["run_id"], row["model_id"], row["request_id"], row["item_external_id"]) == (
         run_a.pk, "org/vlm-a", judged.request_id, "q0")
     assert row["verdict"] == {"pred": "yes", "score": 4} and row["created_at"] == judgment.created_at
+    assert row["prompt"] == [{"role": "user", "content": "Is it right?"}]
 
 
 @pytest.fixture
@@ -254,15 +271,17 @@ def scored_runs(db):
     cache.clear()
 
 
-def test_metrics_are_the_results_pages_numbers_one_row_each(scored_runs, results, tmp_path):
+@pytest.mark.parametrize("fmt", ["csv", "hf"])
+def test_metrics_are_the_results_pages_numbers_one_row_each(scored_runs, results, tmp_path, fmt):
     from evaluation import results as run_results
 
     strong, weak = scored_runs
     unscorable = results["run_a"]  # its items are not C-VQA items: its requests cannot be rebuilt
     export = exports.select("metrics", runs=[weak.pk, strong.pk, unscorable.pk])
     assert export.total is None
-    exports.write(export, "csv", tmp_path / "m.csv")
-    rows = read_back("csv", tmp_path / "m.csv", export.columns)
+    out = tmp_path / f"m{exports.FORMATS[fmt]}"
+    exports.write(export, fmt, out)
+    rows = read_back(fmt, out, export.columns)
     by_run = {}
     for row in rows:
         by_run.setdefault(row["run_id"], []).append(row)
@@ -371,6 +390,81 @@ def test_hf_refuses_a_folder_that_is_not_empty(tmp_path):
     assert (tmp_path / "ds" / "keep.txt").read_text() == "mine"
 
 
+# --- Hugging Face datasets: typed JSON columns ------------------------------------------------
+
+def test_hf_runs_read_back_with_their_settings_as_structs(results, tmp_path):
+    export = exports.select("runs")
+    exports.write(export, "hf", tmp_path / "runs")
+    rows = read_back("hf", tmp_path / "runs", export.columns)
+    runs = list(EvaluationRun.objects.select_related("version__benchmark").order_by("pk"))
+    assert [row["run_id"] for row in rows] == [run.pk for run in runs]
+    for row, run in zip(rows, runs, strict=True):
+        assert (row["model_id"], row["backend"], row["seed"], row["version_label"], row["created_at"]) == (
+            run.model_id, run.backend, run.seed, run.version.label, run.created_at)
+        for name in ("frame_policy", "generation_params", "variants", "describer"):
+            assert row[name] == hf_support.without_nulls(getattr(run, name)), name
+    assert rows[0]["generation_params"] == {"max_new_tokens": 16} and rows[1]["variants"] == ["real"]
+    schema = pq.read_schema(next((tmp_path / "runs" / "data" / "runs").glob("*.parquet")))
+    assert str(schema.field("variants").type) == "list<element: string>"
+    assert str(schema.field("generation_params").type) == "struct<max_new_tokens: int64>"
+    assert str(schema.field("created_at").type) == "timestamp[us, tz=UTC]"
+
+
+def test_hf_keeps_a_json_column_whose_values_share_no_type_as_text_and_says_so(results, tmp_path):
+    """Run A's parsed answers are objects, run B's strings: one column cannot hold both."""
+    export = exports.select("predictions", runs=[results["run_a"].pk, results["run_b"].pk])
+    exports.write(export, "hf", tmp_path / "both")
+    (config,) = hf_support.checked_card(tmp_path / "both").values()
+    assert config["features"]["parsed_answer"].dtype == "string"
+    assert hf_support.json_text_columns(config["files"][0]) == {"parsed_answer", "parses"}
+    assert "Columns kept as JSON text (read them with `json.loads`): `parsed_answer`, `parses`." in config["text"]
+    assert "| `parsed_answer` | `string` | JSON text" in config["text"]
+    rows = read_back("hf", tmp_path / "both", export.columns)
+    assert [r["parsed_answer"] for r in rows] == [{"count": 0}, None, {"count": 2}, {"count": 3}, {"count": 4},
+                                                  "two", "two"]
+    assert rows[0]["prompt"][0]["content"][0] == {"type": "image", "sha256": f"{0:064x}"}
+
+
+def test_hf_unifies_each_json_column_over_every_batch(tmp_path):
+    """The first batches hold whole numbers and some keys, later ones decimals, more keys, lists that were
+    empty: one type over all rows, written batch by batch; texts that look like dates stay texts."""
+    def doc(i):
+        if i < 10:
+            return {"n": i, "tags": [], "maybe": None, "at": f"2024-05-{i + 1:02d}T10:00:00"}
+        return {"n": i + 0.5, "tags": [f"t{i}"], "maybe": {"deep": [i]}, "late": True, "at": "soon"}
+
+    columns = (exports.col("id", "int"), exports.col("doc", "json"), exports.col("mixed", "json"),
+               exports.col("empty", "json"), exports.col("wide", "json"))
+    rows = OneShot([(i, json.dumps(doc(i)), json.dumps(i if i % 7 else {"i": i}), "{}",
+                     json.dumps({f"key{k}": k for k in range(300)})) for i in range(25)])
+    export = exports.Export(exports.SOURCES["runs"], columns, iter(rows), 25)
+    written = exports.write(export, "hf", tmp_path / "ds", batch_rows=4)
+    assert rows.pulled == 25 and written.rows == 25
+    (config,) = hf_support.checked_card(tmp_path / "ds").values()
+    assert config["features"]["mixed"].dtype == "string"
+    schema = pq.read_schema(config["files"][0])
+    assert str(schema.field("doc").type) == ("struct<n: double, tags: list<element: string>, "
+                                             "maybe: struct<deep: list<element: int64>>, at: string, late: bool>")
+    assert hf_support.json_text_columns(config["files"][0]) == {"mixed", "empty", "wide"}
+    assert pq.ParquetFile(config["files"][0]).metadata.num_row_groups == 7  # batch by batch
+    back = read_back("hf", tmp_path / "ds", columns)
+    assert [r["doc"] for r in back] == [hf_support.without_nulls(doc(i)) for i in range(25)]
+    assert [r["mixed"] for r in back] == [i if i % 7 else {"i": i} for i in range(25)]
+    assert back[3]["empty"] == {} and len(back[3]["wide"]) == 300
+
+
+def test_hf_splits_a_large_export_into_shards(tmp_path, monkeypatch):
+    from annotation.exporters import hf_dataset
+
+    monkeypatch.setattr(hf_dataset, "SHARD_BYTES", 1)  # every row would be a shard of its own; at most rows
+    export = exports.Export(exports.SOURCES["runs"], FAKE_COLUMNS, iter(fake_rows(9)), 9)
+    exports.write(export, "hf", tmp_path / "ds", batch_rows=4)
+    (config,) = hf_support.checked_card(tmp_path / "ds").values()
+    assert [f.name for f in config["files"]] == [f"train-{i:05d}-of-00009.parquet" for i in range(9)]
+    back = read_back("hf", tmp_path / "ds", FAKE_COLUMNS)
+    assert [r["id"] for r in back] == list(range(9))
+
+
 # --- The export job and its download -----------------------------------------------------------
 
 def run_export(user, what, fmt, capture, **selection) -> Job:
@@ -435,16 +529,20 @@ def test_downloads_of_other_jobs_unfinished_exports_and_lost_files(results, rese
 
 def test_an_hf_export_job_is_downloaded_as_a_zip_of_the_dataset_folder(results, researcher, tmp_path,
                                                                        django_capture_on_commit_callbacks):
-    import datasets
-
     job = run_export(researcher, "predictions", "hf", django_capture_on_commit_callbacks, runs=[results["run_b"].pk])
     assert job.status == Job.Status.SUCCEEDED, job.message
-    assert job.result["file_name"] == "predictions.hf.zip"
+    assert job.result["file_name"] == "predictions.hf.zip" and job.result["rows"] == 2
     response = logged_in_client(researcher).get(job.result["download_url"])
     with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        assert sorted(archive.namelist()) == ["predictions.hf/README.md",
+                                              "predictions.hf/data/predictions/train-00000-of-00001.parquet"]
         archive.extractall(tmp_path)
-    dataset = datasets.load_from_disk(str(tmp_path / "predictions.hf"))
+    folder = tmp_path / "predictions.hf"
+    (config,) = hf_support.checked_card(folder).values()
+    assert f"run {results['run_b'].pk}: cvqa v-exports" in config["text"]
+    dataset = hf_support.load(folder, cache=tmp_path / "cache", split="train")
     assert dataset["request_id"] == ["q0:cf", "q1:cf"] and dataset["model_id"] == ["org/vlm-b"] * 2
+    assert dataset["parsed_answer"] == ["two", "two"]  # JSON strings: a string column
 
 
 def test_only_researchers_and_admins_queue_exports(results, curator, annotator):
@@ -484,7 +582,7 @@ def test_the_run_admin_action_queues_an_export_job(results, django_user_model, d
     assert job.params == {"what": "predictions", "fmt": "parquet", "runs": [run_a.pk]}
     assert job.status == Job.Status.SUCCEEDED, job.message
     assert f"job #{job.pk}" in response.content.decode()
-    assert pq.read_metadata(Path(exports.export_root(), job.result["path"])).num_rows == 5
+    assert pq.read_metadata(Path(job_files.export_root(), job.result["path"])).num_rows == 5
 
 
 def test_prediction_actions_send_whole_runs_or_ids(results, researcher, curator):
@@ -538,8 +636,9 @@ def test_command_writes_each_format(results, tmp_path, capsys):
                  str(tmp_path / "a.parquet"))  # format from the extension
     assert read_back("parquet", tmp_path / "a.parquet", columns) == expected_predictions(run_a)
     call_command("export_results", "--what", "runs", "--format", "hf", "--out", str(tmp_path / "runs"))
-    assert sorted(r["model_id"] for r in read_back("hf", tmp_path / "runs", exports.SOURCES["runs"].columns)) == [
-        "org/vlm-a", "org/vlm-b"]
+    runs = read_back("hf", tmp_path / "runs", exports.SOURCES["runs"].columns)
+    assert sorted(r["model_id"] for r in runs) == ["org/vlm-a", "org/vlm-b"]
+    assert [r["variants"] for r in runs] == [[], ["real"]] and runs[0]["generation_params"] == {"max_new_tokens": 16}
     out = io.StringIO()
     call_command("export_results", "--what", "runs", "--run", str(results["run_b"].pk), "--format", "csv",
                  "--out", "-", stdout=out)

@@ -101,6 +101,8 @@ MATRIX: dict[str, Case] = {
     "version-detail": Case(GET=page(STAFF), kwargs={"pk": "version"}),
     # without the confirmation box ticked, allowed roles get 400 and nothing is frozen
     "version-freeze": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400), kwargs={"pk": "version"}),
+    # a download of the version started as a job: posted without a layout, allowed roles get the page back (400)
+    "version-export": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=400), kwargs={"pk": "version"}),
     # the start form posted empty: allowed roles get the form back with its errors (400)
     "runs": Case(GET=page(RESEARCHERS), POST=page(RESEARCHERS, ok=400)),
     "run-detail": Case(GET=page(RESEARCHERS), kwargs={"pk": "run"}),
@@ -319,6 +321,8 @@ MATRIX: dict[str, Case] = {
     "api-version-detail": Case(GET=api(STAFF), kwargs={"pk": "version"}),
     # freeze is POST only; an empty draft cannot be frozen (400)
     "api-version-freeze": Case(GET=api(STAFF, ok=405), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
+    # starting a version export: posted without a layout, 400
+    "api-version-export": Case(GET=api(STAFF, ok=405), POST=api(STAFF, ok=400), kwargs={"pk": "version"}),
     # researchers read items; adding one is for curators (the view itself answers 403)
     "api-version-items": Case(GET=api(STAFF), POST=api(CURATORS, ok=400), kwargs={"pk": "version"}),
     # --- API: the image studio (curators and admins; posted empty: no item -> 400) ----------

@@ -6,7 +6,9 @@ exists and is not empty is refused. The registered benchmark's `write` (`annotat
 receives the version's items in release order and a `ReleaseWriter`, which writes JSON, CSV and
 JSON Lines files and copies each medium once from the library to its place in the release.
 `layout` asks for one of the benchmark's other release layouts (its `layouts`), which the writer
-reads as `writer.layout`; without it ("") the writer picks the layout itself.
+reads as `writer.layout`; without it ("") the writer picks the layout itself. Layouts every benchmark
+has beside its release's (`hf`, a Hugging Face dataset folder: `annotation.exporters.hf`) register
+their writer with `register_shared_layout`; `layouts_of(benchmark)` lists them all.
 
 Helpers for the writers: `record_of` (the item's release record: `source.record` when the item was
 imported, else built from its fields), `media_path` (where the medium was found on import, else a
@@ -25,6 +27,20 @@ from pathlib import Path, PurePosixPath
 
 from annotation.benchmarks import registry
 from annotation.models import BenchmarkItem, BenchmarkVersion
+
+_SHARED_LAYOUTS: dict[str, Callable] = {}  # name → write(version, benchmark, items, writer)
+
+
+def register_shared_layout(name: str, write: Callable) -> None:
+    """A layout every benchmark has: `write(version, benchmark, items, writer)` writes the items (in release
+    order) with the `ReleaseWriter`."""
+    _SHARED_LAYOUTS[name] = write
+
+
+def layouts_of(benchmark: registry.BenchmarkDefinition) -> tuple[str, ...]:
+    """The layouts `export_version` writes for a benchmark besides its default one: its other release layouts,
+    then the shared ones."""
+    return (*benchmark.layouts, *sorted(_SHARED_LAYOUTS))
 
 
 class ExportFailed(Exception):
@@ -100,11 +116,10 @@ def benchmark_writer(slug: str) -> registry.BenchmarkDefinition:
 
 def export_version(slug: str, label: str, out: Path, *, layout: str = "") -> ExportResult:
     """Write version `label` of benchmark `slug` into the new folder `out` in the release's layout
-    (`layout`, one of the benchmark's `layouts`, when asked for)."""
+    (`layout`, one of `layouts_of(benchmark)`, when asked for)."""
     benchmark = benchmark_writer(slug)
-    if layout and layout not in benchmark.layouts:
-        known = f"its layouts: {', '.join(benchmark.layouts)}" if benchmark.layouts else "it has one layout only"
-        raise ExportFailed(f"{slug} has no release layout {layout!r}; {known}")
+    if layout and layout not in layouts_of(benchmark):
+        raise ExportFailed(f"{slug} has no layout {layout!r}; its layouts: {', '.join(layouts_of(benchmark))}")
     version = BenchmarkVersion.objects.filter(benchmark__slug=slug, label=label).first()
     if version is None:
         raise ExportFailed(f"{slug} has no version {label!r}")
@@ -116,7 +131,10 @@ def export_version(slug: str, label: str, out: Path, *, layout: str = "") -> Exp
     try:
         items = sorted(version.items.prefetch_related("media__video", "media__image"), key=release_order)
         release = ReleaseWriter(staging, layout)
-        benchmark.write(items, release)
+        if layout in _SHARED_LAYOUTS:
+            _SHARED_LAYOUTS[layout](version, benchmark, items, release)
+        else:
+            benchmark.write(items, release)
         if out.exists():
             out.rmdir()
         staging.rename(out)

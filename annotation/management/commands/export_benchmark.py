@@ -1,5 +1,6 @@
 """`export_benchmark <benchmark> --version <label> [--layout <layout>] <out>`: a benchmark version → its release
-layout in a new folder; `--layout` picks one of the benchmark's other layouts (its `layouts`)."""
+layout in a new folder; `--layout` picks one of the benchmark's other layouts (its `layouts`), or `hf`, which
+every benchmark has: a Hugging Face dataset folder that `datasets.load_dataset` opens."""
 
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from annotation.exporters import ExportFailed, export_version
 
 
 class Command(BaseCommand):
-    help = "Write a benchmark version in its public release's layout (files and media) into a new folder."
+    help = ("Write a benchmark version in its public release's layout (files and media), or as a Hugging Face "
+            "dataset (--layout hf), into a new folder.")
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         # `--version` names the benchmark version here; it replaces Django's own --version flag.
@@ -21,7 +23,9 @@ class Command(BaseCommand):
                             help="The benchmark (one of the registered ones: %(choices)s).")
         parser.add_argument("--version", dest="label", required=True, help="Label of the version to export.")
         parser.add_argument("--layout", default="",
-                            help="One of the benchmark's release layouts, where it has several ("
+                            help="hf: a Hugging Face dataset folder (Parquet files per record kind, media under "
+                                 "media/, a README.md dataset card) that datasets.load_dataset opens; or one of the "
+                                 "benchmark's release layouts, where it has several ("
                                  + "; ".join(f"{slug}: {', '.join(registry.get(slug).layouts)}"
                                              for slug in registry.slugs() if registry.get(slug).layouts)
                                  + "); by default items go back to the layout they were imported from.")

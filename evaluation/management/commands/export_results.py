@@ -1,6 +1,6 @@
 """`manage.py export_results`: write predictions, runs, metrics, LLM judgments or crowd submissions to CSV,
-JSON Lines, Parquet or a Hugging Face `datasets` folder, streaming rows from the database (see
-`evaluation.exports`)."""
+JSON Lines, Parquet or a Hugging Face dataset folder (Parquet files and a dataset card that
+`datasets.load_dataset` opens), streaming rows from the database (see `evaluation.exports`)."""
 
 import sys
 import time
@@ -13,8 +13,8 @@ from evaluation import exports
 
 class Command(BaseCommand):
     help = ("Export evaluation results for analysis: predictions (with run, version and model columns), runs, "
-            "metrics, judgments or crowd submissions, as csv, jsonl, parquet or hf (a datasets.load_from_disk "
-            "folder).")
+            "metrics, judgments or crowd submissions, as csv, jsonl, parquet or hf (a Hugging Face dataset folder: "
+            "Parquet files and a README.md card that datasets.load_dataset opens).")
 
     def add_arguments(self, parser):
         parser.add_argument("--what", required=True, choices=list(exports.SOURCES),

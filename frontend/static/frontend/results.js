@@ -1,4 +1,4 @@
-/* Results pages: when a job started there finishes (app.js sends "job-finished"), show an export's
+/* Results pages and a version's page: when a job started there finishes (app.js sends "job-finished"), show an export's
    download link, and reload the page after a judge, scoring or baseline job so its metrics appear. */
 document.addEventListener("job-finished", (event) => {
   const node = event.target;
