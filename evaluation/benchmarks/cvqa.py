@@ -216,7 +216,10 @@ class CvqaBenchmark(Benchmark):
     }
 
     def request_category(self, request: EvalRequest) -> str:
-        """Its group (numerical_direct, numerical_indirect, boolean; a synthetic template group)."""
+        """Its group as the metrics name it (real: numerical_direct, numerical_indirect, boolean; synthetic: its
+        template group)."""
+        if request.extra.get("subset") == "real":
+            return REAL_GROUPS.get(request.extra.get("type"), "")
         return str(request.extra.get("group") or "")
 
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:

@@ -101,11 +101,11 @@ class VlmEvalKit(KitFormat):
     def read(self, path: Path) -> KitRead:
         try:
             header, rows = read_table(path)
-            missing = [name for name in ("prediction",) if name not in header]
+            missing = ["`prediction`"] if "prediction" not in header else []
             if "request_id" not in header and "index" not in header:
-                missing.append("index (or request_id)")
+                missing.append("`index` (or `request_id`)")
             if missing:
-                raise KitError(f"{path.name} has no {' and no '.join(f'`{name}`' for name in missing)} column "
+                raise KitError(f"{path.name} has no {' and no '.join(missing)} column "
                                f"(its columns: {', '.join(header) or 'none'}).")
             return KitRead([self.row(where, cells) for where, cells in rows])
         except TableError as exc:
