@@ -96,6 +96,8 @@ def _xlsx_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
                          "table as .tsv or .csv.") from None
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except OSError:
+        raise
     except Exception as exc:  # openpyxl raises zipfile, XML and its own errors for a file that is not a workbook
         raise TableError(f"{path.name}: not an .xlsx workbook ({exc}).") from None
     try:
