@@ -29,6 +29,10 @@ JSON columns are JSON text in CSV and Parquet (field metadata `content: json` in
 in JSON Lines. Files are written beside their target and renamed into place when complete, so a failed
 export leaves nothing that looks finished.
 
+Kit formats: a run's predictions can also be written in an evaluation kit's own layout (`evaluation.kits`:
+`lmms-eval` JSON Lines, `vlmevalkit` TSV), with the gold and a `correct` column as the run's results score
+them; such a file holds the predictions of one run (`kit_run`, `write_kit`).
+
 Background exports: the `export_results` job kind (`enqueue_export`) writes its file in the job's folder
 under `MEDIA_ROOT/exports/` (never served publicly; `generation.job_files`, shared with the version
 exports) and records it in the job's `result`; an `hf` export is downloaded as a zip of its folder. The
@@ -60,7 +64,7 @@ from django.utils import timezone
 from annotation.crowd.access import can_read_submissions
 from annotation.exporters import hf_dataset
 from config.roles import ADMIN, RESEARCHER, has_role
-from evaluation import results
+from evaluation import kits, results
 from evaluation.models import EvaluationRun
 from generation import job_files, jobs
 from generation.jobs import job_handler
@@ -72,7 +76,10 @@ ID_CHUNK = 1000  # primary keys per query when a selection lists ids
 PROGRESS_EVERY = 10_000  # rows between progress reports
 
 FORMATS = {"csv": ".csv", "jsonl": ".jsonl", "parquet": ".parquet", "hf": ""}
-FORMAT_LABELS = {"csv": "CSV", "jsonl": "JSON Lines", "parquet": "Parquet", "hf": "Hugging Face datasets"}
+FORMAT_LABELS = {"csv": "CSV", "jsonl": "JSON Lines", "parquet": "Parquet", "hf": "Hugging Face datasets",
+                 **kits.labels()}
+KIT_SOURCE = "predictions"  # what the kit formats hold
+ALL_FORMATS = (*FORMATS, *kits.names())  # the row formats, then the kits' layouts of a run's predictions
 KINDS = ("int", "float", "bool", "str", "datetime", "json")
 EXPORT_JOB_KIND = "export_results"
 
@@ -687,17 +694,52 @@ def write(export: Export, fmt: str, out: Path | str, *, progress: Callable[[int]
     return Written(out, fmt, counted.count, _size(out))
 
 
+def kit_run(fmt: str, runs=None, ids=None, studies=None) -> EvaluationRun:
+    """The one run whose predictions a kit file holds; ExportError for any other selection."""
+    runs = sorted({int(run) for run in runs or []})
+    if ids or studies or len(runs) != 1:
+        raise ExportError(f"A {FORMAT_LABELS[fmt]} file holds the predictions of one run: select exactly one run.")
+    run = EvaluationRun.objects.select_related("version__benchmark").filter(pk=runs[0]).first()
+    if run is None:
+        raise ExportError(f"No evaluation run with id {runs[0]}.")
+    return run
+
+
+def kit_chunks(fmt: str, run: EvaluationRun) -> tuple[int, Iterator[str]]:
+    """(rows, pieces of text) of a run's predictions in a kit's layout; ExportError when the run cannot be
+    scored (its `correct` column comes from its results)."""
+    try:
+        rows = kits.run_rows(run)
+    except ValueError as exc:
+        raise ExportError(str(exc)) from None
+    return len(rows), kits.get(fmt).prediction_chunks(rows)
+
+
+def write_kit(fmt: str, run: EvaluationRun, out: Path | str) -> Written:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    count, chunks = kit_chunks(fmt, run)
+    write_text(chunks, out)
+    return Written(out, fmt, count, _size(out))
+
+
 # --- Background exports -----------------------------------------------------------------------------
 
 def file_name(what: str, fmt: str) -> str:
     """The downloaded file's name: a Hugging Face datasets folder is downloaded as a zip file."""
+    if fmt in kits.names():
+        return f"{what}.{fmt}{kits.get(fmt).extension}"
     return f"{what}.hf.zip" if fmt == "hf" else f"{what}{FORMATS[fmt]}"
 
 
 def check_request(what: str, fmt: str) -> None:
     source(what)
+    if fmt in kits.names():
+        if what != KIT_SOURCE:
+            raise ExportError(f"{FORMAT_LABELS[fmt]} files hold {KIT_SOURCE}, not {what}: choose another format.")
+        return
     if fmt not in FORMATS:
-        raise ExportError(f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+        raise ExportError(f"Unknown format {fmt!r}; choose one of {', '.join(ALL_FORMATS)}.")
 
 
 def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=None):
@@ -705,6 +747,8 @@ def enqueue_export(user, what: str, fmt: str, *, runs=None, studies=None, ids=No
     check_request(what, fmt)
     if not can_export(user, what):
         raise PermissionDenied(source(what).refusal)
+    if fmt in kits.names():
+        kit_run(fmt, runs, ids, studies)
     params = {"what": what, "fmt": fmt}
     for key, value in (("runs", runs), ("studies", studies), ("ids", ids)):
         if value:
@@ -721,9 +765,14 @@ def may_download(user, job) -> bool:
 @job_handler(EXPORT_JOB_KIND, label="Export results")
 def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -> dict:
     check_request(what, fmt)
-    export = select(what, runs=runs, studies=studies, ids=ids)
     folder = job_files.job_folder(job.job)
     name = file_name(what, fmt)
+    if fmt in kits.names():
+        run = kit_run(fmt, runs, ids, studies)
+        job.log(f"Exporting the {what} of run {run.pk} as {FORMAT_LABELS[fmt]}.")
+        written = write_kit(fmt, run, folder / name)
+        return _job_result(job, what, fmt, written, folder / name)
+    export = select(what, runs=runs, studies=studies, ids=ids)
     job.log(f"Exporting {'the' if export.total is None else export.total} {what} as {FORMAT_LABELS[fmt]}.")
 
     def report(done: int) -> None:
@@ -739,8 +788,12 @@ def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -
         shutil.rmtree(dataset_folder)
     else:
         written = write(export, fmt, folder / name, progress=report)
+    return _job_result(job, what, fmt, written, folder / name)
+
+
+def _job_result(job, what: str, fmt: str, written: Written, path: Path) -> dict:
     message = f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}."
-    return job_files.file_result(job.job, folder / name, message=message, format=fmt, rows=written.rows)
+    return job_files.file_result(job.job, path, message=message, format=fmt, rows=written.rows)
 
 
 job_files.register_download(EXPORT_JOB_KIND, may_download)

@@ -3,7 +3,8 @@ free-text answers of a version's human baselines), the run's similarity
 scoring (CLIP score, BERTScore), a paper baseline over a version (each a background `Job` on the `gpu`
 queue, calling the services `manage.py judge`, `score --run` and `run_baseline` call), a
 human-evaluation study over a version's runs (made at once, as `manage.py human_eval` makes it), and
-an export of a version's or a run's results (the `export_results` job of `evaluation.exports`).
+an export of a version's or a run's results (the `export_results` job of `evaluation.exports`; the evaluation
+kits' layouts, `evaluation.kits`, hold one run's predictions).
 
 Only what the run's benchmark declares is offered and accepted (`judge_kinds`, `scoring_models`,
 `baselines`, `human_evaluations`); anything else is a `ResultActionError` (400). The offers carry the
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from annotation.crowd.models import Qualification
 from annotation.models import BenchmarkVersion
 from config.roles import has_role
-from evaluation import baselines, benchmarks, exports, human_eval, judges, parsers, run_scoring, runs, subsets
+from evaluation import baselines, benchmarks, exports, human_eval, judges, kits, parsers, run_scoring, runs, subsets
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
 from generation import jobs
@@ -41,7 +42,7 @@ HUMAN_LABELS = {human_eval.RATING: "People rate generated responses",
                 human_eval.VOTE: "People vote on explanations",
                 human_eval.BASELINE: "Human baseline: people answer the version's requests"}
 EXPORT_SOURCES = tuple(name for name, src in exports.SOURCES.items() if src.run_lookup)
-EXPORT_FORMATS = tuple(exports.FORMATS)
+EXPORT_FORMATS = exports.ALL_FORMATS  # the row formats, then the evaluation kits' layouts of one run's predictions
 
 
 class ResultActionError(Exception):
@@ -312,4 +313,11 @@ def start_export(version, user, *, what: str, fmt: str, scope: str):
         run_ids = [int(scope)]
     if not run_ids:
         raise ResultActionError("This version has no run to export.")
+    try:
+        exports.check_request(what, fmt)
+    except exports.ExportError as exc:
+        raise ResultActionError(str(exc)) from None
+    if fmt in kits.names() and len(run_ids) != 1:
+        raise ResultActionError(f"A {exports.FORMAT_LABELS[fmt]} file holds one run's predictions: choose one run "
+                                "as the scope.")
     return exports.enqueue_export(user, what, fmt, runs=run_ids)

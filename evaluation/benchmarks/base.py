@@ -166,6 +166,11 @@ class Benchmark:
     def requests(self, item, options: RequestOptions) -> list[EvalRequest]:
         raise NotImplementedError
 
+    def request_category(self, request: EvalRequest) -> str:
+        """The category a request belongs to, as the benchmark groups its results (the `category` column
+        of the kit exports, `evaluation.kits`); "" when it has none."""
+        return ""
+
     def human_clip(self, item, request: EvalRequest):
         """The library video a person is shown for a request that shows parts of a video (segments, a
         hidden part): a clip holding exactly what the request shows, or None when there is none."""

@@ -215,6 +215,13 @@ class CvqaBenchmark(Benchmark):
                           ("original", "counterfactual")),
     }
 
+    def request_category(self, request: EvalRequest) -> str:
+        """Its group as the metrics name it (real: numerical_direct, numerical_indirect, boolean; synthetic: its
+        template group)."""
+        if request.extra.get("subset") == "real":
+            return REAL_GROUPS.get(request.extra.get("type"), "")
+        return str(request.extra.get("group") or "")
+
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         answers = {r.request_id: scoring.answer(r, responses.get(r.request_id)) for r in requests}
         subsets = scoring.group_by(requests, lambda r: r.extra["subset"])

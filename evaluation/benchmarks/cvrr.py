@@ -94,6 +94,10 @@ class CvrrBenchmark(Benchmark):
         leaves={**COUNT_LEAVES, "other_verdicts": status_in(ANSWERED)})
     judge_kinds = (CvrrJudge.name,)
 
+    def request_category(self, request: EvalRequest) -> str:
+        """Its evaluation dimension."""
+        return str(request.extra.get("dimension") or "")
+
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         pairs = [(r, scoring.first_response(responses.get(r.request_id))) for r in requests]
         verdicts, reason = scoring.judgments(pairs, models.get("judge"))

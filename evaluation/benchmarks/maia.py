@@ -127,6 +127,10 @@ class MaiaBenchmark(Benchmark):
     judge_kinds = (MaiaJudge.name,)
     baselines = ("unimodal",)
 
+    def request_category(self, request: EvalRequest) -> str:
+        """Its release category (without the A/B suffix)."""
+        return release_category(request) if request.extra.get("category_release") else ""
+
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         open_requests = [r for r in requests if r.variant == "oevqa"]
         pairs = [(r, scoring.first_response(responses.get(r.request_id))) for r in open_requests]

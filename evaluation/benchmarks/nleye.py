@@ -162,6 +162,10 @@ class NleyeBenchmark(Benchmark):
     failure_factors = FAILURE_FACTORS
     failure_variants = ("triplet",)
 
+    def request_category(self, request: EvalRequest) -> str:
+        """The triplet's reasoning category."""
+        return str(request.extra.get("reasoning_category") or "")
+
     def score(self, requests: list[EvalRequest], responses: dict, **models) -> dict:
         metrics = score_setups(requests, responses, judge=models.get("judge"))
         for name, field in BREAKDOWNS.items():

@@ -13,18 +13,25 @@ release's order, question texts as released) or `shuffled:<seed>` (a seeded orde
 predictions file is scored with the order its requests were exported with. MAIA's VSV lines also
 carry `statement_order` (which statement, true or false, is shown as A and as B: the paper's seeded
 random assignment).
+
+`--format lmms-eval` writes lmms-eval's per-sample JSON Lines and `--format vlmevalkit` VLMEvalKit's dataset
+TSV instead (`evaluation.kits`), from the same requests in the same order: a row's `doc_id` / `index` is
+the request's position in it, which `manage.py score --predictions-format` joins back when a row carries no
+`request_id`.
 """
 
-import contextlib
 import dataclasses
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, runs, scoring
+from evaluation import benchmarks, exports, kits, runs
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.cli_options import add_benchmark_argument
 from generation.frames import FramePolicy
+
+PLATFORM_FORMAT = "jsonl"  # the platform's own JSON lines (`evaluation.request_lines.request_line`)
 
 
 def add_request_arguments(parser) -> None:
@@ -61,40 +68,9 @@ def request_setup(options) -> tuple:
     return version, request_options, variants
 
 
-def media_record(medium, assets: dict) -> dict:
-    asset = assets.get((medium.kind, medium.asset_id))
-    return {"role": medium.role, "kind": medium.kind, "asset_id": medium.asset_id,
-            "file": asset.file.name if asset is not None else None,
-            "checksum": asset.checksum if asset is not None else None,
-            "segment": list(medium.segment) if medium.segment else None, "hidden": medium.hidden,
-            "label": medium.label}
-
-
-def request_line(request, assets: dict, setting: dict) -> dict:
-    line = {"request_id": request.request_id, "item_id": request.item_id, "variant": request.variant,
-            "source": request.source, "text": request.text}
-    if request.options:
-        line["options"] = dict(request.options)
-    shown = request.extra.get("shown")
-    if request.variant == "triplet" and shown:
-        line["order"] = "".join(role.removeprefix("hypothesis") for role in shown[1:])
-    if request.variant == "pairs" and "hypothesis" in request.extra:
-        line["hypothesis"] = request.extra["hypothesis"]
-    if request.variant == "vsv" and "order" in request.extra:
-        line["statement_order"] = list(request.extra["order"])
-    line["gold"] = request.gold
-    line["prompt"] = request.prompt
-    if request.context_prompt:
-        line["context_prompt"] = request.context_prompt
-    if request.describe_prompt:
-        line["describe_prompt"] = request.describe_prompt
-    line.update(answer_type=request.answer_type, n_samples=request.n_samples,
-                media=[media_record(medium, assets) for medium in request.media], **setting)
-    return line
-
-
 class Command(BaseCommand):
-    help = "Write every evaluation request of a frozen benchmark version as JSON lines."
+    help = ("Write every evaluation request of a frozen benchmark version as JSON lines, or in an evaluation kit's "
+            "format (lmms-eval, vlmevalkit).")
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         kwargs.setdefault("conflict_handler", "resolve")  # --version names the benchmark version
@@ -103,7 +79,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         add_request_arguments(parser)
         parser.add_argument("--frames", default="", help="frame policy, e.g. uniform:8@448 (default: the paper's)")
-        parser.add_argument("--out", required=True, help="the JSON lines file to write ('-' for standard output)")
+        parser.add_argument("--format", dest="fmt", choices=(PLATFORM_FORMAT, *kits.names()), default=PLATFORM_FORMAT,
+                            help="jsonl (default: the platform's JSON lines), lmms-eval (its per-sample JSON Lines) "
+                                 "or vlmevalkit (its dataset TSV)")
+        parser.add_argument("--out", required=True, help="the file to write ('-' for standard output)")
 
     def handle(self, *args, **options):
         version, request_options, variants = request_setup(options)
@@ -115,22 +94,36 @@ class Command(BaseCommand):
         setting = {"input": benchmark.resolve_input_strategy(request_options), "prompting": request_options.prompting,
                    "frames": frames, "seed": request_options.seed, "option_order": request_options.option_order}
         to_stdout = options["out"] == "-"
-        with contextlib.ExitStack() as stack:
-            stream = self.stdout if to_stdout else stack.enter_context(open(options["out"], "w", encoding="utf-8"))
-            count, items = self._write(stream, version, request_options, variants, setting)
-        target = "standard output" if to_stdout else options["out"]
-        self.stderr.write(f"Wrote {count} requests of {items} items of {version} to {target}.")
-
-    @staticmethod
-    def _write(stream, version, request_options, variants, setting) -> tuple[int, int]:
-        count = items = 0
+        rows = kits.version_rows(version, request_options, variants, setting)
+        write = self._write if options["fmt"] == PLATFORM_FORMAT else kits.get(options["fmt"]).request_chunks
+        counted = Counted(rows)
         try:
-            for item, requests in scoring.item_requests(version, request_options, variants):
-                assets = {(kind, asset.pk): asset for link in item.media.all()
-                          for kind, asset in (("video", link.video), ("image", link.image)) if asset is not None}
-                for request in requests:
-                    stream.write(json.dumps(request_line(request, assets, setting), ensure_ascii=False) + "\n")
-                count, items = count + len(requests), items + 1
+            if to_stdout:
+                for chunk in write(counted):
+                    self.stdout.write(chunk, ending="")
+            else:
+                exports.write_text(write(counted), Path(options["out"]))  # renamed into place when complete
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        return count, items
+        except OSError as exc:
+            raise CommandError(f"Cannot write {options['out']}: {exc.strerror}.") from None
+        target = "standard output" if to_stdout else options["out"]
+        self.stderr.write(f"Wrote {counted.count} requests of {len(counted.items)} items of {version} to {target}.")
+
+    @staticmethod
+    def _write(rows):
+        for row in rows:
+            yield json.dumps(row.line, ensure_ascii=False) + "\n"
+
+
+class Counted:
+    """Passes a version's request rows through, counting them and their items."""
+
+    def __init__(self, rows):
+        self.rows, self.count, self.items = rows, 0, set()
+
+    def __iter__(self):
+        for row in self.rows:
+            self.count += 1
+            self.items.add(row.request.item_id)
+            yield row

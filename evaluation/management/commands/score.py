@@ -3,7 +3,13 @@
 Predictions file: JSON lines with `request_id`, `response`, optional `sample` and `judgment` (see
 `evaluation.scoring`); the requests are rebuilt from the version with the same options as the
 export (`--input`, `--prompting`, `--seed`, `--variants`, `--option-order`: the order the predictions
-were made with, `release` by default). `--run RUN_ID` scores a stored run with its own options
+were made with, `release` by default). `--predictions-format lmms-eval|vlmevalkit` reads an evaluation
+kit's output instead (`evaluation.kits`: lmms-eval's per-sample JSON Lines; VLMEvalKit's .tsv, .csv or .xlsx
+prediction table); without the flag the format is told from the file (a table is VLMEvalKit's, JSON Lines
+with `doc_id`/`resps` and no `response` lmms-eval's), else it is the platform's JSON lines. Each kit row is
+joined to a request by its `request_id` when it carries one, else by its `doc_id` / `index`: its position
+in the request order that the same export options give; metrics.json records the format, how the rows
+were joined and where the responses came from (`meta.kit`). `--run RUN_ID` scores a stored run with its own options
 instead (an `--option-order` other than the run's is refused). Model-based metrics run only with
 their model: `--clip-model` (BlackSwan CLIP score), `--bertscore-model` (MAIA), `--judge-model` (LLM
 judges); without one they are written as `{"computed": false, "reason": ...}`. A model flag given
@@ -21,12 +27,24 @@ and exports show them. The headline metrics (per variant: value, n, unparsed) ar
 """
 
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, headlines, judges, model_metrics, parsers, readings, run_scoring, runner, scoring
+from evaluation import (
+    benchmarks,
+    headlines,
+    judges,
+    kits,
+    model_metrics,
+    parsers,
+    readings,
+    run_scoring,
+    runner,
+    scoring,
+)
 from evaluation.benchmarks.base import parse_option_order
-from evaluation.management.commands.export_requests import add_request_arguments, request_setup
+from evaluation.management.commands.export_requests import PLATFORM_FORMAT, add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
 
@@ -42,7 +60,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         add_request_arguments(parser)
-        parser.add_argument("--predictions", help="JSON lines: request_id, response, [sample], [judgment]")
+        parser.add_argument("--predictions", help="JSON lines: request_id, response, [sample], [judgment]; or a kit's "
+                                                  "output (--predictions-format)")
+        parser.add_argument("--predictions-format", choices=(PLATFORM_FORMAT, *kits.names()), default=None,
+                            help="jsonl (the platform's JSON lines), lmms-eval (its --log_samples JSON Lines) or "
+                                 "vlmevalkit (its prediction .tsv/.csv/.xlsx); default: told from the file")
         parser.add_argument("--run", type=int, metavar="RUN_ID", help="score a stored evaluation run instead")
         parser.add_argument("--out", required=True, help="where to write metrics.json")
         parser.add_argument("--clip-model", default="", nargs="?", const=CLIP_MODEL,
@@ -92,18 +114,32 @@ class Command(BaseCommand):
 
     def _from_file(self, options):
         version, request_options, variants = request_setup(options)
+        path = Path(options["predictions"])
+        fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT
+        setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
+                   "seed": request_options.seed, "option_order": request_options.option_order,
+                   "variants": list(variants), "predictions": options["predictions"], "predictions_format": fmt}
         try:
             requests = [r for _, made in scoring.item_requests(version, request_options, variants) for r in made]
-            with open(options["predictions"], encoding="utf-8") as lines:
-                predictions = scoring.read_predictions(lines, source=options["predictions"])
+            if fmt == PLATFORM_FORMAT:
+                with open(path, encoding="utf-8") as lines:
+                    predictions = scoring.read_predictions(lines, source=options["predictions"])
+            else:
+                kit = kits.get(fmt)
+                joined = kits.join(kit, kit.read(path), requests)
+                predictions, setting["kit"] = joined.predictions, joined.report
+                self.stderr.write(self._kit_summary(kit, joined.report))
         except OSError as exc:
             raise CommandError(f"Cannot read {options['predictions']}: {exc.strerror}.") from None
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
-                   "seed": request_options.seed, "option_order": request_options.option_order,
-                   "variants": list(variants), "predictions": options["predictions"]}
         return version, requests, predictions, setting
+
+    @staticmethod
+    def _kit_summary(kit, report: dict) -> str:
+        joined = ", ".join(f"{count} by {key}" for key, count in report["joined_by"].items() if count)
+        sources = ", ".join(f"{count} from {key}" for key, count in report["responses_from"].items())
+        return f"Read {report['rows']} {kit.label} rows ({joined or 'none joined'}; responses: {sources or 'none'})."
 
     def _from_run(self, options):
         run = EvaluationRun.objects.select_related("version__benchmark").filter(pk=options["run"]).first()
