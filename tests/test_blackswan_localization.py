@@ -126,6 +126,7 @@ def test_the_suggested_parts_use_the_authors_factors():
     assert [(p.name, p.start, p.end) for p in made.parts] == [
         ("pre", 0.17, 4.0), ("main", 4.0, 8.0), ("post", 8.0, pytest.approx(9.83))]
     assert (made.event_start, made.event_end, made.ok) == (4.0, 8.0, True)
+    assert (made.trim_start, made.trim_end) == (0.17, pytest.approx(0.17))
     assert made.as_dict()["parts"][2]["seconds"] == pytest.approx(1.83)
 
 
@@ -342,6 +343,33 @@ def test_items_added_later_name_a_library_video(curator, bikes_video, bunny_vide
     assert picked["payload"]["duration"] == bunny_video.duration
 
 
+def test_a_curator_makes_a_localization_study_on_the_study_pages(curator, bikes_video, bunny_video):
+    """The studies page makes the study (kind and form fixed), the items page adds library videos, and the
+    study's page links its report."""
+    client = logged_in_client(curator)
+    form = {"step_kind": localization_study.STUDY_KIND, "form_schema": "{}", "annotators_per_item": 3,
+            "count_accepted_only": "on", "lease_seconds": 1800, "estimated_minutes": 1, "pay_per_item": "0",
+            "currency": "USD", "gold_share": 0, "expert_share": 0, "expert_first": 0, "min_accept_rate": 0,
+            "min_reviews_for_exclusion": 3, "recruitment_platform": "none", "required_submissions": 1,
+            "name": "Where does it go wrong?"}
+    made = client.post(reverse("crowd-study-new"), form)
+    assert made.status_code == 302, made.content.decode()[:2000]
+    study = Study.objects.get(name="Where does it go wrong?")
+    assert (study.step_kind, study.form_schema, study.annotators_per_item) == (
+        localization_study.STUDY_KIND, localization_study.FORM, 3)
+    items_url = reverse("crowd-study-items", kwargs={"slug": study.slug})
+    assert made.url == items_url
+    added = client.post(items_url, {"source": "media", "video": [str(bikes_video.pk), str(bunny_video.pk)]})
+    assert added.status_code == 302, added.content.decode()[:2000]
+    assert {item.video_id: item.payload["fps"] for item in study.items.all()} == {bikes_video.pk: 25.0,
+                                                                                bunny_video.pk: 25.0}
+    again = client.post(items_url, {"source": "media", "video": [str(bikes_video.pk)]})
+    assert again.status_code == 400 and "the study already has an item" in again.content.decode()
+    assert study.items.count() == 2
+    detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
+    assert reverse("blackswan-localization", kwargs={"slug": study.slug}) in detail
+
+
 # --- The command -------------------------------------------------------------------------------------
 
 def test_the_command_creates_a_study_and_reports_it_as_json(curator, bikes_video):
@@ -388,8 +416,10 @@ def test_the_timeline_starts_from_the_suggestion_and_warns_of_poor_agreement(cur
                               "spread 0.20 s")
     assert found["poor_agreement"] is False
     assert found["url"] == reverse("blackswan-localization", kwargs={"slug": study.slug})
+    assert (found["suggestion"]["trim_start"], found["suggestion"]["trim_end"]) == (0.17, pytest.approx(0.17))
     assert data["initial"] == {"start_frame": 102, "end_frame": 200,
-                               "origin": f"the localization study {study.slug}"}
+                               "origin": f"the localization study {study.slug}", "trim_start": 0.17,
+                               "trim_end": pytest.approx(0.17)}
 
     # a later study whose marks disagree widely is the one shown, flagged
     later = localization_study.create_localization_study(curator, [bikes_video], k=3)

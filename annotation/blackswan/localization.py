@@ -130,9 +130,20 @@ class Suggestion:
     def event_end(self) -> float:
         return self.parts[1].end
 
+    @property
+    def trim_start(self) -> float:
+        """Seconds before V_pre starts (`EDGE`, within the video)."""
+        return self.parts[0].start
+
+    @property
+    def trim_end(self) -> float:
+        """Seconds after V_post ends."""
+        return max(0.0, self.duration - self.parts[2].end)
+
     def as_dict(self) -> dict:
         return {"time": self.time, "duration": self.duration, "event_start": round(self.event_start, 6),
-                "event_end": round(self.event_end, 6), "parts": [part.as_dict() for part in self.parts],
+                "event_end": round(self.event_end, 6), "trim_start": round(self.trim_start, 6),
+                "trim_end": round(self.trim_end, 6), "parts": [part.as_dict() for part in self.parts],
                 "ok": self.ok, "problems": list(self.problems)}
 
 
