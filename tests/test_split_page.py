@@ -95,6 +95,10 @@ def test_the_timeline_starts_from_the_latest_split_or_the_items_localization(bun
     data = curator_client.get(url("video-split-timeline", bunny)).json()
     assert data["initial"] == {"start_frame": 40, "end_frame": 70, "origin": "the localization of blackswan:loc/v1",
                                "trim_start": 0.0, "trim_end": 0.0}
+    # a release record whose V_pre starts later and whose V_post ends early gives the trims too
+    BenchmarkItem.objects.filter(pk=item.pk).update(payload={**item.payload, "preevent": 0.17, "end": 3.83})
+    data = curator_client.get(url("video-split-timeline", bunny)).json()
+    assert (data["initial"]["trim_start"], data["initial"]["trim_end"]) == (0.17, pytest.approx(0.17))
 
     split = splits.split_library_video(bunny, 1.2, 2.4, curator, trim_start=0.17)  # the job runs only on commit
     data = curator_client.get(url("video-split-timeline", bunny)).json()

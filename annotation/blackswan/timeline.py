@@ -158,10 +158,14 @@ def initial_boundaries(video: Video, facts: splitting.VideoAnalysis,
     use = (ItemMedia.objects.filter(video=video, role="video", item__version__benchmark__slug="blackswan")
            .select_related("item__version").order_by("-item__version__created_at", "item_id").first())
     if use is not None:
-        event, post = number(use.item.payload.get("event")), number(use.item.payload.get("postevent"))
+        payload = use.item.payload
+        event, post = number(payload.get("event")), number(payload.get("postevent"))
         if event is not None and post is not None and 0 <= event < post:
+            start, end = number(payload.get("preevent")), number(payload.get("end"))
+            trims = (start if start is not None and 0 < start < event else 0.0,
+                     facts.end_time - end if end is not None and post < end < facts.end_time else 0.0)
             return (facts.boundary_at(event), facts.boundary_at(post),
-                    f"the localization of {use.item.version}/{use.item.external_id}", (0.0, 0.0))
+                    f"the localization of {use.item.version}/{use.item.external_id}", trims)
     count = facts.frame_count
     return count // 3, max(count // 3 + 1, 2 * count // 3), "thirds of the video", (0.0, 0.0)
 
