@@ -282,9 +282,11 @@ class VideoSplit(models.Model):
 
     Frame boundaries follow `generation.splitting`: a part holds the source frames i with
     start ≤ i < end, so V_pre = [0, main_start_frame), V_main = [main_start_frame, main_end_frame)
-    and V_post = [main_end_frame, frame_count). Splitting again (other boundaries, or a multi-scene
-    video split on purpose) makes a new row; earlier rows stay as history. The service and the
-    background job live in `annotation.blackswan.splits`.
+    and V_post = [main_end_frame, frame_count), less `trim_start` seconds at the start of V_pre and
+    `trim_end` at the end of V_post when they are set (the authors' split trims 0.17 s at each end; the
+    trimmed frames are in `parameters`, `pre_start_frame` and `post_end_frame`). Splitting again (other
+    boundaries, or a multi-scene video split on purpose) makes a new row; earlier rows stay as history.
+    The service and the background job live in `annotation.blackswan.splits`.
     """
 
     class Status(models.TextChoices):
@@ -312,6 +314,8 @@ class VideoSplit(models.Model):
     event_end = models.FloatField(help_text="seconds, as given (end of the unexpected event)")
     snap = models.BooleanField(default=True, help_text="move boundaries to a nearby scene cut")
     snap_tolerance = models.FloatField(default=0.5, help_text="seconds")
+    trim_start = models.FloatField(default=0.0, help_text="seconds cut from the start of V_pre")
+    trim_end = models.FloatField(default=0.0, help_text="seconds cut from the end of V_post")
     allow_multi_scene = models.BooleanField(default=False, help_text="split even if the video has several scenes")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     message = models.TextField(blank=True)
@@ -339,6 +343,11 @@ class VideoSplit(models.Model):
             models.CheckConstraint(
                 condition=models.Q(event_start__gte=0) & models.Q(event_end__gt=models.F("event_start")),
                 name="video_split_event_in_order",
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(trim_start__gte=0, trim_end__gte=0)
+                           & models.Q(trim_start__lt=models.F("event_start"))),
+                name="video_split_trims",
             ),
             models.CheckConstraint(
                 condition=(models.Q(main_start_frame__isnull=True) | models.Q(main_end_frame__isnull=True)

@@ -19,7 +19,7 @@ from annotation import selectors
 from annotation.selectors import frozen_versions
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import benchmarks, runs, subsets
+from evaluation import benchmarks, results, runs, subsets
 from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
 from evaluation.cli_options import parse_option
 from evaluation.inputs import DEFAULT_FRAME_POLICY
@@ -206,6 +206,7 @@ def _detail(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
         "run": run, **_run_row(run), "error": error, "transitions": run.transitions,
         "predictions": predictions, "prediction_rows": rows,
         "backend_options": _pretty(run.backend_options), "generation_params": _pretty(run.generation_params),
+        "cot_reasoning": results.cot_reasoning(run),
         "can_cancel": can_control and run.status in (EvaluationRun.Status.PENDING, EvaluationRun.Status.RUNNING),
         "can_resume": can_control and run.status in (EvaluationRun.Status.FAILED, EvaluationRun.Status.CANCELLED),
     }, status=status)

@@ -6,7 +6,8 @@ boundaries as they move (`annotation.blackswan.timeline.plan`, the split job's o
 the splits of the video while their jobs run. "Split" records a `VideoSplit` and queues its job
 (`annotation.blackswan.splits.split_library_video`); a flagged (multi-scene) split is filtered out or
 split anyway (`resolve_flagged`). The timeline carries the split a localization study suggests (with a
-link to the study's report), which "Accept the suggestion" splits with. Curators and admins only.
+link to the study's report), which "Accept the suggestion" splits with, the authors' 0.17 s trimmed from the
+start of V_pre and the end of V_post (`trim_start`, `trim_end`). Curators and admins only.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -138,7 +139,8 @@ def split_create(request, pk):
         if not result["ok"]:
             return JsonResponse(result, status=400)
         split = splits.split_library_video(video, result["event_start"], result["event_end"], request.user,
-                                           snap=result["snap"])
+                                           snap=result["snap"], trim_start=result["trim_start"],
+                                           trim_end=result["trim_end"])
     except (SplitError, JsonBodyError) as exc:
         return _error(exc)
     return JsonResponse({"split": _with_links(timeline.split_row(split)), "plan": result}, status=201)

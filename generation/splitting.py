@@ -15,7 +15,10 @@ Three steps, each usable on its own:
    (Written here rather than taken from PySceneDetect, which would bring OpenCV in as a dependency.)
 2. `plan_split` turns the event's start and end (seconds) into frame boundaries.
    Convention: a part holds the source frames whose index i satisfies start_frame ≤ i < end_frame;
-   V_pre = [0, main_start), V_main = [main_start, main_end), V_post = [main_end, frame_count).
+   V_pre = [pre_start, main_start), V_main = [main_start, main_end), V_post = [main_end, post_end),
+   where pre_start and post_end are 0 and frame_count unless `trim_start` / `trim_end` seconds are cut
+   from the start of V_pre and the end of V_post (the authors' `oops/do-split.py` trims 0.17 s at each
+   end); the Detective and full clips cover the same frames, [pre_start, post_end).
    A time becomes the frame boundary nearest to it (frame boundaries sit at each frame's
    presentation time, and at the end of the last frame). With snapping on, a boundary moves to a
    scene cut whose time lies within `snap_tolerance` seconds (default 0.5 s) of the given time,
@@ -225,15 +228,17 @@ class SplitPlan:
     event_end: float
     main_start: int  # first frame of V_main
     main_end: int  # first frame of V_post
+    pre_start: int  # first frame of V_pre (0 unless the start is trimmed)
+    post_end: int  # the frame after V_post (frame_count unless the end is trimmed)
     unsnapped: tuple[int, int]  # the boundaries nearest the given times, before snapping
     snapped: dict  # {"start": cut frame or None, "end": cut frame or None}
     parameters: dict
 
     def frames(self, name: str) -> tuple[int, int]:
         return {
-            "pre": (0, self.main_start), "main": (self.main_start, self.main_end),
-            "post": (self.main_end, self.frame_count), "detective": (0, self.frame_count),
-            "full": (0, self.frame_count),
+            "pre": (self.pre_start, self.main_start), "main": (self.main_start, self.main_end),
+            "post": (self.main_end, self.post_end), "detective": (self.pre_start, self.post_end),
+            "full": (self.pre_start, self.post_end),
         }[name]
 
     def frame_total(self, name: str) -> int:
@@ -246,11 +251,12 @@ class SplitPlan:
 
 
 def _part_problems(main_start: int, main_end: int, frame_count: int, fps: Fraction, analysis,
-                   min_part_seconds: float) -> list[str]:
+                   min_part_seconds: float, pre_start: int = 0, post_end: int | None = None) -> list[str]:
     minimum = Fraction(min_part_seconds).limit_denominator(1_000_000)
+    post_end = frame_count if post_end is None else post_end
     problems = []
-    for name, (start, end) in (("pre", (0, main_start)), ("main", (main_start, main_end)),
-                               ("post", (main_end, frame_count))):
+    for name, (start, end) in (("pre", (pre_start, main_start)), ("main", (main_start, main_end)),
+                               ("post", (main_end, post_end))):
         count = end - start
         if count / fps < minimum:
             needed = -(-minimum * fps // 1)
@@ -262,16 +268,29 @@ def _part_problems(main_start: int, main_end: int, frame_count: int, fps: Fracti
     return problems
 
 
+def read_trims(trim_start, trim_end) -> tuple[float, float]:
+    """The seconds cut from the start of V_pre and the end of V_post, checked (finite, ≥ 0); SplitError."""
+    try:
+        trims = float(trim_start or 0), float(trim_end or 0)
+    except (TypeError, ValueError) as exc:
+        raise SplitError("The trims at the start and the end must be numbers of seconds.") from exc
+    if not all(np.isfinite(trim) and trim >= 0 for trim in trims):
+        raise SplitError("The trims at the start and the end must be finite numbers of seconds, 0 or more.")
+    return trims
+
+
 def plan_split(analysis: VideoAnalysis, event_start: float, event_end: float, *, snap: bool = True,
-               snap_tolerance: float = DEFAULT_SNAP_TOLERANCE,
-               min_part_seconds: float = MIN_PART_SECONDS) -> SplitPlan:
-    """Frame boundaries for V_pre / V_main / V_post from the event's localization (seconds)."""
+               snap_tolerance: float = DEFAULT_SNAP_TOLERANCE, min_part_seconds: float = MIN_PART_SECONDS,
+               trim_start: float = 0.0, trim_end: float = 0.0) -> SplitPlan:
+    """Frame boundaries for V_pre / V_main / V_post from the event's localization (seconds), with
+    `trim_start` seconds cut from the start of V_pre and `trim_end` from the end of V_post."""
     try:
         event_start, event_end = float(event_start), float(event_end)
     except (TypeError, ValueError) as exc:
         raise SplitError("The event start and end must be numbers of seconds.") from exc
     if not (np.isfinite(event_start) and np.isfinite(event_end)):
         raise SplitError("The event start and end must be finite numbers of seconds.")
+    trim_start, trim_end = read_trims(trim_start, trim_end)
     duration = analysis.end_time
     if event_start < 0:
         raise SplitError(f"The event start ({event_start:g} s) is before the start of the video.")
@@ -281,8 +300,12 @@ def plan_split(analysis: VideoAnalysis, event_start: float, event_end: float, *,
         raise SplitError(f"The event start ({event_start:g} s) must come before its end ({event_end:g} s).")
     if snap_tolerance < 0 or min_part_seconds <= 0:
         raise SplitError("The snap tolerance must be ≥ 0 s and the minimum part length > 0 s.")
-
+    if trim_start >= event_start or duration - trim_end <= event_end:
+        raise SplitError(f"The trims ({trim_start:g} s at the start, {trim_end:g} s at the end) must leave V_pre "
+                         f"before the event start ({event_start:g} s) and V_post after its end ({event_end:g} s).")
     start, end = analysis.boundary_at(event_start), analysis.boundary_at(event_end)
+    pre_start, post_end = analysis.boundary_at(trim_start), analysis.boundary_at(duration - trim_end)
+    frame_count = analysis.frame_count
 
     def nearest_cut(seconds: float) -> int | None:
         near = [(abs(analysis.time_of(c) - seconds), c) for c in analysis.scene_cuts
@@ -296,20 +319,24 @@ def plan_split(analysis: VideoAnalysis, event_start: float, event_end: float, *,
     for snap_start, snap_end in candidates:
         b1 = start if snap_start is None else snap_start
         b2 = end if snap_end is None else snap_end
-        if b1 < b2 and not _part_problems(b1, b2, analysis.frame_count, analysis.fps, analysis, min_part_seconds):
+        if b1 < b2 and not _part_problems(b1, b2, frame_count, analysis.fps, analysis, min_part_seconds,
+                                          pre_start, post_end):
             chosen = (b1, b2, snap_start, snap_end)
             break
     if chosen is None:
-        problems = _part_problems(start, max(start, end), analysis.frame_count, analysis.fps, analysis,
-                                  min_part_seconds)
+        problems = _part_problems(start, max(start, end), frame_count, analysis.fps, analysis, min_part_seconds,
+                                  pre_start, post_end)
         if not problems:  # both times fall on the same frame boundary
             problems = [f"{PART_LABELS['main']} would hold no frame"]
         raise SplitError(f"Cannot split at {event_start:g}–{event_end:g} s: " + "; ".join(problems) + ".")
     b1, b2, snap_start, snap_end = chosen
     return SplitPlan(
         frame_count=analysis.frame_count, fps=analysis.fps, event_start=event_start, event_end=event_end,
-        main_start=b1, main_end=b2, unsnapped=(start, end), snapped={"start": snap_start, "end": snap_end},
-        parameters={"snap": snap, "snap_tolerance": snap_tolerance, "min_part_seconds": min_part_seconds},
+        main_start=b1, main_end=b2, pre_start=pre_start, post_end=post_end, unsnapped=(start, end),
+        snapped={"start": snap_start, "end": snap_end},
+        parameters={"snap": snap, "snap_tolerance": snap_tolerance, "min_part_seconds": min_part_seconds,
+                    "trim_start": trim_start, "trim_end": trim_end, "pre_start_frame": pre_start,
+                    "post_end_frame": post_end},
     )
 
 
@@ -326,15 +353,16 @@ def ffmpeg_version() -> str:
 def _filter_graph(plan: SplitPlan) -> str:
     """One decode, five outputs; frames chosen by index, retimed to one frame per 1/fps."""
     retime = f"setpts=N*{plan.fps.denominator}/{plan.fps.numerator}/TB"
-    main_start, main_end = plan.main_start, plan.main_end
+    main_start, main_end, pre_start, post_end = plan.main_start, plan.main_end, plan.pre_start, plan.post_end
+    whole = f"trim=start_frame={pre_start}:end_frame={post_end},{retime}"
     return ";".join([
         "[0:v:0]crop=trunc(iw/2)*2:trunc(ih/2)*2:0:0,format=yuv420p,settb=AVTB,split=5[s0][s1][s2][s3][s4]",
-        f"[s0]trim=start_frame=0:end_frame={main_start},{retime}[pre]",
+        f"[s0]trim=start_frame={pre_start}:end_frame={main_start},{retime}[pre]",
         f"[s1]trim=start_frame={main_start}:end_frame={main_end},{retime}[main]",
-        f"[s2]trim=start_frame={main_end},{retime}[post]",
-        f"[s3]{retime},drawbox=x=0:y=0:w=iw:h=ih:color=black:t=fill"
-        f":enable='between(n\\,{main_start}\\,{main_end - 1})'[detective]",
-        f"[s4]{retime}[full]",
+        f"[s2]trim=start_frame={main_end}:end_frame={post_end},{retime}[post]",
+        f"[s3]{whole},drawbox=x=0:y=0:w=iw:h=ih:color=black:t=fill"
+        f":enable='between(n\\,{main_start - pre_start}\\,{main_end - pre_start - 1})'[detective]",
+        f"[s4]{whole}[full]",
     ])
 
 
@@ -414,7 +442,8 @@ def cut_clips(source, plan: SplitPlan, out_dir, *, timeout: float = 600) -> dict
 
 def split_video(source, event_start: float, event_end: float, out_dir, *, snap: bool = True,
                 snap_tolerance: float = DEFAULT_SNAP_TOLERANCE, min_part_seconds: float = MIN_PART_SECONDS,
-                allow_multi_scene: bool = False, analysis: VideoAnalysis | None = None) -> SplitResult:
+                allow_multi_scene: bool = False, analysis: VideoAnalysis | None = None,
+                trim_start: float = 0.0, trim_end: float = 0.0) -> SplitResult:
     """Analyse, plan and cut; every check runs before anything is written."""
     analysis = analysis or analyse_video(source)
     if analysis.is_multi_scene and not allow_multi_scene:
@@ -423,6 +452,6 @@ def split_video(source, event_start: float, event_end: float, out_dir, *, snap: 
                               "BlackSwanSuite keeps single-scene videos.",
                               list(analysis.scene_cuts))
     plan = plan_split(analysis, event_start, event_end, snap=snap, snap_tolerance=snap_tolerance,
-                      min_part_seconds=min_part_seconds)
+                      min_part_seconds=min_part_seconds, trim_start=trim_start, trim_end=trim_end)
     files = cut_clips(source, plan, out_dir)
     return SplitResult(analysis=analysis, plan=plan, files=files, encoding=encoding_record(plan))

@@ -272,7 +272,8 @@ def test_the_expert_baseline_asks_150_per_task_by_default_on_the_task_s_clip(ver
     assert VersionSubset.objects.filter(version=version).count() == 1
 
 
-def test_the_expert_s_answers_are_scored_like_a_model_s_and_shown_as_a_human_row(version, curator, expert):
+def test_the_expert_s_answers_are_scored_like_a_model_s_and_shown_as_a_human_row(version, curator, expert,
+                                                                                   researcher_client):
     made = human_eval.create_expert_baseline(version, curator=curator, seed=3, per_group=4)
     subset = VersionSubset.objects.get(name="human-expert-s3")
     assert subsets.counts(subset) == dict.fromkeys(DISCRETE, 4)
@@ -306,6 +307,11 @@ def test_the_expert_s_answers_are_scored_like_a_model_s_and_shown_as_a_human_row
     assert rows[0].subset == "human-expert-s3" and rows[0].annotators == 1
     cells = dict(zip([spec.path for spec in main_metrics("blackswan")], rows[0].cells, strict=True))
     assert cells["detective_mcq.accuracy"].value == 3 / 4 and cells["reporter_yn.accuracy"].value == 3 / 4
+    # the version's leaderboard page shows the row
+    html = researcher_client.get(reverse("results-version", args=[version.pk])).content.decode()
+    row = html.split('<tr class="human-row" data-human="baseline">')[1].split("</tr>")[0]
+    assert "Human (expert, subset human-expert-s3)" in row and "16 of 16 requests answered" in row
+    assert "75.0%" in row
 
 
 # --- People's written answers ------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def test_marks_at_or_before_a_tenth_of_a_second_are_dropped_and_agreeing_marks_g
     found = aggregate([0.05, 2.0, 2.2, 2.4, 0.1])
     assert found.valid == (2.0, 2.2, 2.4)
     assert found.time == pytest.approx(2.2)
-    assert (found.method, found.closest_pair, found.branch) == ("mean", False, "mean")
+    assert (found.method, found.closest_pair, found.branch, found.rule) == ("mean", False, "mean", "authors")
     assert found.spread == pytest.approx(0.4)
     assert found.std == pytest.approx(0.163299, abs=1e-6)
     assert not poor_agreement(found)
@@ -43,11 +43,32 @@ def test_widely_spread_marks_keep_the_closest_pair():
     assert poor_agreement(found)  # widely spread: flagged even though it has a time
 
 
-def test_a_tie_between_closest_pairs_keeps_the_earliest_pair_and_a_disagreeing_pair_its_earliest_mark():
+def test_a_tie_between_closest_pairs_keeps_the_earliest_pair():
+    # std 5.00 s: widely spread; (2.0, 2.5) and (12.0, 12.5) are both 0.5 s apart
     assert aggregate([12.0, 2.0, 12.5, 2.5]).kept == (2.0, 2.5)
     assert aggregate([12.0, 2.0, 12.5, 2.5]).time == pytest.approx(2.25)
-    found = aggregate([2.0, 3.0, 15.0])  # widely spread; the closest pair is 1 s apart: its earliest after 1 s
-    assert (found.kept, found.time, found.branch) == ((2.0, 3.0), 2.0, "closest pair, then earliest")
+
+
+def test_the_closest_pair_agrees_by_its_std_and_disagrees_past_it():
+    # std of 2, 3, 15 is 5.91 s; the closest pair 2.0 / 3.0 has std 0.5 s (do-split.py: np.std <= 0.5): its mean
+    found = aggregate([2.0, 3.0, 15.0])
+    assert found.std == pytest.approx(5.9067, abs=1e-4) and found.kept_std == pytest.approx(0.5)
+    assert (found.kept, found.time, found.branch) == ((2.0, 3.0), 2.5, "closest pair, then mean")
+    # the closest pair 2.0 / 3.2 has std 0.6 s: the earliest of the two after 1 s
+    found = aggregate([2.0, 3.2, 15.0])
+    assert (found.kept, found.time, found.branch) == ((2.0, 3.2), 2.0, "closest pair, then earliest")
+
+
+def test_widely_spread_marks_without_a_pair_within_eight_seconds_give_no_time():
+    # std 7.76 s; the closest pair 1 / 10 is 9 s apart (std 4.5 s > 4 s): the script finds no pair
+    found = aggregate([1.0, 10.0, 20.0])
+    assert (found.time, found.kept, found.kept_std) == (None, (1.0, 10.0), 4.5)
+    assert found.std == pytest.approx(7.7603, abs=1e-4)
+    assert found.reason == "the marks are widely spread and no two lie within 8 s of each other"
+    assert poor_agreement(found)
+    # 8 s apart (std 4 s) still counts: std 4 s > 0.5 s, so the earliest after 1 s
+    kept = aggregate([2.0, 10.0, 20.0])
+    assert (kept.kept, kept.time, kept.branch) == ((2.0, 10.0), 2.0, "closest pair, then earliest")
 
 
 def test_disagreeing_marks_give_the_earliest_mark_after_one_second():
@@ -59,8 +80,30 @@ def test_disagreeing_marks_give_the_earliest_mark_after_one_second():
     assert aggregate([0.5, 2.0]).time == 2.0
 
 
+def test_agreeing_marks_are_those_whose_std_is_at_most_half_a_second():
+    # 2.0 and 2.8: std 0.4 s, so their mean, though they are 0.8 s apart
+    found = aggregate([2.0, 2.8])
+    assert (found.time, found.method, found.kept_std) == (pytest.approx(2.4), "mean", pytest.approx(0.4))
+    assert found.spread == pytest.approx(0.8)
+    assert not poor_agreement(found)
+    # std 0.5 s exactly (1 s apart) agrees too; 1.1 s apart (std 0.55 s) does not
+    assert aggregate([4.0, 5.0]).time == 4.5 and aggregate([4.0, 5.1]).time == 4.0
+
+
+def test_the_spread_rule_wants_every_mark_within_half_a_second_of_the_others():
+    found = aggregate([2.0, 2.8], rule="spread")
+    assert (found.time, found.method, found.rule) == (2.0, "earliest", "spread")
+    assert aggregate([2.0, 3.0, 15.0], rule="spread").branch == "closest pair, then earliest"
+    assert aggregate([2.0, 2.2, 2.4], rule="spread").time == pytest.approx(2.2)
+    assert aggregate([2.0, 2.8], rule="spread").as_dict()["rule"] == "spread"
+    with pytest.raises(ValueError, match="Unknown agreement rule"):
+        aggregate([2.0], rule="median")
+
+
 def test_no_mark_after_one_second_gives_no_time_and_no_mark_after_a_tenth_none_either():
-    found = aggregate([0.3, 0.9])
+    # with the authors' rule marks up to 1 s always agree (their std is at most 0.45 s): 0.3 and 0.9 give 0.6 s
+    assert aggregate([0.3, 0.9]).time == pytest.approx(0.6)
+    found = aggregate([0.3, 0.9], rule="spread")  # 0.6 s apart: they disagree, and none is after 1 s
     assert found.time is None and found.method is None
     assert found.reason == "the marks disagree and none is after 1 s"
     assert poor_agreement(found)
@@ -83,6 +126,7 @@ def test_the_suggested_parts_use_the_authors_factors():
     assert [(p.name, p.start, p.end) for p in made.parts] == [
         ("pre", 0.17, 4.0), ("main", 4.0, 8.0), ("post", 8.0, pytest.approx(9.83))]
     assert (made.event_start, made.event_end, made.ok) == (4.0, 8.0, True)
+    assert (made.trim_start, made.trim_end) == (0.17, pytest.approx(0.17))
     assert made.as_dict()["parts"][2]["seconds"] == pytest.approx(1.83)
 
 
@@ -101,8 +145,9 @@ def test_a_suggestion_with_a_part_under_one_second_says_so():
 
 
 def test_the_constants_are_the_authors_values():
-    assert (localization.MIN_MARK, localization.WIDE_SPREAD, localization.AGREEING_SPREAD,
-            localization.MIN_EARLIEST, localization.FACTOR, localization.EDGE) == (0.1, 3.0, 0.5, 1.0, 0.8, 0.17)
+    assert (localization.MIN_MARK, localization.WIDE_SPREAD, localization.PAIR_STD, localization.AGREEING_STD,
+            localization.MIN_EARLIEST, localization.FACTOR, localization.EDGE) == (0.1, 3.0, 4.0, 0.5, 1.0, 0.8, 0.17)
+    assert localization.DEFAULT_RULE == "authors"
 
 
 # --- The time_mark form field ------------------------------------------------------------------------
@@ -255,6 +300,11 @@ def test_poorly_agreed_videos_are_flagged_and_can_be_hidden_on_the_page(curator,
     filtered = client.get(url, {"hide_poor": "1"}).content.decode()
     assert f'data-video-id="{bikes_video.pk}"' not in filtered
     assert f'data-video-id="{bunny_video.pk}"' in filtered and "1 hidden" in filtered
+    assert 'data-rule="authors"' in html and "population std is at most 0.5 s" in html
+    spread = client.get(url, {"rule": "spread"}).content.decode()
+    assert 'data-rule="spread"' in spread and "--rule spread" in spread
+    unknown = client.get(url, {"rule": "median"})
+    assert unknown.status_code == 400 and "Unknown agreement rule" in unknown.content.decode()
 
 
 def test_the_page_is_for_localization_studies_only(curator, bikes_video):
@@ -293,6 +343,33 @@ def test_items_added_later_name_a_library_video(curator, bikes_video, bunny_vide
     assert picked["payload"]["duration"] == bunny_video.duration
 
 
+def test_a_curator_makes_a_localization_study_on_the_study_pages(curator, bikes_video, bunny_video):
+    """The studies page makes the study (kind and form fixed), the items page adds library videos, and the
+    study's page links its report."""
+    client = logged_in_client(curator)
+    form = {"step_kind": localization_study.STUDY_KIND, "form_schema": "{}", "annotators_per_item": 3,
+            "count_accepted_only": "on", "lease_seconds": 1800, "estimated_minutes": 1, "pay_per_item": "0",
+            "currency": "USD", "gold_share": 0, "expert_share": 0, "expert_first": 0, "min_accept_rate": 0,
+            "min_reviews_for_exclusion": 3, "recruitment_platform": "none", "required_submissions": 1,
+            "name": "Where does it go wrong?"}
+    made = client.post(reverse("crowd-study-new"), form)
+    assert made.status_code == 302, made.content.decode()[:2000]
+    study = Study.objects.get(name="Where does it go wrong?")
+    assert (study.step_kind, study.form_schema, study.annotators_per_item) == (
+        localization_study.STUDY_KIND, localization_study.FORM, 3)
+    items_url = reverse("crowd-study-items", kwargs={"slug": study.slug})
+    assert made.url == items_url
+    added = client.post(items_url, {"source": "media", "video": [str(bikes_video.pk), str(bunny_video.pk)]})
+    assert added.status_code == 302, added.content.decode()[:2000]
+    assert {item.video_id: item.payload["fps"] for item in study.items.all()} == {bikes_video.pk: 25.0,
+                                                                                bunny_video.pk: 25.0}
+    again = client.post(items_url, {"source": "media", "video": [str(bikes_video.pk)]})
+    assert again.status_code == 400 and "the study already has an item" in again.content.decode()
+    assert study.items.count() == 2
+    detail = client.get(reverse("crowd-study-detail", kwargs={"slug": study.slug})).content.decode()
+    assert reverse("blackswan-localization", kwargs={"slug": study.slug}) in detail
+
+
 # --- The command -------------------------------------------------------------------------------------
 
 def test_the_command_creates_a_study_and_reports_it_as_json(curator, bikes_video):
@@ -306,8 +383,14 @@ def test_the_command_creates_a_study_and_reports_it_as_json(curator, bikes_video
     _mark(study, second, {"event_time": 3.0})
     out = StringIO()
     call_command("blackswan_localization", "report", study.slug, stdout=out)
-    report = json.loads(out.getvalue())
+    report = json.loads(out.getvalue())  # std 0.5 s: the authors' rule takes the mean
+    assert report["videos"][0]["time"] == 2.5 and report["videos"][0]["aggregate"]["method"] == "mean"
+    assert report["rule"]["name"] == "authors"
+    out = StringIO()
+    call_command("blackswan_localization", "report", study.slug, "--rule", "spread", stdout=out)
+    report = json.loads(out.getvalue())  # 1 s apart: the earliest after 1 s
     assert report["videos"][0]["time"] == 2.0 and report["videos"][0]["aggregate"]["method"] == "earliest"
+    assert report["rule"]["name"] == "spread"
     with pytest.raises(CommandError, match="video ids"):
         call_command("blackswan_localization", "create", "--videos", "a,b", "--user", curator.username)
     with pytest.raises(CommandError, match="No user"):
@@ -333,8 +416,10 @@ def test_the_timeline_starts_from_the_suggestion_and_warns_of_poor_agreement(cur
                               "spread 0.20 s")
     assert found["poor_agreement"] is False
     assert found["url"] == reverse("blackswan-localization", kwargs={"slug": study.slug})
+    assert (found["suggestion"]["trim_start"], found["suggestion"]["trim_end"]) == (0.17, pytest.approx(0.17))
     assert data["initial"] == {"start_frame": 102, "end_frame": 200,
-                               "origin": f"the localization study {study.slug}"}
+                               "origin": f"the localization study {study.slug}", "trim_start": 0.17,
+                               "trim_end": pytest.approx(0.17)}
 
     # a later study whose marks disagree widely is the one shown, flagged
     later = localization_study.create_localization_study(curator, [bikes_video], k=3)
@@ -342,4 +427,4 @@ def test_the_timeline_starts_from_the_suggestion_and_warns_of_poor_agreement(cur
         _mark(later, worker, {"event_time": seconds})
     found = timeline.timeline(bikes_video)["suggestion"]
     assert found["study"] == later.slug and found["poor_agreement"] is True
-    assert found["time"] == 8.0  # closest pair 8.0 / 9.0, 1 s apart: the earliest after 1 s
+    assert found["time"] == 8.5  # std 3.47 s: the closest pair 8.0 / 9.0, whose std is 0.5 s: their mean

@@ -114,7 +114,7 @@ def test_resplitting_makes_a_new_split_and_keeps_the_old_one(bunny, curator, dja
 def test_a_multi_scene_video_is_flagged_not_split(bunny_bikes, curator, django_capture_on_commit_callbacks,
                                                   media_root):
     stored_before = files_under(media_root)
-    split = run_split(django_capture_on_commit_callbacks, bunny_bikes, 1.2, 2.65, curator)
+    split = run_split(django_capture_on_commit_callbacks, bunny_bikes, 1.2, 2.65, curator, trim_start=0.17)
     assert split.job.status == Job.Status.SUCCEEDED
     assert split.status == VideoSplit.Status.FLAGGED
     assert split.multi_scene is True
@@ -134,6 +134,7 @@ def test_a_multi_scene_video_is_flagged_not_split(bunny_bikes, curator, django_c
     assert anyway.allow_multi_scene and anyway.status == VideoSplit.Status.DONE
     assert (anyway.main_start_frame, anyway.main_end_frame) == (30, 75)  # the end snapped to the cut
     assert anyway.post_video.frame_count == 29
+    assert anyway.trim_start == 0.17 and anyway.pre_video.frame_count == 26  # the trim goes with it: frames 4–29
     assert states(split)[-1] == ("flagged", "overridden")
     assert StateChange.objects.of(VideoSplit, split.pk).filter(to_state="overridden",
                                        actor=curator, reason="the cut is after the event").exists()
@@ -226,6 +227,20 @@ def test_a_finished_split_must_have_its_clips(bunny):
         VideoSplit.objects.create(video=bunny, event_start=1.0, event_end=2.0, status=VideoSplit.Status.DONE)
     with pytest.raises(IntegrityError), transaction.atomic():
         VideoSplit.objects.create(video=bunny, event_start=2.0, event_end=1.0)
+    for trims in ({"trim_start": -0.1}, {"trim_end": -0.1}, {"trim_start": 1.0}):  # trims start before the event
+        with pytest.raises(IntegrityError), transaction.atomic():
+            VideoSplit.objects.create(video=bunny, event_start=1.0, event_end=2.0, **trims)
+
+
+@pytest.mark.parametrize(("trims", "words"), [
+    ({"trim_start": -0.5}, "0 or more"),
+    ({"trim_start": 1.5}, "must leave V_pre before the event start"),
+    ({"trim_end": 1.8}, "and V_post after its end"),
+])
+def test_impossible_trims_are_refused_before_anything_is_recorded(bunny, curator, trims, words):
+    with pytest.raises(SplitError, match=words):
+        splits.split_library_video(bunny, 1.2, 2.4, curator, **trims)
+    assert VideoSplit.objects.count() == 0
 
 
 def test_the_job_kind_is_registered_on_the_generation_queue():

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.benchmarks.blackswan import importer
-from annotation.blackswan import staged
+from annotation.blackswan import splits, staged
 from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
 from annotation.crowd import review
 from annotation.crowd.errors import CrowdError
@@ -27,6 +27,7 @@ from config.roles import ANNOTATOR
 from evaluation.benchmarks import blackswan as blackswan_eval
 from tests.conftest import ingest_path, logged_in_api, logged_in_client, make_user
 from tests.test_crowd_concurrency import file_database  # noqa: F401  (a fixture)
+from tests.test_splitting import make_stamped_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -493,9 +494,6 @@ def test_a_reviewers_correction_is_what_the_release_holds(worker_api, claim, cur
 def test_release_times_come_from_a_real_split(curator, worker_api, tmp_path, bigbuckbunny,
                                               django_capture_on_commit_callbacks):
     """Cut 4 s of Big Buck Bunny with the library's split job; the record's times are the clips' starts."""
-    from annotation.blackswan import splits
-    from tests.test_splitting import make_stamped_clip
-
     video = ingest_path(make_stamped_clip(bigbuckbunny, tmp_path / "bunny.mp4"), user=curator)
     with django_capture_on_commit_callbacks(execute=True):
         split = splits.split_library_video(video, 1.2, 2.4, curator)
@@ -508,6 +506,26 @@ def test_release_times_come_from_a_real_split(curator, worker_api, tmp_path, big
     record = staged.release_record(claim)
     assert (record["preevent"], record["event"], record["postevent"]) == (0.0, 1.2, 2.4)
     assert record["event"] == split.main_video.provenance["start_time"]
+    assert "end" not in record  # V_post runs to the end of the video
+
+
+def test_a_trimmed_split_gives_the_release_where_v_pre_starts_and_v_post_ends(
+        curator, worker_api, tmp_path, bigbuckbunny, django_capture_on_commit_callbacks):
+    """The authors' 0.17 s trimmed at each end of a 4 s, 25 fps video: V_pre from 0.16 s, V_post to 3.84 s."""
+    video = ingest_path(make_stamped_clip(bigbuckbunny, tmp_path / "bunny.mp4"), user=curator)
+    with django_capture_on_commit_callbacks(execute=True):
+        split = splits.split_library_video(video, 1.2, 2.4, curator, trim_start=0.17, trim_end=0.17)
+    split.refresh_from_db()
+    assert split.status == VideoSplit.Status.DONE, split.message
+    assert staged.part_starts(split) == {"pre": 0.16, "main": 1.2, "post": 2.4}
+    study = staged.create_staged_study([split], "Trimmed", curator, open_now=True, expert_first=0, expert_share=0)
+    claim = claim_for(worker_api, study)
+    advance(worker_api, claim, DONE)
+    claim.refresh_from_db()
+    record = staged.release_record(claim)
+    assert (record["preevent"], record["event"], record["postevent"], record["end"]) == (0.16, 1.2, 2.4, 3.84)
+    assert blackswan_eval.split(record, video.duration) == {"pre": (0.16, 1.2), "main": (1.2, 2.4),
+                                                            "post": (2.4, 3.84)}
 
 
 def test_the_mturk_preview_of_a_staged_study_shows_no_video(study, client):

@@ -5,7 +5,7 @@ answer, reported with the run's predictions summary and on its results page."""
 import pytest
 from django.urls import reverse
 
-from evaluation import parsers, reasoning, scoring
+from evaluation import parsers, reasoning, results, scoring
 from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.models import EvaluationRun, Prediction
@@ -75,3 +75,19 @@ def test_the_results_page_of_a_cot_run_shows_its_reasoning_rate(researcher_clien
                                   prompt=[], raw_output=text)
     page = researcher_client.get(reverse("results-run", args=[run.pk])).content.decode()
     assert "Chain of thought" in page and "1 of 2 responses give any reasoning before the answer (50.0%)" in page
+    # the run's own page says it too
+    detail = researcher_client.get(reverse("run-detail", args=[run.pk])).content.decode()
+    shown = detail.split('<dd id="run-cot-reasoning">')[1].split("</dd>")[0]
+    assert shown == "1 of 2 responses give any reasoning before the answer (50.0%)"
+
+
+def test_the_run_page_of_a_standard_or_unfinished_run_shows_no_reasoning_rate(researcher_client, db):
+    version = frozen_version("cvqa", "cot-2", [("q1", cvqa_payload("2"), {})])
+    standard = EvaluationRun.objects.create(version=version, model_id="org/vlm", backend="openai",
+                                            prompting="standard", status=EvaluationRun.Status.SUCCEEDED)
+    running = EvaluationRun.objects.create(version=version, model_id="org/vlm", backend="openai", prompting="cot",
+                                           status=EvaluationRun.Status.RUNNING)
+    for run in (standard, running):
+        assert results.cot_reasoning(run) is None
+        page = researcher_client.get(reverse("run-detail", args=[run.pk]))
+        assert page.status_code == 200 and 'id="run-cot-reasoning"' not in page.content.decode()

@@ -42,6 +42,7 @@ WORDING = {
                        r"removed\?"),
 }
 HEART, DOT = (250, 190, 40), (20, 20, 20)  # the colours a flower's heart and a dot are drawn in
+OUTLINE = 3  # pixels a polygon's drawn side may cover beside its line (drawn 3 pixels wide)
 SCENE_KEYS = ["img_path", "type", "width", "height", "polygons", "flowers", "circles"]
 
 
@@ -106,8 +107,8 @@ def in_polygons(flower: dict, scene: dict) -> set[str]:
 
 
 def check_scene(scene: dict) -> None:
-    """What the scene promises: flowers clear of every side, apart and in the picture; simple polygons;
-    dots inside their circles."""
+    """What the scene promises: flowers (their disc and the drawn side's width) clear of every side, apart and
+    in the picture; simple polygons; dots inside their circles."""
     width, height = scene["width"], scene["height"]
     for polygon in scene["polygons"]:
         points = polygon["points"]
@@ -122,7 +123,7 @@ def check_scene(scene: dict) -> None:
         for polygon in scene["polygons"]:
             points = polygon["points"]
             for a, b in zip(points, points[1:] + points[:1], strict=True):
-                assert distance_to_side(x, y, a, b) > r, (scene["img_path"], flower, polygon["color"])
+                assert distance_to_side(x, y, a, b) > r + OUTLINE, (scene["img_path"], flower, polygon["color"])
     assert all(math.hypot(f["x"] - g["x"], f["y"] - g["y"]) >= f["r"] + g["r"]
                for i, f in enumerate(scene["flowers"]) for g in scene["flowers"][i + 1:])
     for circle in scene["circles"]:
@@ -226,7 +227,8 @@ def test_the_four_flower_regions_are_all_used(large_set):
 
 
 def test_the_pictures_show_their_scenes(tmp_path):
-    """A flower's heart is drawn at its centre and every dot at its place; no text chunk or timestamp."""
+    """A flower's heart is drawn at its centre and every dot at its place; no pixel of a polygon's side (its colour
+    read at a corner) lies on a flower; no text chunk or timestamp."""
     folder = make(tmp_path, 2, 2024)
     rows, scenes = read_set(folder)
     for row in rows:
@@ -236,6 +238,11 @@ def test_the_pictures_show_their_scenes(tmp_path):
             assert not set(picture.info) - {"dpi", "gamma", "srgb"}
             pixels = picture.convert("RGB").load()
             assert all(pixels[f["x"], f["y"]] == HEART for f in scene["flowers"])
+            sides = {pixels[tuple(polygon["points"][0])] for polygon in scene["polygons"]}
+            for f in scene["flowers"]:
+                disc = [(f["x"] + dx, f["y"] + dy) for dx in range(-f["r"], f["r"] + 1)
+                        for dy in range(-f["r"], f["r"] + 1) if dx * dx + dy * dy <= f["r"] ** 2]
+                assert not sides & {pixels[point] for point in disc}, (row["img_path"], f)
             assert all(pixels[x, y] == DOT for circle in scene["circles"] for x, y in circle["dots"])
 
 

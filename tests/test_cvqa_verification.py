@@ -323,6 +323,22 @@ def test_the_verification_page_lists_items_and_adjudicates(disputed, curator, an
     assert refused.status_code == 403
 
 
+def test_the_adjudication_page_removes_an_item_with_its_reason(disputed, curator):
+    client = logged_in_client(curator)
+    home = disputed.version_id
+    adjudicate = reverse("cvqa-adjudicate", kwargs={"item_id": disputed.pk})
+    no_reason = client.post(adjudicate, {"decision": "remove"})
+    assert no_reason.status_code == 400 and "Name the reason" in no_reason.content.decode()
+    assert stage(disputed) == counterfactuals.ADJUDICATION
+    done = client.post(adjudicate, {"decision": "remove", "reason": "ambiguous", "note": "Dogs hide behind the car."})
+    assert done.status_code == 302 and stage(disputed) == counterfactuals.REMOVED
+    page = client.get(reverse("cvqa-verification-version", kwargs={"version_id": home})).content.decode()
+    removed = page.split('id="removed"')[1].split("</section>")[0]
+    assert disputed.external_id in removed
+    assert "the new question has no single right answer (ambiguous)" in removed
+    assert "Dogs hide behind the car." in removed and f"by {curator.username}" in removed
+
+
 def test_the_overview_creates_a_verification_study(counterfactual_items, curator):
     client = logged_in_client(curator)
     assert client.get(reverse("cvqa-verification")).status_code == 200

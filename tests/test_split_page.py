@@ -73,7 +73,8 @@ def test_the_timeline_gives_every_frame_time_and_starts_from_thirds(bunny, curat
     assert len(data["frame_times"]) == 100
     assert data["frame_times"][30] == pytest.approx(1.2)
     assert data["scene_cuts"] == [] and data["multi_scene"] is False
-    assert data["initial"] == {"start_frame": 33, "end_frame": 66, "origin": "thirds of the video"}
+    assert data["initial"] == {"start_frame": 33, "end_frame": 66, "origin": "thirds of the video",
+                               "trim_start": 0.0, "trim_end": 0.0}
     assert data["thumbnails_url"] == url("video-split-thumbnails", bunny)
     assert data["frame_url"].replace("{index}", "7") == url("video-split-frame", bunny, index=7)
 
@@ -92,11 +93,17 @@ def test_the_timeline_starts_from_the_latest_split_or_the_items_localization(bun
         "kind": "video", "id": "v1", "preevent": 0, "event": 1.6, "postevent": 2.8})
     ItemMedia.objects.create(item=item, role="video", video=bunny)
     data = curator_client.get(url("video-split-timeline", bunny)).json()
-    assert data["initial"] == {"start_frame": 40, "end_frame": 70, "origin": "the localization of blackswan:loc/v1"}
-
-    split = splits.split_library_video(bunny, 1.2, 2.4, curator)  # queued: the job runs only on commit
+    assert data["initial"] == {"start_frame": 40, "end_frame": 70, "origin": "the localization of blackswan:loc/v1",
+                               "trim_start": 0.0, "trim_end": 0.0}
+    # a release record whose V_pre starts later and whose V_post ends early gives the trims too
+    BenchmarkItem.objects.filter(pk=item.pk).update(payload={**item.payload, "preevent": 0.17, "end": 3.83})
     data = curator_client.get(url("video-split-timeline", bunny)).json()
-    assert data["initial"] == {"start_frame": 30, "end_frame": 60, "origin": f"split #{split.pk} (queued)"}
+    assert (data["initial"]["trim_start"], data["initial"]["trim_end"]) == (0.17, pytest.approx(0.17))
+
+    split = splits.split_library_video(bunny, 1.2, 2.4, curator, trim_start=0.17)  # the job runs only on commit
+    data = curator_client.get(url("video-split-timeline", bunny)).json()
+    assert data["initial"] == {"start_frame": 30, "end_frame": 60, "origin": f"split #{split.pk} (queued)",
+                               "trim_start": 0.17, "trim_end": 0.0}
 
 
 def test_a_video_still_being_probed_has_no_timeline(bunny_file, curator, curator_client):
@@ -127,6 +134,19 @@ def test_the_plan_for_frame_boundaries(bunny, curator_client):
         (0, 30, 30, 1.2), (30, 60, 30, 1.2), (60, 100, 40, 1.6)]
     assert not any(part["too_short"] for part in parts.values())
     assert data["warnings"] == [] and data["notes"] == []
+
+
+def test_the_plan_trims_the_start_of_v_pre_and_the_end_of_v_post(bunny, curator_client):
+    data = plan(curator_client, bunny, start_frame=30, end_frame=60, trim_start="0.17", trim_end="0.17").json()
+    assert data["ok"] is True and (data["trim_start"], data["trim_end"]) == (0.17, 0.17)
+    assert (data["pre_start"], data["post_end"]) == (4, 96)  # 0.16 s and 3.84 s: the nearest frame boundaries
+    assert [(p["start_frame"], p["end_frame"], p["frames"]) for p in data["parts"]] == [
+        (4, 30, 26), (30, 60, 30), (60, 96, 36)]
+    too_much = plan(curator_client, bunny, start_frame=30, end_frame=60, trim_start="0.5")
+    assert too_much.status_code == 400 and "V_pre would hold 18 frames" in too_much.json()["error"]
+    assert too_much.json()["parts"][0]["start_frame"] == 12 and too_much.json()["parts"][0]["too_short"] is True
+    negative = plan(curator_client, bunny, start_frame=30, end_frame=60, trim_end="-1")
+    assert negative.status_code == 400 and "0 or more" in negative.json()["error"]
 
 
 def test_the_plan_for_times_in_seconds_picks_the_nearest_frame_boundary(bunny, curator_client):
@@ -213,6 +233,22 @@ def test_split_creates_a_video_split_whose_job_cuts_five_clips(bunny, curator, c
         assert curator_client.get(clip["url"]).status_code == 200
 
 
+def test_a_trimmed_split_cuts_its_clips_without_the_trimmed_frames(bunny, curator_client,
+                                                                   django_capture_on_commit_callbacks):
+    response = create(curator_client, bunny, {"start_frame": 30, "end_frame": 60, "trim_start": 0.17,
+                                              "trim_end": 0.17}, django_capture_on_commit_callbacks)
+    assert response.status_code == 201, response.content
+    split = VideoSplit.objects.get()
+    assert (split.trim_start, split.trim_end, split.status) == (0.17, 0.17, VideoSplit.Status.DONE)
+    assert (split.parameters["pre_start_frame"], split.parameters["post_end_frame"]) == (4, 96)
+    row = curator_client.get(url("video-split-list", bunny)).json()["splits"][0]
+    assert (row["trim_start"], row["trim_end"]) == (0.17, 0.17)
+    assert [(clip["name"], clip["frames"]) for clip in row["clips"]] == [
+        ("pre", 26), ("main", 30), ("post", 36), ("detective", 92), ("full", 92)]
+    assert split.pre_video.provenance["start_frame"] == 4 and split.post_video.provenance["end_frame"] == 96
+    assert "V_pre [4, 30)" in split.message and "V_post [60, 96) of 100 frames" in split.message
+
+
 def test_split_accepts_a_form_post_in_seconds_without_snapping(bunny, curator_client,
                                                                django_capture_on_commit_callbacks):
     response = create(curator_client, bunny, {"start": "1.6", "end": "2.8", "snap": "0"},
@@ -226,6 +262,8 @@ def test_split_accepts_a_form_post_in_seconds_without_snapping(bunny, curator_cl
 @pytest.mark.parametrize(("body", "words"), [
     ({"start_frame": 30, "end_frame": 40}, "V_main would hold 10 frames"),
     ({"start_frame": 10, "end_frame": 60}, "V_pre would hold 10 frames"),
+    ({"start_frame": 30, "end_frame": 60, "trim_end": 1.0}, "V_post would hold 15 frames"),
+    ({"start_frame": 30, "end_frame": 60, "trim_start": "soon"}, "trims at the start and the end"),
     ({}, "Give the event's boundaries"),
     ("[1, 2]", "must be a JSON object"),
     ("{not json", "not valid JSON"),

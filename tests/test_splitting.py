@@ -273,6 +273,39 @@ def test_the_full_clip_holds_every_frame_in_order(split_result, single_scene_fra
     assert max(pixel_distance(a, b) for a, b in zip(frames, single_scene_frames, strict=True)) < PIXEL_TOLERANCE
 
 
+def test_trimmed_ends_cut_frames_off_v_pre_and_v_post_and_the_whole_clips(single_scene, single_scene_frames,
+                                                                         tmp_path):
+    # the authors' 0.17 s at each end of a 4 s, 25 fps video: boundaries 4 (0.16 s) and 96 (3.84 s)
+    made = splitting.split_video(single_scene, 1.2, 2.4, tmp_path / "trimmed", trim_start=0.17, trim_end=0.17)
+    plan = made.plan
+    assert (plan.pre_start, plan.main_start, plan.main_end, plan.post_end) == (4, 30, 60, 96)
+    assert plan.parameters["trim_start"] == plan.parameters["trim_end"] == 0.17
+    assert (plan.parameters["pre_start_frame"], plan.parameters["post_end_frame"]) == (4, 96)
+    expected = {"pre": (4, 30), "main": (30, 60), "post": (60, 96), "full": (4, 96)}
+    for name, (start, end) in expected.items():
+        frames = decode(made.files[name])
+        assert plan.frames(name) == (start, end) and stamps(frames) == list(range(start, end)), name
+    detective = decode(made.files["detective"])
+    assert len(detective) == 92
+    assert [index for index, frame in enumerate(detective) if is_black(frame)] == list(range(26, 56))  # V_main
+    assert stamps(detective[:26] + detective[56:]) == list(range(4, 30)) + list(range(60, 96))
+    assert pixel_distance(detective[0], single_scene_frames[4]) < PIXEL_TOLERANCE
+
+
+def test_trims_are_checked_and_count_against_each_part_s_second():
+    analysis = synthetic_analysis()
+    assert splitting.plan_split(analysis, 1.2, 2.4).frames("pre") == (0, 30)  # no trim by default
+    with pytest.raises(SplitError, match="V_pre would hold 20 frames"):
+        splitting.plan_split(analysis, 1.2, 2.4, trim_start=0.4)  # V_pre [10, 30): 0.8 s
+    with pytest.raises(SplitError, match="V_post would hold 20 frames"):
+        splitting.plan_split(analysis, 1.2, 2.4, trim_end=0.8)
+    for bad in (-0.1, float("nan"), "soon"):
+        with pytest.raises(SplitError, match="trims at the start and the end"):
+            splitting.plan_split(analysis, 1.2, 2.4, trim_start=bad)
+    with pytest.raises(SplitError, match="must leave V_pre before the event start"):
+        splitting.plan_split(analysis, 1.2, 2.4, trim_start=1.5)
+
+
 def test_a_multi_scene_video_is_refused_unless_allowed(two_scenes, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(MultiSceneError, match=r"more than one scene \(cuts at frame 75 \(3.00 s\)\)") as caught:
@@ -347,6 +380,11 @@ def test_split_video_command_end_to_end(single_scene, tmp_path, capsys):
     assert "Detective: frames [30, 60) black" in printed
     assert {p.name: splitting.count_frames(p) for p in files_under(out)} == {
         "detective.mp4": 100, "full.mp4": 100, "main.mp4": 30, "post.mp4": 40, "pre.mp4": 30}
+    trimmed = tmp_path / "trimmed"
+    call_command("split_video", str(single_scene), "--event-start", "1.2", "--event-end", "2.4", "--out",
+                 str(trimmed), "--trim-start", "0.17", "--trim-end", "0.17")
+    assert {p.name: splitting.count_frames(p) for p in files_under(trimmed)} == {
+        "detective.mp4": 92, "full.mp4": 92, "main.mp4": 30, "post.mp4": 36, "pre.mp4": 26}
 
 
 def test_split_video_command_snapping_and_multi_scene(two_scenes, tmp_path, capsys):

@@ -7,16 +7,23 @@ happens. The authors turned those marks into one time and three parts with a fix
 `aggregate(marks)`
   1. keep the marks after `MIN_MARK` (0.1 s): earlier ones mark the start of the video, not an event;
   2. if the kept marks are widely spread (population standard deviation > `WIDE_SPREAD`, 3 s), keep
-     only the closest pair (the two marks nearest each other; on a tie, the earliest pair);
-  3. if the kept marks lie within `AGREEING_SPREAD` (0.5 s) of each other, the time is their mean;
+     only the closest pair (the two marks nearest each other; on a tie, the earliest pair); when even
+     that pair is more than 8 s apart (its std > `PAIR_STD`, 4 s, the script's limit for a pair) there
+     is no time;
+  3. if the kept marks agree — their population standard deviation is at most `AGREEING_STD` (0.5 s),
+     as the script tests (`np.std(split) <= 0.5`) — the time is their mean;
   4. otherwise it is the earliest kept mark after `MIN_EARLIEST` (1 s); with none after 1 s there is
      no time (and no suggestion).
+  Step 3 reads "within 0.5 s" as the script does (rule `authors`, the default). The other reading,
+  every kept mark within 0.5 s of every other (rule `spread`: max − min ≤ 0.5 s), is kept by name;
+  every aggregate records the rule it used. Where the script picks a pair by its annotators' order
+  (the last pair it finds within 8 s), the closest pair is kept, as SPEC.md words the rule.
 
 `suggest_parts(t, duration)`
   V_pre = [`EDGE` (0.17 s), `FACTOR`·t], V_main = [0.8·t, 0.8·duration], V_post = [0.8·duration,
   duration − 0.17 s], clamped to the video; each part must last at least `MIN_PART_SECONDS` (1 s).
   The split's event start and end (`annotation.blackswan.splits.split_library_video`) are V_main's
-  bounds, 0.8·t and 0.8·duration.
+  bounds, 0.8·t and 0.8·duration, and it trims `EDGE` from the start of V_pre and the end of V_post.
 
 `poor_agreement(aggregate)`
   True when the marks are widely spread, fewer than two marks count, or there is no time: such
@@ -32,13 +39,19 @@ from itertools import combinations
 
 MIN_MARK = 0.1  # marks at or before this many seconds are dropped
 WIDE_SPREAD = 3.0  # population std (s) above which only the closest pair of marks is kept
-AGREEING_SPREAD = 0.5  # marks within this many seconds of each other: take their mean
+PAIR_STD = 4.0  # the closest pair of widely spread marks counts only when its std is at most this (8 s apart)
+AGREEING_STD = 0.5  # marks whose population std is at most this (rule `authors`; rule `spread`: max − min) agree
 MIN_EARLIEST = 1.0  # otherwise the earliest mark after this many seconds
 FACTOR = 0.8  # V_main starts at FACTOR·t and V_post at FACTOR·duration
 EDGE = 0.17  # seconds trimmed from the start of V_pre and the end of V_post
 MIN_PART_SECONDS = 1.0  # each part lasts at least this long (SPEC §1, the paper's §4.1)
 MIN_MARKS = 2  # fewer marks than this: poor agreement
 
+AUTHORS, SPREAD = "authors", "spread"
+RULES = {AUTHORS: f"the kept marks agree when their population std is at most {AGREEING_STD:g} s "
+                  "(oops/do-split.py)",
+         SPREAD: f"the kept marks agree when they all lie within {AGREEING_STD:g} s of each other (max − min)"}
+DEFAULT_RULE = AUTHORS
 MEAN, EARLIEST = "mean", "earliest"
 PARTS = ("pre", "main", "post")
 PART_LABELS = {"pre": "V_pre", "main": "V_main", "post": "V_post"}
@@ -48,6 +61,7 @@ PART_LABELS = {"pre": "V_pre", "main": "V_main", "post": "V_post"}
 class Aggregate:
     """One video's marks read with the authors' rule."""
 
+    rule: str  # AUTHORS or SPREAD: how step 3 decides that the kept marks agree
     marks: tuple[float, ...]  # every mark given, in the order given
     valid: tuple[float, ...]  # the marks after MIN_MARK
     kept: tuple[float, ...]  # the marks the time is computed from (the closest pair when widely spread)
@@ -71,9 +85,9 @@ class Aggregate:
         return f"closest pair, then {self.method}" if self.closest_pair else self.method
 
     def as_dict(self) -> dict:
-        return {"marks": list(self.marks), "valid": list(self.valid), "kept": list(self.kept), "time": self.time,
-                "method": self.method, "branch": self.branch, "closest_pair": self.closest_pair, "std": self.std,
-                "kept_std": self.kept_std, "spread": self.spread, "reason": self.reason}
+        return {"rule": self.rule, "marks": list(self.marks), "valid": list(self.valid), "kept": list(self.kept),
+                "time": self.time, "method": self.method, "branch": self.branch, "closest_pair": self.closest_pair,
+                "std": self.std, "kept_std": self.kept_std, "spread": self.spread, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -116,9 +130,20 @@ class Suggestion:
     def event_end(self) -> float:
         return self.parts[1].end
 
+    @property
+    def trim_start(self) -> float:
+        """Seconds before V_pre starts (`EDGE`, within the video)."""
+        return self.parts[0].start
+
+    @property
+    def trim_end(self) -> float:
+        """Seconds after V_post ends."""
+        return max(0.0, self.duration - self.parts[2].end)
+
     def as_dict(self) -> dict:
         return {"time": self.time, "duration": self.duration, "event_start": round(self.event_start, 6),
-                "event_end": round(self.event_end, 6), "parts": [part.as_dict() for part in self.parts],
+                "event_end": round(self.event_end, 6), "trim_start": round(self.trim_start, 6),
+                "trim_end": round(self.trim_end, 6), "parts": [part.as_dict() for part in self.parts],
                 "ok": self.ok, "problems": list(self.problems)}
 
 
@@ -136,29 +161,45 @@ def _closest_pair(marks: tuple[float, ...]) -> tuple[float, float]:
     return min(combinations(ordered, 2), key=lambda pair: (pair[1] - pair[0], pair[0]))
 
 
-def aggregate(marks) -> Aggregate:
+def check_rule(rule: str) -> str:
+    """`rule` when it is one of `RULES`; ValueError naming them otherwise."""
+    if rule not in RULES:
+        raise ValueError(f"Unknown agreement rule {rule!r}: use one of {', '.join(RULES)}.")
+    return rule
+
+
+def _agree(kept: tuple[float, ...], rule: str) -> bool:
+    measure = statistics.pstdev(kept) if rule == AUTHORS else max(kept) - min(kept)
+    return measure <= AGREEING_STD + 1e-9
+
+
+def aggregate(marks, rule: str = DEFAULT_RULE) -> Aggregate:
     """The authors' time of the event from annotators' `marks` (seconds; see the module docstring).
 
-    ValueError for a mark that is not a finite number.
+    ValueError for a mark that is not a finite number, or an unknown rule.
     """
+    rule = check_rule(rule)
     given = tuple(_number(mark) for mark in marks)
     valid = tuple(mark for mark in given if mark > MIN_MARK)
     if not valid:
-        return Aggregate(given, valid, (), None, None, False, None, None, None,
+        return Aggregate(rule, given, valid, (), None, None, False, None, None, None,
                          reason=f"no mark after {MIN_MARK:g} s")
     std = statistics.pstdev(valid)
     kept, closest = valid, False
     if len(valid) >= 2 and std > WIDE_SPREAD:
         kept, closest = _closest_pair(valid), True
-    spread = max(kept) - min(kept)
-    figures = {"std": std, "kept_std": statistics.pstdev(kept), "spread": spread}
-    if spread <= AGREEING_SPREAD + 1e-9:
-        return Aggregate(given, valid, kept, statistics.fmean(kept), MEAN, closest, **figures)
+    figures = {"std": std, "kept_std": statistics.pstdev(kept), "spread": max(kept) - min(kept)}
+    if closest and figures["kept_std"] > PAIR_STD + 1e-9:
+        return Aggregate(rule, given, valid, kept, None, None, closest, **figures,
+                         reason=f"the marks are widely spread and no two lie within {2 * PAIR_STD:g} s "
+                                "of each other")
+    if _agree(kept, rule):
+        return Aggregate(rule, given, valid, kept, statistics.fmean(kept), MEAN, closest, **figures)
     later = [mark for mark in kept if mark > MIN_EARLIEST]
     if not later:
-        return Aggregate(given, valid, kept, None, None, closest, **figures,
+        return Aggregate(rule, given, valid, kept, None, None, closest, **figures,
                          reason=f"the marks disagree and none is after {MIN_EARLIEST:g} s")
-    return Aggregate(given, valid, kept, min(later), EARLIEST, closest, **figures)
+    return Aggregate(rule, given, valid, kept, min(later), EARLIEST, closest, **figures)
 
 
 def suggest_parts(t: float, duration: float) -> Suggestion:

@@ -8,8 +8,9 @@ each video.
 
 `localization_report(study)` reads the marks that count (submissions approved by a reviewer or not
 sampled for review, through `final_data`, so a reviewer's correction wins) and applies the authors'
-rule per video (`annotation.blackswan.localization`): the aggregated time, which branch of the rule
-gave it, the agreement, the poor-agreement flag and the suggested V_pre / V_main / V_post.
+rule per video (`annotation.blackswan.localization`; `rule="spread"` names the other reading of when marks
+agree): the aggregated time, which branch of the rule gave it, the agreement, the poor-agreement flag and
+the suggested V_pre / V_main / V_post.
 `suggestion_for(video)` gives the same for one video from its latest localization study with marks;
 the split timeline starts from it.
 
@@ -205,9 +206,9 @@ def _submissions(**filters):
             .select_related("claim").order_by("submitted_at", "id"))
 
 
-def video_figures(video_marks: VideoMarks, duration: float | None) -> dict:
+def video_figures(video_marks: VideoMarks, duration: float | None, rule: str = localization.DEFAULT_RULE) -> dict:
     """The rule applied to one video's marks: aggregate, agreement, flag and the suggested parts."""
-    found = localization.aggregate(video_marks.marks)
+    found = localization.aggregate(video_marks.marks, rule)
     suggestion = None
     if found.time is not None and duration:
         suggestion = localization.suggest_parts(found.time, duration).as_dict()
@@ -216,11 +217,16 @@ def video_figures(video_marks: VideoMarks, duration: float | None) -> dict:
             "poor_agreement": localization.poor_agreement(found), "suggestion": suggestion}
 
 
-def localization_report(study: Study) -> dict:
-    """Per video of the study: its counted marks, the aggregated time, the agreement, whether it is flagged
-    for poor agreement, and the suggested parts; with counts over the study."""
+def localization_report(study: Study, rule: str = localization.DEFAULT_RULE) -> dict:
+    """Per video of the study: its counted marks, the aggregated time (with the agreement `rule`, the
+    authors' by default), the agreement, whether it is flagged for poor agreement, and the suggested parts;
+    with counts over the study. CrowdError for another kind of study (409) or an unknown rule (400)."""
     if not is_localization(study):
         raise CrowdError(f"Study {study.slug} is not a localization study.", status=409)
+    try:
+        rule = localization.check_rule(rule)
+    except ValueError as exc:
+        raise CrowdError(str(exc)) from None
     found, left_out = _counted(_submissions(claim__study=study))
     videos = []
     for item in study.items.filter(role=StudyItem.Role.REGULAR).select_related("video").order_by("id"):
@@ -228,14 +234,15 @@ def localization_report(study: Study) -> dict:
         row = {"item": item.external_id, "video_id": item.video_id,
                "title": item.video.title if item.video_id else (item.payload or {}).get("title", ""),
                "duration": duration, "fps": (item.payload or {}).get("fps"),
-               **video_figures(found.get(item.pk, VideoMarks((), 0)), duration)}
+               **video_figures(found.get(item.pk, VideoMarks((), 0)), duration, rule)}
         videos.append(row)
     flagged = [row for row in videos if row["poor_agreement"]]
     return {"study": study.slug, "name": study.name, "annotators_per_video": study.annotators_per_item,
             "videos_in_study": len(videos), "videos_with_time": sum(row["time"] is not None for row in videos),
             "flagged": len(flagged), "left_out": left_out,
-            "rule": {"min_mark": localization.MIN_MARK, "wide_spread_std": localization.WIDE_SPREAD,
-                     "agreeing_spread": localization.AGREEING_SPREAD, "min_earliest": localization.MIN_EARLIEST,
+            "rule": {"name": rule, "agreeing": localization.RULES[rule], "min_mark": localization.MIN_MARK,
+                     "wide_spread_std": localization.WIDE_SPREAD, "pair_std": localization.PAIR_STD,
+                     "agreeing_std": localization.AGREEING_STD, "min_earliest": localization.MIN_EARLIEST,
                      "factor": localization.FACTOR, "edge": localization.EDGE,
                      "min_part_seconds": localization.MIN_PART_SECONDS},
             "videos": videos}

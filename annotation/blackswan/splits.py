@@ -1,8 +1,10 @@
 """Splitting a library video into BlackSwanSuite's parts, as a background job that stores the clips.
 
 `split_library_video(video, event_start, event_end, user)` records a `VideoSplit` and queues a
-`blackswan_split` job on the `generation` queue. The job decodes the video once, finds its scene
-cuts and plans the frame boundaries (`generation.splitting`), then:
+`blackswan_split` job on the `generation` queue (`trim_start` / `trim_end` seconds are cut from the
+start of V_pre and the end of V_post: a localization study's suggestion trims the authors' 0.17 s).
+The job decodes the video once, finds its scene cuts and plans the frame boundaries
+(`generation.splitting`), then:
 
 - a video with more than one scene is **flagged**, not split: the curator either filters it out
   or has it split anyway (`resolve_flagged`), which queues a new split that allows it;
@@ -54,7 +56,8 @@ def transition(split: VideoSplit, to_state: str, *, actor=None, reason: str = ""
 
 def split_library_video(video: Video, event_start: float, event_end: float, user=None, *, snap: bool = True,
                         snap_tolerance: float = splitting.DEFAULT_SNAP_TOLERANCE,
-                        allow_multi_scene: bool = False) -> VideoSplit:
+                        allow_multi_scene: bool = False, trim_start: float = 0.0,
+                        trim_end: float = 0.0) -> VideoSplit:
     """Record a split of `video` and queue its job (sent when the transaction commits).
 
     Returns the new `VideoSplit`; its `job` is the queued `blackswan_split` job. Raises
@@ -76,16 +79,22 @@ def split_library_video(video: Video, event_start: float, event_end: float, user
         raise SplitError(f"The event end ({event_end:g} s) is past the end of the video ({video.duration:g} s).")
     if snap_tolerance < 0:
         raise SplitError("The snap tolerance must be ≥ 0 s.")
+    trim_start, trim_end = splitting.read_trims(trim_start, trim_end)
+    if trim_start >= event_start or (video.duration and video.duration - trim_end <= event_end):
+        raise SplitError(f"The trims ({trim_start:g} s at the start, {trim_end:g} s at the end) must leave V_pre "
+                         f"before the event start ({event_start:g} s) and V_post after its end ({event_end:g} s).")
     with transaction.atomic():
         split = VideoSplit.objects.create(
             video=video, event_start=event_start, event_end=event_end, snap=snap, snap_tolerance=snap_tolerance,
-            allow_multi_scene=allow_multi_scene, requested_by=user if user is not None and user.pk else None,
+            allow_multi_scene=allow_multi_scene, trim_start=trim_start, trim_end=trim_end,
+            requested_by=user if user is not None and user.pk else None,
         )
         job = jobs.enqueue(JOB_KIND, params={"split_id": split.pk}, user=user)
         VideoSplit.objects.filter(pk=split.pk).update(job=job)
         split.job = job
+        trims = f", trimmed {trim_start:g} s / {trim_end:g} s" if trim_start or trim_end else ""
         state.record(VideoSplit, split.pk, "", VideoSplit.Status.QUEUED, by=user,
-                       reason=f"event {event_start:g}–{event_end:g} s")
+                       reason=f"event {event_start:g}–{event_end:g} s{trims}")
     return split
 
 
@@ -97,7 +106,8 @@ def resolve_flagged(split: VideoSplit, *, split_anyway: bool, user, reason: str 
             return None
         transition(split, VideoSplit.Status.OVERRIDDEN, actor=user, reason=reason or "split anyway")
         return split_library_video(split.video, split.event_start, split.event_end, user, snap=split.snap,
-                                   snap_tolerance=split.snap_tolerance, allow_multi_scene=True)
+                                   snap_tolerance=split.snap_tolerance, allow_multi_scene=True,
+                                   trim_start=split.trim_start, trim_end=split.trim_end)
 
 
 def current_split(video: Video) -> VideoSplit | None:
@@ -142,7 +152,8 @@ def _run(job, split: VideoSplit) -> dict:
         return {"message": message, "split_id": split.pk, "status": VideoSplit.Status.FLAGGED, "scene_cuts": cuts}
     job.progress(20, "Planning the parts")
     plan = splitting.plan_split(analysis, split.event_start, split.event_end, snap=split.snap,
-                                snap_tolerance=split.snap_tolerance)
+                                snap_tolerance=split.snap_tolerance, trim_start=split.trim_start,
+                                trim_end=split.trim_end)
     parameters = {
         "detector": analysis.detector, **plan.parameters, "allow_multi_scene": split.allow_multi_scene,
         "unsnapped_frames": list(plan.unsnapped), "snapped_to_cut": plan.snapped,
@@ -214,8 +225,8 @@ def _store_clips(split: VideoSplit, analysis, plan, parameters: dict, files: dic
             transition(
                 split, VideoSplit.Status.DONE, reason=f"frames {plan.main_start}/{plan.main_end}",
                 main_start_frame=plan.main_start, main_end_frame=plan.main_end, parameters=parameters,
-                message=f"V_pre [0, {plan.main_start}), V_main [{plan.main_start}, {plan.main_end}), "
-                        f"V_post [{plan.main_end}, {plan.frame_count})",
+                message=f"V_pre [{plan.pre_start}, {plan.main_start}), V_main [{plan.main_start}, {plan.main_end}), "
+                        f"V_post [{plan.main_end}, {plan.post_end}) of {plan.frame_count} frames",
                 **{f"{name}_video": clips[name] for name in CLIPS},
             )
     except BaseException:

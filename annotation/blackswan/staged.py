@@ -518,7 +518,8 @@ def stage_state(claim: Claim) -> dict:
 def part_starts(split: VideoSplit) -> dict[str, float]:
     """Start times in seconds of V_pre, V_main and V_post within the video (from the cut clips)."""
     fps = split.fps or (split.video.fps if split.video_id else None)
-    frames = {"pre": 0, "main": split.main_start_frame, "post": split.main_end_frame}
+    frames = {"pre": (split.parameters or {}).get("pre_start_frame", 0), "main": split.main_start_frame,
+              "post": split.main_end_frame}
     starts = {}
     for part, frame in frames.items():
         clip = getattr(split, PART_FIELDS[part])
@@ -531,14 +532,22 @@ def part_starts(split: VideoSplit) -> dict[str, float]:
     return starts
 
 
+def post_end(split: VideoSplit) -> float:
+    """Where V_post ends within the video, in seconds (from its clip)."""
+    end = (split.post_video.provenance or {}).get("end_time") if split.post_video_id else None
+    if end is None:
+        raise ValueError(f"Split #{split.pk} does not say where V_post ends.")
+    return round(float(end), 6)
+
+
 def release_record(claim: Claim) -> dict:
     """The BlackSwanSuite release record of a finished staged claim (reviewers' corrections included).
 
     `id` is the item's id; `preevent`, `event`, `postevent` the start times in seconds of V_pre,
-    V_main and V_post; `task1_gt` the three forecasts; `task2_checkboxes` whether the Detective step
-    kept each forecast ("yes"/"no"); `task2_gt` the Detective hypotheses (the forecast itself when
-    kept, else the new hypothesis); `task3_checkboxes` the Reporter's marks of those three;
-    `task3_gt` the caption.
+    V_main and V_post (and `end`, where V_post ends, when the split trimmed the end of the video);
+    `task1_gt` the three forecasts; `task2_checkboxes` whether the Detective step kept each forecast
+    ("yes"/"no"); `task2_gt` the Detective hypotheses (the forecast itself when kept, else the new
+    hypothesis); `task3_checkboxes` the Reporter's marks of those three; `task3_gt` the caption.
     """
     if not is_staged(claim.study):
         raise ValueError(f"Claim {claim.pk} is not part of a staged study.")
@@ -547,10 +556,12 @@ def release_record(claim: Claim) -> dict:
                          "not rejected claims make release records.")
     data = Submission.objects.get(claim_id=claim.pk).final_data
     forecaster, detective, reporter = data[FORECASTER], data[DETECTIVE], data[REPORTER]
-    starts = part_starts(split_of(claim.item))
+    split = split_of(claim.item)
+    starts = part_starts(split)
+    trimmed_end = {"end": post_end(split)} if split.trim_end else {}
     return {
         "id": claim.item.external_id,
-        "preevent": starts["pre"], "event": starts["main"], "postevent": starts["post"],
+        "preevent": starts["pre"], "event": starts["main"], "postevent": starts["post"], **trimmed_end,
         "task1_gt": list(forecaster["scenarios"]),
         "task2_checkboxes": list(detective["forecast_valid"]),
         "task2_gt": detective_hypotheses(forecaster, detective),

@@ -7,11 +7,12 @@ the page shows is the plan the job will cut:
 
 - `timeline(video)`: frame count, frame rate, the presentation time of every frame (so the page maps
   frame numbers ↔ seconds exactly), the scene cuts, the split suggested by a localization study
-  (`localization_suggestion`: annotators' marks aggregated with the authors' rule) and the boundaries
-  to start from (the latest split of the video, else that suggestion, else the localization of a
-  BlackSwanSuite item that uses it, else thirds);
-- `plan(video, start, end, snap=...)`: `splitting.plan_split` for the boundaries as given, with
-  snapping: the three parts (frames, seconds, whether each is long enough), what snapping moved, and
+  (`localization_suggestion`: annotators' marks aggregated with the authors' rule, with the 0.17 s the
+  authors trim from each end) and the boundaries and trims to start from (the latest split of the video,
+  else that suggestion, else the localization of a BlackSwanSuite item that uses it, else thirds);
+- `plan(video, start, end, snap=..., trim_start=..., trim_end=...)`: `splitting.plan_split` for the
+  boundaries as given, with snapping and the seconds trimmed from the start of V_pre and the end of
+  V_post: the three parts (frames, seconds, whether each is long enough), what snapping moved, and
   warnings (several scenes: the job will flag the video). Boundaries come as frame numbers
   (`start_frame`, `end_frame`, frame boundaries 0..frame_count) or as seconds (`start`, `end`); a
   frame boundary b stands for the time frame b starts, which `plan_split` maps back to b exactly;
@@ -111,7 +112,7 @@ def timeline(video: Video) -> dict:
     """What the page draws: timing of every frame, scene cuts, and the boundaries to start from."""
     facts = analysis(video)
     suggestion = localization_suggestion(video, facts)
-    start_frame, end_frame, origin = initial_boundaries(video, facts, suggestion)
+    start_frame, end_frame, origin, trims = initial_boundaries(video, facts, suggestion)
     return {
         "video_id": video.pk, "title": video.title,
         "frame_count": facts.frame_count, "fps": float(facts.fps),
@@ -119,7 +120,8 @@ def timeline(video: Video) -> dict:
         "duration": facts.end_time, "frame_times": list(facts.frame_times),
         "scene_cuts": _cuts(facts), "multi_scene": facts.is_multi_scene,
         "min_part_seconds": splitting.MIN_PART_SECONDS, "snap_tolerance": splitting.DEFAULT_SNAP_TOLERANCE,
-        "initial": {"start_frame": start_frame, "end_frame": end_frame, "origin": origin},
+        "initial": {"start_frame": start_frame, "end_frame": end_frame, "origin": origin,
+                    "trim_start": trims[0], "trim_end": trims[1]},
         "suggestion": suggestion,
         "convention": "a part holds the frames i with start_frame <= i < end_frame",
     }
@@ -142,23 +144,30 @@ def localization_suggestion(video: Video, facts: splitting.VideoAnalysis) -> dic
 
 
 def initial_boundaries(video: Video, facts: splitting.VideoAnalysis,
-                       suggestion: dict | None = None) -> tuple[int, int, str]:
-    """(start frame, end frame, where they come from) to put the handles at when the page opens."""
+                       suggestion: dict | None = None) -> tuple[int, int, str, tuple[float, float]]:
+    """(start frame, end frame, where they come from, (trim at the start, trim at the end) in seconds) to
+    put the handles and the trims at when the page opens."""
     latest = video.splits.order_by("-created_at", "-id").first()
     if latest is not None:
         return (facts.boundary_at(latest.event_start), facts.boundary_at(latest.event_end),
-                f"split #{latest.pk} ({latest.get_status_display().lower()})")
+                f"split #{latest.pk} ({latest.get_status_display().lower()})", (latest.trim_start, latest.trim_end))
     if suggestion is not None and suggestion.get("suggestion") is not None:
-        return suggestion["start_frame"], suggestion["end_frame"], f"the localization study {suggestion['study']}"
+        parts = suggestion["suggestion"]
+        return (suggestion["start_frame"], suggestion["end_frame"], f"the localization study {suggestion['study']}",
+                (parts["trim_start"], parts["trim_end"]))
     use = (ItemMedia.objects.filter(video=video, role="video", item__version__benchmark__slug="blackswan")
            .select_related("item__version").order_by("-item__version__created_at", "item_id").first())
     if use is not None:
-        event, post = number(use.item.payload.get("event")), number(use.item.payload.get("postevent"))
+        payload = use.item.payload
+        event, post = number(payload.get("event")), number(payload.get("postevent"))
         if event is not None and post is not None and 0 <= event < post:
+            start, end = number(payload.get("preevent")), number(payload.get("end"))
+            trims = (start if start is not None and 0 < start < event else 0.0,
+                     facts.end_time - end if end is not None and post < end < facts.end_time else 0.0)
             return (facts.boundary_at(event), facts.boundary_at(post),
-                    f"the localization of {use.item.version}/{use.item.external_id}")
+                    f"the localization of {use.item.version}/{use.item.external_id}", trims)
     count = facts.frame_count
-    return count // 3, max(count // 3 + 1, 2 * count // 3), "thirds of the video"
+    return count // 3, max(count // 3 + 1, 2 * count // 3), "thirds of the video", (0.0, 0.0)
 
 
 # --- Boundaries and the plan ---------------------------------------------------------------------
@@ -219,9 +228,21 @@ def read_snap(data) -> bool:
     raise SplitError(f"'snap' must be true or false (got {value!r}).")
 
 
-def _parts(facts: splitting.VideoAnalysis, main_start: int, main_end: int) -> list[dict]:
+def read_trims(data) -> tuple[float, float]:
+    """`trim_start` and `trim_end` (seconds, 0 when not given) of a request's data; SplitError."""
+    return splitting.read_trims(_given(data, "trim_start"), _given(data, "trim_end"))
+
+
+def _trim_frames(facts: splitting.VideoAnalysis, trim_start: float, trim_end: float) -> tuple[int, int]:
+    """The first frame of V_pre and the frame after V_post for these trims."""
+    return facts.boundary_at(trim_start), facts.boundary_at(max(0.0, facts.end_time - trim_end))
+
+
+def _parts(facts: splitting.VideoAnalysis, main_start: int, main_end: int, pre_start: int = 0,
+           post_end: int | None = None) -> list[dict]:
     minimum = Fraction(splitting.MIN_PART_SECONDS).limit_denominator(1_000_000)
-    bounds = {"pre": (0, main_start), "main": (main_start, main_end), "post": (main_end, facts.frame_count)}
+    post_end = facts.frame_count if post_end is None else post_end
+    bounds = {"pre": (pre_start, main_start), "main": (main_start, main_end), "post": (main_end, post_end)}
     out = []
     for name in PARTS:
         start, end = bounds[name]
@@ -242,16 +263,20 @@ def _nearest_cut(facts: splitting.VideoAnalysis, seconds: float, tolerance: floa
 
 
 def plan(video: Video, event_start: float, event_end: float, *, snap: bool = True,
-         snap_tolerance: float = splitting.DEFAULT_SNAP_TOLERANCE) -> dict:
-    """The split the job would make for these event times: `ok`, the parts, notes and warnings.
+         snap_tolerance: float = splitting.DEFAULT_SNAP_TOLERANCE, trim_start: float = 0.0,
+         trim_end: float = 0.0) -> dict:
+    """The split the job would make for these event times and trims: `ok`, the parts, notes and warnings.
 
     `ok` is False (with `error`) when `plan_split` refuses, e.g. a part shorter than 1 s; `parts` then
     shows the boundaries as given, without snapping, each part marked `too_short` or not.
     """
     facts = analysis(video)
+    trim_start, trim_end = splitting.read_trims(trim_start, trim_end)
     given = (facts.boundary_at(event_start), facts.boundary_at(event_end))
+    edges = _trim_frames(facts, trim_start, trim_end)
     result = {
         "event_start": event_start, "event_end": event_end, "snap": snap, "snap_tolerance": snap_tolerance,
+        "trim_start": trim_start, "trim_end": trim_end, "pre_start": edges[0], "post_end": edges[1],
         "given_frames": list(given), "frame_count": facts.frame_count, "scene_cuts": _cuts(facts),
         "notes": [], "warnings": [],
     }
@@ -263,9 +288,10 @@ def plan(video: Video, event_start: float, event_end: float, *, snap: bool = Tru
                        "single-scene videos: the split will be flagged, and a curator then filters the video out "
                        "or has it split anyway."})
     try:
-        made = splitting.plan_split(facts, event_start, event_end, snap=snap, snap_tolerance=snap_tolerance)
+        made = splitting.plan_split(facts, event_start, event_end, snap=snap, snap_tolerance=snap_tolerance,
+                                    trim_start=trim_start, trim_end=trim_end)
     except SplitError as exc:
-        result.update(ok=False, error=str(exc), parts=_parts(facts, given[0], max(given)))
+        result.update(ok=False, error=str(exc), parts=_parts(facts, given[0], max(given), *edges))
         result["warnings"].append({"code": "refused", "message": str(exc)})
         return result
     for which, index, name in (("start", 0, "V_main's start"), ("end", 1, "V_post's start")):
@@ -282,15 +308,17 @@ def plan(video: Video, event_start: float, event_end: float, *, snap: bool = Tru
                                                    f"cut at frame {nearby} would leave a part shorter than "
                                                    f"{splitting.MIN_PART_SECONDS:g} s."})
     result.update(ok=True, error="", main_start=made.main_start, main_end=made.main_end,
-                  snapped=made.snapped, parts=_parts(facts, made.main_start, made.main_end))
+                  snapped=made.snapped, parts=_parts(facts, made.main_start, made.main_end, made.pre_start,
+                                                     made.post_end))
     return result
 
 
 def plan_from_request(video: Video, data) -> dict:
-    """`plan` for the boundaries in a request's data (frames or seconds, and `snap`)."""
+    """`plan` for the boundaries in a request's data (frames or seconds, `snap`, `trim_start`, `trim_end`)."""
     facts = analysis(video)
     start, end = read_boundaries(facts, data)
-    return plan(video, start, end, snap=read_snap(data))
+    trim_start, trim_end = read_trims(data)
+    return plan(video, start, end, snap=read_snap(data), trim_start=trim_start, trim_end=trim_end)
 
 
 # --- Pictures ---------------------------------------------------------------------------------------
@@ -363,6 +391,7 @@ def split_row(split: VideoSplit) -> dict:
         "id": split.pk, "status": split.status, "status_label": split.get_status_display(),
         "finished": split.status not in (VideoSplit.Status.QUEUED, VideoSplit.Status.RUNNING),
         "event_start": split.event_start, "event_end": split.event_end, "snap": split.snap,
+        "trim_start": split.trim_start, "trim_end": split.trim_end,
         "allow_multi_scene": split.allow_multi_scene,
         "main_start_frame": split.main_start_frame, "main_end_frame": split.main_end_frame,
         "frame_count": split.frame_count, "scene_cuts": split.scene_cuts, "message": split.message,

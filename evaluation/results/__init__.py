@@ -33,7 +33,8 @@ Layout (everything is re-exported here, so `from evaluation import results; resu
 - `specs`: the shape of a benchmark's main metrics and per-category series (each benchmark declares its own);
 - `consistency_views`: the consistency views computed when a run is scored (`views_of(benchmark)`);
 - `metrics`: a run's metrics under a parser and their cache (`run_results`, `score_run`, `planned_requests`),
-  the predictions the two parsers read differently (`disagreements`);
+  the predictions the two parsers read differently (`disagreements`), a chain-of-thought run's reasoning rate
+  (`cot_reasoning`);
 - `leaderboards`: the leaderboard of a version, run labels;
 - `per_category`: per-category series, their charts, and the consistency rows of a leaderboard;
 - `drilldown`: metric path → requests (`drill`, `DrillRules`, `drill_rules`);
@@ -85,6 +86,7 @@ from evaluation.results.metrics import (
     Judgment,
     RunResults,
     cache_key,
+    cot_reasoning,
     disagreements,
     fingerprint,
     planned_requests,
@@ -183,6 +185,7 @@ __all__ = [
     "cell",
     "chart_image",
     "consistency",
+    "cot_reasoning",
     "disagreements",
     "display",
     "drill",

@@ -30,6 +30,7 @@ logger = logging.getLogger("evaluation.results")
 
 CACHE_PREFIX = "results:run:v2"
 CACHE_SECONDS = 30 * 24 * 3600  # the key changes with the predictions, so an entry never goes stale
+COT_PROMPTING = "cot"  # the prompting strategy whose responses `cot_reasoning` reports on
 
 
 @dataclass
@@ -83,6 +84,16 @@ def run_results(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults
 
 def run_metrics(run: EvaluationRun, parser: str = parsers.DEFAULT) -> dict:
     return run_results(run, parser).metrics
+
+
+def cot_reasoning(run: EvaluationRun) -> dict | None:
+    """How many of a finished chain-of-thought run's responses give any reasoning before the answer
+    (`evaluation.reasoning`, the metrics' `predictions.cot_reasoning`), from its cached results; None for
+    a run asked without chain of thought, one still running, or one that cannot be scored."""
+    if run.prompting != COT_PROMPTING or not run.is_finished:
+        return None
+    found = run_results(run)
+    return found.metrics.get("predictions", {}).get("cot_reasoning") if found.ok else None
 
 
 def planned_requests(run: EvaluationRun) -> list:

@@ -1,7 +1,8 @@
 """BlackSwanSuite's localization study in a real browser: three annotators find the unexpected event in the
 bikes video with the frame-step control (buttons and keys) and mark it; the curator sees the marks and the
 suggested split on the study's page and on the video's split timeline, accepts the suggestion, and the split
-is recorded with the suggested boundaries (0.8·t and 0.8·duration) and cut by a background worker."""
+is recorded with the suggested boundaries (0.8·t and 0.8·duration, 0.17 s trimmed from the start of V_pre and the
+end of V_post) and cut by a background worker."""
 
 import re
 from pathlib import Path
@@ -94,6 +95,12 @@ def test_three_marks_suggest_a_split_the_curator_accepts(
     expect(page.locator("#timeline .suggested")).to_have_count(2)
     expect(page.locator("#start-frame")).to_have_value("101")
     expect(page.locator("#end-frame")).to_have_value("200")
+    expect(page.locator("#trim-start")).to_have_value("0.17")
+    expect(page.locator("#trim-end")).to_have_value("0.17")
+    expect(page.locator("#suggestion-parts")).to_contain_text(
+        "trimming 0.170 s from the start and 0.170 s from the end")
+    expect(page.locator('#plan-parts tr[data-part="pre"] [data-field="range"]')).to_have_text("4–100")
+    expect(page.locator('#plan-parts tr[data-part="post"] [data-field="range"]')).to_have_text("200–245")
     expect(page.locator("#video-facts")).to_contain_text(f"boundaries from the localization study {study.slug}")
     expect(page.locator("#plan-state")).to_have_text(re.compile(r"cut at frames \d+ and \d+"))
     page.screenshot(path=str(SCREENSHOT_TIMELINE), full_page=True)
@@ -107,8 +114,10 @@ def test_three_marks_suggest_a_split_the_curator_accepts(
     split = VideoSplit.objects.get(pk=split_id)
     assert split.event_start == pytest.approx(0.8 * 15.2 / 3, abs=1e-6)
     assert split.event_end == pytest.approx(8.0)
+    assert (split.trim_start, split.trim_end) == (0.17, pytest.approx(0.17))
     assert split.requested_by_id == curator.pk
     row = page.locator(f'#split-table tr[data-split-id="{split_id}"]')
     expect(row).to_have_attribute("data-status", re.compile("done|flagged"), timeout=60_000)
+    expect(row.locator('[data-field="event"]')).to_contain_text("trimmed 0.170 s / 0.170 s")
     assert page.js_errors == []
     assert celery_worker.failures == []

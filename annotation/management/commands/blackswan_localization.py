@@ -2,12 +2,13 @@
 
     manage.py blackswan_localization create --videos ID,ID,... --user CURATOR [--k 3] [--name NAME] [--slug SLUG]
         [--draft]
-    manage.py blackswan_localization report SLUG
+    manage.py blackswan_localization report SLUG [--rule authors|spread]
 
 `create` opens a study in which K annotators per video mark when the unexpected event happens in the
 library videos ID,...; `report` prints, as JSON, each video's marks, the time the authors' rule gives,
 the agreement, the poor-agreement flag and the suggested split (see
-`annotation.blackswan.localization_study`).
+`annotation.blackswan.localization_study`); `--rule spread` reads agreeing marks as all within 0.5 s of each
+other instead of the authors' std ≤ 0.5 s.
 """
 
 import json
@@ -15,7 +16,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.blackswan import localization_study
+from annotation.blackswan import localization, localization_study
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 
@@ -41,6 +42,9 @@ class Command(BaseCommand):
         create.add_argument("--draft", action="store_true", help="create the study without opening it")
         report = sub.add_parser("report", help="each video's marks, time, agreement and suggested split (JSON)")
         report.add_argument("slug", help="the study's slug")
+        report.add_argument("--rule", default=localization.DEFAULT_RULE, choices=list(localization.RULES),
+                            help="when the kept marks agree: authors (std ≤ 0.5 s, the default) or spread "
+                                 "(all within 0.5 s of each other)")
 
     def handle(self, **options):
         try:
@@ -65,4 +69,5 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=options["slug"], step_kind=localization_study.STUDY_KIND).first()
         if study is None:
             raise CommandError(f"No localization study {options['slug']!r}.")
-        self.stdout.write(json.dumps(localization_study.localization_report(study), indent=2, ensure_ascii=False))
+        report = localization_study.localization_report(study, options["rule"])
+        self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))

@@ -11,7 +11,8 @@
   const $ = (id) => document.getElementById(id);
   const player = $("split-player");
   const track = $("timeline");
-  const state = { t: null, start: 0, end: 0, planSeq: 0, planTimer: null, framesTimer: {}, pollTimer: null };
+  const state = { t: null, start: 0, end: 0, trimStart: 0, trimEnd: 0, planSeq: 0, planTimer: null, framesTimer: {},
+    pollTimer: null };
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -126,10 +127,26 @@
     }
   }
 
+  /* Seconds trimmed from the start of V_pre and the end of V_post (the authors' split: 0.17 s each). */
+  function setTrims(trimStart, trimEnd) {
+    state.trimStart = Math.max(0, Number(trimStart) || 0);
+    state.trimEnd = Math.max(0, Number(trimEnd) || 0);
+    $("trim-start").value = String(state.trimStart);
+    $("trim-end").value = String(state.trimEnd);
+  }
+
+  function onTrimChange() {
+    setTrims($("trim-start").value, $("trim-end").value);
+    drawLocalParts();
+    schedulePlan();
+  }
+
   /* Before the server answers, the parts follow the handles as they are. */
   function drawLocalParts() {
     const t = state.t;
-    const bounds = { pre: [0, state.start], main: [state.start, state.end], post: [state.end, t.frame_count] };
+    const preStart = Math.min(boundaryAt(state.trimStart), state.start);
+    const postEnd = Math.max(boundaryAt(Math.max(0, t.duration - state.trimEnd)), state.end);
+    const bounds = { pre: [preStart, state.start], main: [state.start, state.end], post: [state.end, postEnd] };
     for (const [name, [a, b]] of Object.entries(bounds)) {
       drawPart({ name, label: { pre: "V_pre", main: "V_main", post: "V_post" }[name], start_frame: a, end_frame: b,
         seconds: (b - a) / t.fps, too_short: false });
@@ -229,7 +246,8 @@
 
   async function requestPlan() {
     const seq = ++state.planSeq;
-    const query = new URLSearchParams({ start_frame: state.start, end_frame: state.end, snap: $("snap").checked ? 1 : 0 });
+    const query = new URLSearchParams({ start_frame: state.start, end_frame: state.end, snap: $("snap").checked ? 1 : 0,
+      trim_start: state.trimStart, trim_end: state.trimEnd });
     const { status, data } = await request(`${app.dataset.planUrl}?${query}`);
     if (seq !== state.planSeq) return;  // the boundaries moved on meanwhile
     if (status !== 200 && !data.parts) {
@@ -299,7 +317,8 @@
       $("suggestion-parts").textContent = `Event at ${secs(found.time)} s (${found.aggregate.branch}): `
         + parts.parts.map((part) => `${part.label} ${secs(part.start)}–${secs(part.end)} s`).join(", ")
         + `; the split starts V_main at ${secs(parts.event_start)} s (frame ${found.start_frame}) and V_post at `
-        + `${secs(parts.event_end)} s (frame ${found.end_frame}).`;
+        + `${secs(parts.event_end)} s (frame ${found.end_frame}), trimming ${secs(parts.trim_start)} s from the start `
+        + `and ${secs(parts.trim_end)} s from the end.`;
       warnings.push(...parts.problems);
       for (const [which, frame] of [["start", found.start_frame], ["end", found.end_frame]]) {
         const mark = el("div", { class: "suggested", "data-suggested": which,
@@ -320,12 +339,14 @@
     button.disabled = true;
     state.start = found.start_frame;
     state.end = Math.max(found.end_frame, state.start + 1);
+    setTrims(found.suggestion.trim_start, found.suggestion.trim_end);
     drawBoundaries();
     drawLocalParts();
     schedulePlan();
     $("split-status").textContent = "Asking for the suggested split…";
     const { status, data } = await post(app.dataset.createUrl, {
       start: found.suggestion.event_start, end: found.suggestion.event_end, snap: $("snap").checked,
+      trim_start: state.trimStart, trim_end: state.trimEnd,
     });
     if (status === 201) {
       $("split-status").textContent = `Split #${data.split.id} queued with the suggested boundaries.`;
@@ -345,6 +366,7 @@
     $("split-status").textContent = "Asking for the split…";
     const { status, data } = await post(app.dataset.createUrl, {
       start_frame: state.start, end_frame: state.end, snap: $("snap").checked,
+      trim_start: state.trimStart, trim_end: state.trimEnd,
     });
     if (status === 201) {
       $("split-status").textContent = `Split #${data.split.id} queued.`;
@@ -370,7 +392,9 @@
     const tr = el("tr", { "data-split-id": row.id, "data-status": row.status });
     tr.append(el("td", {}, `#${row.id}`));
     tr.append(el("td", {}, `${formatWhen(row.created_at)}${row.requested_by ? ` by ${row.requested_by}` : ""}`));
-    tr.append(el("td", {}, `${secs(row.event_start)} – ${secs(row.event_end)}${row.snap ? "" : " (no snapping)"}`));
+    const trimmed = row.trim_start || row.trim_end ? ` (trimmed ${secs(row.trim_start)} s / ${secs(row.trim_end)} s)` : "";
+    tr.append(el("td", { "data-field": "event" },
+      `${secs(row.event_start)} – ${secs(row.event_end)}${row.snap ? "" : " (no snapping)"}${trimmed}`));
     tr.append(el("td", {}, row.main_start_frame === null ? "…"
       : `${row.main_start_frame} / ${row.main_end_frame} of ${row.frame_count}`));
     const stateCell = el("td", { "data-field": "state" });
@@ -464,6 +488,7 @@
     state.t = data;
     state.start = data.initial.start_frame;
     state.end = Math.max(data.initial.end_frame, state.start + 1);
+    setTrims(data.initial.trim_start, data.initial.trim_end);
     const cuts = data.scene_cuts.length;
     $("video-facts").textContent = `${data.frame_count} frames at ${Number(data.fps.toFixed(3))} fps, ${secs(data.duration)} s, `
       + `${cuts ? `${cuts + 1} scenes` : "one scene"}; boundaries from ${data.initial.origin}`;
@@ -478,6 +503,8 @@
       setupHandle($(`handle-${which}`));
     }
     $("snap").addEventListener("change", schedulePlan);
+    $("trim-start").addEventListener("change", onTrimChange);
+    $("trim-end").addEventListener("change", onTrimChange);
     $("split-button").addEventListener("click", split);
     $("accept-suggestion").addEventListener("click", acceptSuggestion);
     $("timeline-strip").addEventListener("click", (event) => seekTo(Math.min(boundaryFromPointer(event),

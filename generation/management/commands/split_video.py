@@ -26,15 +26,19 @@ class Command(BaseCommand):
                             help=f"seconds (default {splitting.DEFAULT_SNAP_TOLERANCE:g})")
         parser.add_argument("--allow-multi-scene", action="store_true",
                             help="split even a video with several scenes (refused otherwise)")
+        parser.add_argument("--trim-start", type=float, default=0.0,
+                            help="seconds cut from the start of V_pre (the authors' split: 0.17; default 0)")
+        parser.add_argument("--trim-end", type=float, default=0.0,
+                            help="seconds cut from the end of V_post (the authors' split: 0.17; default 0)")
 
     def handle(self, video: str, event_start: float, event_end: float, out: Path, snap: bool,
-               snap_tolerance: float, allow_multi_scene: bool, **options):
+               snap_tolerance: float, allow_multi_scene: bool, trim_start: float, trim_end: float, **options):
         source = self._source(video)
         try:
             analysis = splitting.analyse_video(source)
             result = splitting.split_video(source, event_start, event_end, out, snap=snap,
                                            snap_tolerance=snap_tolerance, allow_multi_scene=allow_multi_scene,
-                                           analysis=analysis)
+                                           analysis=analysis, trim_start=trim_start, trim_end=trim_end)
         except splitting.MultiSceneError as exc:
             raise CommandError(f"{exc} Pass --allow-multi-scene to split it anyway.") from exc
         except splitting.SplitError as exc:
