@@ -143,6 +143,12 @@ MATRIX: dict[str, Case] = {
                                   kwargs={"pk": "version"}),
     "results-version-export": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                    kwargs={"pk": "version"}),
+    # models run elsewhere (frontend/imported_run_views.py): the draft version's requests are not exported
+    # (not frozen, and no format asked: 400); an import posted without a file is 400
+    "results-version-requests": Case(GET=page(RESEARCHERS, ok=400), POST=page(RESEARCHERS, ok=405),
+                                     kwargs={"pk": "version"}),
+    "results-version-import": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                   kwargs={"pk": "version"}),
     "results-version-human-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                         kwargs={"pk": "version"}),
     "results-version-subset": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
