@@ -25,18 +25,23 @@ run's verdicts are the judges' stored judgments, `evaluation.judges`): their cou
 judges run from the run's results page. Everything happens in one transaction: a malformed file (named by
 line or row, as `score` names it), a version that is not frozen, options the benchmark refuses, an empty
 file or one with no answer leave nothing behind (`ImportRefused`). Rows are read as a stream and written in
-batches of `BATCH` predictions.
+batches of `BATCH` predictions. `import_upload` imports a file uploaded to a page or the API, up to the
+platform's upload limit (`MEDIA_MAX_UPLOAD_MB`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.core.exceptions import SuspiciousFileOperation
 from django.db import transaction
+from django.utils.text import get_valid_filename
 
+from annotation.media import max_upload_bytes
 from evaluation import kits, runner, runs, scoring
 from evaluation.models import EvaluationRun, Prediction
 from evaluation.request_exports import FORMAT_LABELS, FORMATS, PLATFORM_FORMAT
@@ -271,6 +276,30 @@ def import_run(version, path: Path | str, *, model_id: str, fmt: str | None = No
             f"{path.name}; {report['unanswered_requests']} unanswered, {len(unknown)} rows named no request"))
     run.refresh_from_db()
     return run
+
+
+def upload_name(name: str) -> str:
+    """An uploaded file's own name (its extension tells a table from JSON lines), safe as a file name."""
+    try:
+        return get_valid_filename(Path(name or "").name)
+    except SuspiciousFileOperation:  # "", "." or "..": nothing of the name is usable
+        return "predictions"
+
+
+def import_upload(version, upload, *, model_id: str, fmt: str | None = None, options: ImportOptions | None = None,
+                  user=None) -> EvaluationRun:
+    """`import_run` on an uploaded file (a Django `UploadedFile`), refused when it is larger than the platform's
+    upload limit; it is copied under its own name into a temporary folder, removed afterwards."""
+    limit = max_upload_bytes()
+    if upload.size > limit:
+        raise ImportRefused(f"{upload.name} is {upload.size:,} bytes; the limit is {limit // (1024 * 1024)} MB "
+                            f"({limit:,} bytes).")
+    with tempfile.TemporaryDirectory(prefix="imported-predictions-") as folder:
+        path = Path(folder) / upload_name(upload.name)
+        with open(path, "wb") as copy:
+            for chunk in upload.chunks():
+                copy.write(chunk)
+        return import_run(version, path, model_id=model_id, fmt=fmt, options=options, user=user)
 
 
 def summary(run: EvaluationRun) -> str:

@@ -7,18 +7,14 @@ Researchers and admins. The request options default to the paper's main setting,
 refusal (a bad option, a version that is not frozen, a file too large or malformed) re-renders the version's
 page with the reason (400) and keeps nothing."""
 
-import tempfile
 from itertools import chain
-from pathlib import Path
 
 from django import forms
 from django.contrib import messages
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect
-from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.media import max_upload_bytes
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import imported_runs, request_exports, runs
@@ -87,14 +83,6 @@ def download_requests(request, pk):
     return response
 
 
-def _upload_name(upload) -> str:
-    """The uploaded file's own name (its extension tells a table from JSON lines), safe as a file name."""
-    try:
-        return get_valid_filename(Path(upload.name or "").name)
-    except Exception:  # noqa: BLE001 - Django refuses names it cannot make safe ("..", empty): use a plain one
-        return "predictions"
-
-
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def import_predictions(request, pk):
@@ -104,22 +92,12 @@ def import_predictions(request, pk):
     form = ImportPredictionsForm(request.POST, request.FILES, version=version)
     if not form.is_valid():
         return version_page(request, version, status=400, error=form_error(form), import_values=request.POST)
-    upload = form.cleaned_data["file"]
-    if upload.size > max_upload_bytes():
-        return version_page(request, version, status=400, import_values=request.POST,
-                            error=f"Nothing was imported: {upload.name} is {upload.size:,} bytes; the limit is "
-                                  f"{max_upload_bytes() // (1024 * 1024)} MB ({max_upload_bytes():,} bytes).")
-    with tempfile.TemporaryDirectory(prefix="imported-predictions-") as folder:
-        path = Path(folder) / _upload_name(upload)
-        with open(path, "wb") as copy:
-            for chunk in upload.chunks():
-                copy.write(chunk)
-        try:
-            run = imported_runs.import_run(version, path, model_id=form.cleaned_data["model_id"],
-                                           fmt=form.cleaned_data["fmt"] or None, options=form.options(),
-                                           user=request.user)
-        except imported_runs.ImportRefused as exc:
-            return version_page(request, version, status=400, error=f"Nothing was imported: {exc}",
-                                import_values=request.POST)
+    try:
+        run = imported_runs.import_upload(version, form.cleaned_data["file"], model_id=form.cleaned_data["model_id"],
+                                          fmt=form.cleaned_data["fmt"] or None, options=form.options(),
+                                          user=request.user)
+    except imported_runs.ImportRefused as exc:
+        return version_page(request, version, status=400, error=f"Nothing was imported: {exc}",
+                            import_values=request.POST)
     messages.success(request, f"Run #{run.pk}: {imported_runs.summary(run)}")
     return redirect("results-run", pk=run.pk)

@@ -342,3 +342,39 @@ def test_the_requests_download_refuses_bad_options_and_unfrozen_versions(version
     refused = researcher_client.get(reverse("results-version-requests", kwargs={"pk": draft_version.pk}),
                                     {"fmt": "jsonl"})
     assert refused.status_code == 400 and "is not frozen" in refused.content.decode()
+
+
+# --- The API ------------------------------------------------------------------------------------------------
+
+def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, researcher_api, annotator_api):
+    path = write_vlmevalkit(tmp_path, answers)
+    url = reverse("api-run-import")
+    response = researcher_api.post(url, {"version": version.pk, "file": upload(path), "model_id": "lab/api-vlm",
+                                         "predictions_format": "vlmevalkit"}, format="multipart")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    run = EvaluationRun.objects.get()
+    assert (body["id"], body["backend"], body["status"], body["model_id"]) == (run.pk, "imported", "succeeded",
+                                                                               "lab/api-vlm")
+    assert body["backend_options"]["file"] == path.name and body["backend_options"]["joined_by"] == {
+        "request_id": 0, "index": 7}
+    assert without_meta(results.run_results(run).metrics) == without_meta(score(tmp_path, path))
+
+    by_label = researcher_api.post(url, {"benchmark": "cvqa", "version_label": "k1", "file": upload(path),
+                                         "model_id": "lab/api-vlm-2", "variants": ["original"]}, format="multipart")
+    assert by_label.status_code == 201 and by_label.json()["variants"] == ["original"]
+
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("index\tprediction\nfirst\t2\n", encoding="utf-8")
+    refused = researcher_api.post(url, {"version": version.pk, "file": upload(bad), "model_id": "m"},
+                                  format="multipart")
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "bad.tsv row 2: `index` must be an integer (got 'first')."
+    missing = researcher_api.post(url, {"version": version.pk, "model_id": "m"}, format="multipart")
+    assert missing.status_code == 400 and "file" in missing.json()
+    unknown = researcher_api.post(url, {"benchmark": "cvqa", "version_label": "k9", "file": upload(path),
+                                        "model_id": "m"}, format="multipart")
+    assert unknown.status_code == 400 and "cvqa has no version 'k9'" in unknown.content.decode()
+    assert annotator_api.post(url, {"version": version.pk, "file": upload(path), "model_id": "m"},
+                              format="multipart").status_code == 403
+    assert EvaluationRun.objects.count() == 2

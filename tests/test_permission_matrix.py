@@ -340,6 +340,8 @@ MATRIX: dict[str, Case] = {
                            kwargs={"pk": "job"}),
     # --- API: evaluation runs (shared by the research team; the run is nobody's and succeeded) --
     "api-run-list": Case(GET=api(RESEARCHERS), POST=api(RESEARCHERS, ok=400)),  # no options -> 400
+    # importing a run from a predictions file (multipart): posted empty, no file and no version -> 400
+    "api-run-import": Case(GET=api(RESEARCHERS, ok=405), POST=api(RESEARCHERS, ok=400)),
     "api-run-detail": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
     "api-run-progress": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
     "api-run-predictions": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
