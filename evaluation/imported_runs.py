@@ -273,7 +273,7 @@ def import_run(version, path: Path | str, *, model_id: str, fmt: str | None = No
                         by=user)
         runs.transition(run, EvaluationRun.Status.SUCCEEDED, by=user, reason=(
             f"Imported {writer.written} predictions of {len(writer.answered)} of {len(planned)} requests from "
-            f"{path.name}; {report['unanswered_requests']} unanswered, {len(unknown)} rows named no request"))
+            f"{path.name}; {report['unanswered_requests']} unanswered, {len(unknown)} unknown requests left out"))
     run.refresh_from_db()
     return run
 
@@ -310,7 +310,9 @@ def summary(run: EvaluationRun) -> str:
             f"answered, {found.get('unanswered_requests', 0)} without an answer (counted as missing)")
     if found.get("unknown_requests"):
         shown = ", ".join(found.get("unknown_request_ids", [])[:3])
-        text += f"; {found['unknown_requests']} rows named no request of the version and were left out (e.g. {shown})"
+        unknown = found["unknown_requests"]
+        text += (f"; left out: answers to {unknown} request{'s' if unknown != 1 else ''} the version does not have "
+                 f"under these options (e.g. {shown})")
     if found.get("judgments_not_imported"):
         text += (f"; {found['judgments_not_imported']} judge verdicts in the file were not imported (run the judge "
                  f"from the run's results page)")

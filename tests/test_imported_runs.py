@@ -252,7 +252,7 @@ def test_a_researcher_imports_from_the_version_page(tmp_path, version, answers, 
     assert without_meta(results.run_results(run).metrics) == without_meta(score(tmp_path, path))
     shown = researcher_client.get(response["Location"]).content.decode()
     assert f"Run #{run.pk}: Imported 7 predictions from samples_cvqa_k1.jsonl" in shown
-    assert "1 rows named no request of the version and were left out (e.g. doc_id 99)" in shown
+    assert "left out: answers to 1 request the version does not have under these options (e.g. doc_id 99)" in shown
 
 
 def test_the_page_imports_with_the_options_and_format_given(tmp_path, version, researcher_client):
