@@ -54,6 +54,7 @@ JOB_KIND = "evaluation_run"
 GPU_QUEUE = "gpu"
 WORKERS = ("local", "celery")
 SCORING_BACKENDS = ("nli", "clip")  # backends that score text; they cannot answer a chat request
+IMPORTED_BACKEND = "imported"  # runs whose predictions came from a file (evaluation.imported_runs): no model to call
 GENERATION_KEYS = ("max_new_tokens", "temperature", "top_p")
 
 Status = EvaluationRun.Status
@@ -145,6 +146,23 @@ def check_option_order(benchmark, option_order: str) -> str:
         raise RunConfigError(str(exc)) from None
 
 
+def check_request_options(version, *, input_strategy: str = "", prompting: str = "standard",
+                          option_order: str = "release", variants=()) -> tuple:
+    """(benchmark, input strategy, prompting, option order, variants) of a version's requests, checked against
+    its benchmark and normalised ("" or "default": the benchmark's first input strategy); RunConfigError with
+    what to change."""
+    benchmark = _benchmark(version)
+    if input_strategy in ("", "default"):  # the benchmark's first strategy is what "default" means
+        input_strategy = benchmark.input_strategies[0]
+    input_strategy = _choice(input_strategy, benchmark.input_strategies, "input strategy")
+    prompting = _choice(prompting or "standard", benchmark.prompting_strategies, "prompting strategy")
+    option_order = check_option_order(benchmark, option_order)
+    variants = list(variants or [])
+    for variant in variants:
+        _choice(variant, benchmark.variants, "variant")
+    return benchmark, input_strategy, prompting, option_order, variants
+
+
 def _check_backend(name: str, role: str) -> None:
     if name not in registry.LOADERS:
         raise RunConfigError(f"Unknown {role} backend {name!r}; choose one of {', '.join(sorted(registry.LOADERS))}.")
@@ -199,15 +217,8 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
     """
     if not version.frozen:
         raise RunConfigError(f"Version {version} is not frozen: freeze it before evaluating on it.")
-    benchmark = _benchmark(version)
-    if input_strategy in ("", "default"):  # the benchmark's first strategy is what "default" means
-        input_strategy = benchmark.input_strategies[0]
-    input_strategy = _choice(input_strategy, benchmark.input_strategies, "input strategy")
-    prompting = _choice(prompting or "standard", benchmark.prompting_strategies, "prompting strategy")
-    option_order = check_option_order(benchmark, option_order)
-    variants = list(variants or [])
-    for variant in variants:
-        _choice(variant, benchmark.variants, "variant")
+    benchmark, input_strategy, prompting, option_order, variants = check_request_options(
+        version, input_strategy=input_strategy, prompting=prompting, option_order=option_order, variants=variants)
     try:
         subset = subsets.find_subset(version, subset)
     except subsets.SubsetError as exc:
@@ -513,6 +524,9 @@ def start_run(run: EvaluationRun, *, workers: str | None = None, user=None,
     if workers not in WORKERS:
         raise RunConfigError(f"Unknown workers {workers!r}; choose local or celery.")
     run.refresh_from_db()
+    if run.backend == IMPORTED_BACKEND:
+        raise RunConfigError(f"Run {run.pk} was imported from a file: it has no model to run; import the file again "
+                             f"instead.")
     if not run.version.frozen:
         raise RunConfigError(f"Version {run.version} is not frozen.")
     try:

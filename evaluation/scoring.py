@@ -75,9 +75,16 @@ def _prediction(record, where: str) -> dict:
     return {"request_id": request_id, "response": response, "sample": sample, "judgment": judgment}
 
 
+def iter_predictions(lines: Iterable[str], source: str = "predictions") -> Iterator[dict]:
+    """Predictions from JSON lines one at a time, as they are read (blank lines skipped); ValueError naming
+    the line of a bad one when the reading reaches it."""
+    for where, record in jsonl.records(lines, source):
+        yield _prediction(record, where)
+
+
 def read_predictions(lines: Iterable[str], source: str = "predictions") -> list[dict]:
     """Predictions from JSON lines (blank lines skipped); ValueError naming the line of a bad one."""
-    return [_prediction(record, where) for where, record in jsonl.records(lines, source)]
+    return list(iter_predictions(lines, source))
 
 
 def run_predictions(run, verdicts: dict | None = None) -> list[dict]:

@@ -1,11 +1,12 @@
-"""Evaluation runs over the API: what a run shows, its progress, its predictions, and the options
-that start one (the same as `manage.py evaluate` and the runs page)."""
+"""Evaluation runs over the API: what a run shows, its progress, its predictions, the options that start
+one (the same as `manage.py evaluate` and the runs page) and what imports one from a predictions file (the
+same as `manage.py import_run` and the version's results page)."""
 
 from rest_framework import serializers
 
 from annotation.models import BenchmarkVersion
 from config.api_fields import JSONListField, JSONObjectField, JSONValueField
-from evaluation import runs
+from evaluation import imported_runs, request_exports, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation.frames import FramePolicy
 
@@ -107,14 +108,29 @@ class PredictionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RunCreateSerializer(serializers.Serializer):
-    """The options of a new run: name the version by `version` (id) or by `benchmark` + `version_label`.
-    Whether they fit the benchmark and the backend is checked by `evaluation.runs.create_run`."""
+class VersionChoiceSerializer(serializers.Serializer):
+    """A benchmark version named by `version` (id) or by `benchmark` + `version_label` (a frozen one)."""
 
     version = serializers.PrimaryKeyRelatedField(queryset=BenchmarkVersion.objects.select_related("benchmark"),
                                                  required=False)
     benchmark = serializers.CharField(required=False)
     version_label = serializers.CharField(required=False)
+
+    def validate(self, data):
+        if data.get("version") is None:
+            if not data.get("benchmark") or not data.get("version_label"):
+                raise serializers.ValidationError("Give `version` (an id) or `benchmark` and `version_label`.")
+            try:
+                data["version"] = runs.find_version(data["benchmark"], data["version_label"])
+            except runs.RunConfigError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return data
+
+
+class RunCreateSerializer(VersionChoiceSerializer):
+    """The options of a new run: name the version by `version` (id) or by `benchmark` + `version_label`.
+    Whether they fit the benchmark and the backend is checked by `evaluation.runs.create_run`."""
+
     model_id = serializers.CharField(max_length=255, help_text="hub id, local folder, or API model name")
     backend = serializers.CharField(default="transformers")
     revision = serializers.CharField(default="", allow_blank=True)
@@ -138,16 +154,6 @@ class RunCreateSerializer(serializers.Serializer):
     subset = serializers.CharField(default="", allow_blank=True, max_length=100,
                                    help_text="the name of a subset of the version: only its requests (empty: all)")
 
-    def validate(self, data):
-        if data.get("version") is None:
-            if not data.get("benchmark") or not data.get("version_label"):
-                raise serializers.ValidationError("Give `version` (an id) or `benchmark` and `version_label`.")
-            try:
-                data["version"] = runs.find_version(data["benchmark"], data["version_label"])
-            except runs.RunConfigError as exc:
-                raise serializers.ValidationError(str(exc)) from None
-        return data
-
     def create_options(self) -> dict:
         """Keyword arguments for `runs.create_run` (besides the version, workers and user)."""
         data = self.validated_data
@@ -163,3 +169,25 @@ class RunCreateSerializer(serializers.Serializer):
             "n_samples": data.get("n_samples"), "batch_size": data["batch_size"], "chunk_size": data["chunk_size"],
             "describer": describer, "subset": data["subset"].strip() or None,
         }
+
+
+class RunImportSerializer(VersionChoiceSerializer):
+    """Predictions made outside the platform, imported as a run (`evaluation.imported_runs`): the file, its
+    format, the model's name, and the options the requests were exported with."""
+
+    file = serializers.FileField(help_text="the platform's JSON lines, lmms-eval samples or a VLMEvalKit table "
+                                           "(.tsv, .csv, .xlsx)")
+    predictions_format = serializers.ChoiceField(choices=request_exports.FORMATS, required=False, allow_blank=True,
+                                                 help_text="jsonl, lmms-eval or vlmevalkit; empty: told from the file")
+    model_id = serializers.CharField(max_length=255, help_text="the model's name: the run is listed under it")
+    input_strategy = serializers.CharField(default="default", help_text="default: the benchmark's main one")
+    prompting = serializers.CharField(default="standard")
+    seed = serializers.IntegerField(default=0)
+    variants = serializers.ListField(child=serializers.CharField(), default=list, help_text="empty: every variant")
+    option_order = serializers.CharField(default="release", help_text="release, or shuffled:<seed>")
+
+    def import_options(self) -> imported_runs.ImportOptions:
+        data = self.validated_data
+        return imported_runs.ImportOptions(input_strategy=data["input_strategy"], prompting=data["prompting"],
+                                           seed=data["seed"], variants=tuple(data["variants"]),
+                                           option_order=data["option_order"])

@@ -5,15 +5,14 @@ page with the reason (400), a started job sends the researcher back to the page,
 
 from django import forms
 from django.contrib import messages
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from annotation import selectors as annotation_selectors
 from annotation.crowd.errors import CrowdError
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import result_actions
-from frontend.results_views import run_of, run_page, version_page
+from frontend.results_views import run_of, run_page, version_of, version_page
 
 
 class JudgeForm(forms.Form):
@@ -62,7 +61,8 @@ class ExportForm(forms.Form):
     scope = forms.CharField(max_length=32, initial="all")
 
 
-def _form_error(form) -> str:
+def form_error(form) -> str:
+    """A form's errors as one line for the page's notice."""
     return "; ".join(f"{name}: {' '.join(errors)}" if name != "__all__" else " ".join(errors)
                      for name, errors in form.errors.items())
 
@@ -72,16 +72,12 @@ def _started(request, job, what: str, to: str, pk: int):
     return redirect(to, pk=pk)
 
 
-def _version(pk):
-    return get_object_or_404(annotation_selectors.versions(), pk=pk)
-
-
 def _judge(request, target, page, start, what: str, to: str):
     """Start a judge (`start`: a run's or the people's answers of a version) from the posted JudgeForm; the
     target's page (`page`) again with a 400 and the reason when it is refused."""
     form = JudgeForm(request.POST)
     if not form.is_valid():
-        return page(request, target, status=400, error=_form_error(form))
+        return page(request, target, status=400, error=form_error(form))
     data = form.cleaned_data
     try:
         job = start(target, request.user, kind=data["kind"], model=data["model"],
@@ -113,10 +109,10 @@ def start_scoring(request, pk):
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def start_baseline(request, pk):
-    version = _version(pk)
+    version = version_of(pk)
     form = BaselineForm(request.POST)
     if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
+        return version_page(request, version, status=400, error=form_error(form))
     data = form.cleaned_data
     try:
         job = result_actions.start_baseline(version, request.user, baseline=data["baseline"], model=data["model"],
@@ -130,7 +126,7 @@ def _version_action(request, version, form, act, said):
     """Check `form`, then `act(cleaned data)` → what was made, `said(made)` → the message; back to the version's
     page, or the page again with the refusal (400, or the crowd engine's status)."""
     if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
+        return version_page(request, version, status=400, error=form_error(form))
     try:
         made = act(form.cleaned_data)
     except result_actions.ResultActionError as exc:
@@ -145,7 +141,7 @@ def _version_action(request, version, form, act, said):
 @require_POST
 def start_human_evaluation(request, pk):
     """Creates the study at once (`human_eval.STUDY_MAKERS`: the service refuses anyone else with 403)."""
-    version = _version(pk)
+    version = version_of(pk)
     return _version_action(
         request, version, HumanEvaluationForm(request.POST, run_ids=list(version.runs.values_list("pk", flat=True))),
         lambda data: result_actions.start_human_evaluation(version, request.user, kind=data["kind"],
@@ -158,7 +154,7 @@ def start_human_evaluation(request, pk):
 @require_POST
 def make_subset(request, pk):
     """A named, reproducible subset of the version (ablations, human performance); runs may then use it."""
-    version = _version(pk)
+    version = version_of(pk)
     return _version_action(
         request, version, SubsetForm(request.POST),
         lambda data: result_actions.make_subset(
@@ -171,7 +167,7 @@ def make_subset(request, pk):
 @require_POST
 def start_human_performance(request, pk):
     """The paper's expert baseline or written human answers over a drawn subset (a crowd study)."""
-    version = _version(pk)
+    version = version_of(pk)
     return _version_action(
         request, version, HumanPerformanceForm(request.POST),
         lambda data: result_actions.start_human_performance(
@@ -184,7 +180,7 @@ def start_human_performance(request, pk):
 @require_POST
 def start_human_clip(request, pk):
     """Score the people's written answers of the version's baselines with a CLIP model (a job)."""
-    version = _version(pk)
+    version = version_of(pk)
     try:
         job = result_actions.start_human_clip(version, request.user, model=request.POST.get("model", ""))
     except result_actions.ResultActionError as exc:
@@ -196,7 +192,7 @@ def start_human_clip(request, pk):
 @require_POST
 def start_human_judge(request, pk):
     """Judge the people's free-text baseline answers of the version (a job, as a run's judge)."""
-    return _judge(request, _version(pk), version_page, result_actions.start_human_judge,
+    return _judge(request, version_of(pk), version_page, result_actions.start_human_judge,
                   "The {kind} judge of people's answers", "results-version")
 
 
@@ -204,12 +200,12 @@ def start_human_judge(request, pk):
 @require_POST
 def start_export(request, pk):
     """Exports the version's runs, or one of them (`scope`); the run page posts here with its run."""
-    version = _version(pk)
+    version = version_of(pk)
     form = ExportForm(request.POST)
     scope = request.POST.get("scope", "all")
     back = ("results-run", int(scope)) if scope.isdigit() else ("results-version", version.pk)
     if not form.is_valid():
-        return version_page(request, version, status=400, error=_form_error(form))
+        return version_page(request, version, status=400, error=form_error(form))
     try:
         job = result_actions.start_export(version, request.user, what=form.cleaned_data["what"],
                                           fmt=form.cleaned_data["fmt"], scope=form.cleaned_data["scope"])

@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation import selectors as annotation_selectors
+from annotation.media import max_upload_bytes
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import (
@@ -17,11 +18,14 @@ from evaluation import (
     exports,
     failure_analysis,
     human_verdicts,
+    imported_runs,
     judges,
     parsers,
     plots,
+    request_exports,
     result_actions,
     results,
+    runs,
     selectors,
     subsets,
     validation_samples,
@@ -46,9 +50,10 @@ def results_index(request):
                                                      "chosen": chosen})
 
 
-def version_page(request, version, *, status: int = 200, error: str = ""):
+def version_page(request, version, *, status: int = 200, error: str = "", import_values=None):
     """The leaderboard of a version with what can be started from it (baselines, human evaluation,
-    exports) and the jobs started; `error` says why an action was refused."""
+    exports, its requests for models run elsewhere and the import of their predictions) and the jobs
+    started; `error` says why an action was refused, `import_values` what a refused import form held."""
     board = results.leaderboard(version)
     series = [s for s in results.series(version, board) if s.has_data]
     run_ids = list(version.runs.values_list("pk", flat=True))
@@ -68,6 +73,8 @@ def version_page(request, version, *, status: int = 200, error: str = ""):
         "baselines": result_actions.baseline_offers(version), "human_offers": result_actions.human_offers(version),
         "may_create_studies": result_actions.may_create_studies(request.user),
         "jobs": selectors.result_jobs(run_ids=run_ids, version=version),
+        "request_options": request_exports.offered_options(version), "import_values": import_values or {},
+        "max_upload_mb": max_upload_bytes() // (1024 * 1024), "imported_backend": runs.IMPORTED_BACKEND,
         **_export_context(request, version, run_ids),
     }, status=status)
 
@@ -78,14 +85,18 @@ def _export_context(request, version, run_ids) -> dict:
             "export_version": version}
 
 
+def version_of(pk):
+    return get_object_or_404(annotation_selectors.versions(), pk=pk)
+
+
 @roles_allowed(RESEARCHER, ADMIN)
 def results_version(request, pk):
-    return version_page(request, get_object_or_404(annotation_selectors.versions(), pk=pk))
+    return version_page(request, version_of(pk))
 
 
 @roles_allowed(RESEARCHER, ADMIN)
 def results_chart(request, pk, series, kind, fmt):
-    version = get_object_or_404(annotation_selectors.versions(), pk=pk)
+    version = version_of(pk)
     try:
         image = results.chart_image(version, series, kind, fmt)
     except results.UnknownMetric as exc:
@@ -128,6 +139,7 @@ def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = "")
         "failure_taggable": failure_analysis.taggable(run),
         "validation_samples": validation_samples.samples_of(run),
         "validation_models": validation_samples.judge_models(run, human_verdicts.kind_for(run.version)),
+        "imported": imported_runs.summary(run) if run.backend == runs.IMPORTED_BACKEND else "",
         **_export_context(request, run.version, [run.pk]),
     }, status=status)
 

@@ -4,6 +4,7 @@ from django.urls import include, path
 from frontend import (
     analysis_views,
     blackswan_views,
+    imported_run_views,
     judge_validation_views,
     login_views,
     nleye_views,
@@ -86,6 +87,8 @@ urlpatterns = [
     path("results/predictions/<int:pk>/verdict/", analysis_views.prediction_human_verdict,
          name="prediction-human-verdict"),
     path("results/versions/<int:pk>/export/", result_action_views.start_export, name="results-version-export"),
+    path("results/versions/<int:pk>/requests/", imported_run_views.download_requests, name="results-version-requests"),
+    path("results/versions/<int:pk>/import/", imported_run_views.import_predictions, name="results-version-import"),
     path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
     path("blackswan/variants/<int:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("blackswan/localization/<slug:slug>/", blackswan_views.localization_page, name="blackswan-localization"),

@@ -18,62 +18,27 @@ from evaluation import kits, readings, results, runner
 from evaluation.kits import tables
 from evaluation.models import EvaluationRun, Prediction
 from generation.models import Job
-from tests.conftest import cvqa_payload
-from tests.test_score_command import SYNTHETIC, frozen, run_command
+from tests.request_files import (
+    answers_for,
+    export,
+    fill_vlmevalkit,
+    frozen,
+    kit_version,
+    platform_lines,
+    platform_metrics,
+    read_tsv,
+    run_command,
+    score,
+    without_meta,
+    write_lmms_eval,
+)
 
 pytestmark = pytest.mark.django_db
-
-BOOLEAN = cvqa_payload("yes", type="boolean", query="Is there a cup on the table?",
-                       new_query="Is there a cup on the table if it is taken away?", new_answer="no")
 
 
 @pytest.fixture
 def version(image):
-    """C-VQA: numerical questions (one with an image), a yes/no question and an A–D synthetic question."""
-    return frozen("cvqa", "k1", [("q1", cvqa_payload("two"), {"image": image}), ("q2", cvqa_payload("3"), {}),
-                                 ("b1", BOOLEAN, {}), ("s1", SYNTHETIC, {})])
-
-
-def export(tmp_path, fmt: str, name: str, *args) -> str:
-    path = tmp_path / name
-    run_command("export_requests", "--benchmark", "cvqa", "--version", "k1", "--out", str(path), "--format", fmt,
-                *args)
-    return path.read_text(encoding="utf-8")
-
-
-def platform_lines(tmp_path) -> list[dict]:
-    return [json.loads(line) for line in export(tmp_path, "jsonl", "requests.jsonl").splitlines()]
-
-
-def score(tmp_path, predictions, *args) -> dict:
-    out = tmp_path / "metrics.json"
-    out.unlink(missing_ok=True)
-    run_command("score", "--benchmark", "cvqa", "--version", "k1", "--predictions", str(predictions),
-                "--out", str(out), *args)
-    return json.loads(out.read_text(encoding="utf-8"))
-
-
-def answers_for(lines: list[dict]) -> dict[str, str]:
-    """Some right, some wrong, one unparseable; q2:counterfactual is left unanswered."""
-    gold = {line["request_id"]: line["gold"] for line in lines}
-    wrong_letter = next(letter for letter in "ABCD" if letter != gold["s1:original"])
-    return {"q1:original": "Two.", "q1:counterfactual": "There would be 5 cups.", "q2:original": "I can't tell",
-            "b1:original": "Yes, there is.", "b1:counterfactual": "Yes.", "s1:original": wrong_letter,
-            "s1:counterfactual": f"Answer: {gold['s1:counterfactual']}"}
-
-
-def platform_metrics(tmp_path, answers: dict[str, str]) -> dict:
-    path = tmp_path / "platform.jsonl"
-    path.write_text("".join(json.dumps({"request_id": rid, "response": text}) + "\n" for rid, text in answers.items()),
-                    encoding="utf-8")
-    return score(tmp_path, path)
-
-
-def without_meta(metrics: dict) -> dict:
-    found = {key: value for key, value in metrics.items() if key != "meta"}
-    found["predictions"] = {k: v for k, v in found["predictions"].items()
-                            if k not in ("unknown_requests", "unknown_request_ids")}
-    return found
+    return kit_version(image)
 
 
 # --- lmms-eval ---------------------------------------------------------------------------------------
@@ -98,26 +63,8 @@ def test_requests_in_lmms_eval_samples_carry_the_request_its_gold_and_prompt(tmp
 
 
 def test_lmms_eval_round_trip_scores_like_the_platform_format(tmp_path, version):
-    lines = platform_lines(tmp_path)
-    answers = answers_for(lines)
-    samples = [json.loads(line) for line in export(tmp_path, "lmms-eval", "samples.jsonl").splitlines()]
-    filled = []
-    for sample in samples:
-        rid = sample["request_id"]
-        if rid not in answers:
-            continue  # as if the kit was run with a limit
-        sample["resps"] = [[answers[rid]]]
-        if rid == "b1:counterfactual":
-            del sample["filtered_resps"]  # an older log: the first raw response is read
-        else:
-            sample["filtered_resps"] = [answers[rid]]
-        if rid.startswith("q1") or rid.startswith("s1"):  # lmms-eval's own task would keep only doc_id
-            del sample["request_id"]
-            del sample["doc"]["request_id"]
-        filled.append(sample)
-    filled.append({"doc_id": 99, "doc": {}, "target": "1", "resps": [["1"]], "filtered_resps": ["1"]})
-    path = tmp_path / "samples_cvqa_k1.jsonl"
-    path.write_text("".join(json.dumps(s) + "\n" for s in filled), encoding="utf-8")
+    answers = answers_for(platform_lines(tmp_path))
+    path = write_lmms_eval(tmp_path, answers)
 
     metrics = score(tmp_path, path, "--predictions-format", "lmms-eval")
     expected = platform_metrics(tmp_path, answers)
@@ -143,10 +90,6 @@ def test_further_lmms_eval_samples_are_read_after_the_filtered_one(tmp_path, ver
 
 # --- VLMEvalKit ------------------------------------------------------------------------------------
 
-def read_tsv(text: str) -> list[dict]:
-    return list(csv.DictReader(text.splitlines(), delimiter="\t"))
-
-
 def test_requests_in_vlmevalkit_tsv_map_options_answers_and_images(tmp_path, version, image):
     rows = read_tsv(export(tmp_path, "vlmevalkit", "cvqa_k1.tsv"))
     lines = platform_lines(tmp_path)
@@ -165,14 +108,6 @@ def test_requests_in_vlmevalkit_tsv_map_options_answers_and_images(tmp_path, ver
     assert (number["answer"], number["A"], number["D"], number["split"]) == ("2", "", "", "original")
     assert number["image_path"] == image.file.name and by_id["q2:original"]["image_path"] == ""
     assert number["category"] == "numerical_direct" and by_id["b1:original"]["category"] == "boolean"
-
-
-def fill_vlmevalkit(text: str, answers: dict[str, str], keep_request_id: bool) -> tuple[list[str], list[list]]:
-    rows = read_tsv(text)
-    header = [name for name in rows[0] if keep_request_id or name != "request_id"] + ["prediction"]
-    filled = [[row[name] for name in header[:-1]] + [answers[row["request_id"]]]
-              for row in rows if row["request_id"] in answers]
-    return header, filled
 
 
 def test_vlmevalkit_round_trip_scores_like_the_platform_format(tmp_path, version):

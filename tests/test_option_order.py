@@ -15,7 +15,8 @@ from evaluation.benchmarks.base import RELEASE_ORDER, ordered_options, parse_opt
 from evaluation.models import EvaluationRun, Prediction
 from evaluation.results import run_label
 from tests.conftest import cvqa_payload
-from tests.test_score_command import SYNTHETIC, export, frozen, score, write_predictions
+from tests.request_files import SYNTHETIC, frozen
+from tests.test_score_command import export, score, write_predictions
 
 pytestmark = pytest.mark.django_db
 

@@ -145,6 +145,12 @@ MATRIX: dict[str, Case] = {
                                   kwargs={"pk": "version"}),
     "results-version-export": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                    kwargs={"pk": "version"}),
+    # models run elsewhere (frontend/imported_run_views.py): the draft version's requests are not exported
+    # (not frozen, and no format asked: 400); an import posted without a file is 400
+    "results-version-requests": Case(GET=page(RESEARCHERS, ok=400), POST=page(RESEARCHERS, ok=405),
+                                     kwargs={"pk": "version"}),
+    "results-version-import": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
+                                   kwargs={"pk": "version"}),
     "results-version-human-judge": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
                                         kwargs={"pk": "version"}),
     "results-version-subset": Case(GET=page(RESEARCHERS, ok=405), POST=page(RESEARCHERS, ok=400),
@@ -338,6 +344,8 @@ MATRIX: dict[str, Case] = {
                            kwargs={"pk": "job"}),
     # --- API: evaluation runs (shared by the research team; the run is nobody's and succeeded) --
     "api-run-list": Case(GET=api(RESEARCHERS), POST=api(RESEARCHERS, ok=400)),  # no options -> 400
+    # importing a run from a predictions file (multipart): posted empty, no file and no version -> 400
+    "api-run-import": Case(GET=api(RESEARCHERS, ok=405), POST=api(RESEARCHERS, ok=400)),
     "api-run-detail": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
     "api-run-progress": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),
     "api-run-predictions": Case(GET=api(RESEARCHERS), kwargs={"pk": "run"}),

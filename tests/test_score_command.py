@@ -1,31 +1,17 @@
 """`manage.py export_requests` and `manage.py score` end to end on small frozen versions: the exported
 lines, scoring a predictions file and a stored run, model flags, and clear errors."""
 
-import io
 import json
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
-from annotation import versions
-from annotation.models import Benchmark, BenchmarkVersion
 from evaluation.management.commands.score import Command as ScoreCommand
 from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import cvqa_payload
+from tests.request_files import SYNTHETIC, frozen, run_command
 
 pytestmark = pytest.mark.django_db
-
-SYNTHETIC = {"kind": "synthetic", "type": "abs_counting_4",
-             "query": "How many dots are there? Select the correct answer:A:16  B:17  C:12  D:13", "answer": "B",
-             "new_query": "How many dots if 5 were removed? Select the correct answer:A:11  B:12  C:10  D:14",
-             "new_answer": "B"}
-
-
-def frozen(slug: str, label: str, items: list[tuple[str, dict, dict]]) -> BenchmarkVersion:
-    version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug=slug), label=label)
-    for external_id, payload, media in items:
-        versions.add_item(version, external_id, payload, media)
-    return versions.freeze(version)
 
 
 @pytest.fixture
@@ -40,12 +26,6 @@ def nleye_version():
                "hypothesis2": "A man dances.", "label": 1, "reasoning_category": "Physical",
                "time_direction": "forward"}
     return frozen("nleye", "n1", [("t1", payload, {}), ("t2", {**payload, "label": 2}, {})])
-
-
-def run_command(name: str, *args) -> tuple[str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    call_command(name, *args, stdout=out, stderr=err)
-    return out.getvalue(), err.getvalue()
 
 
 def export(tmp_path, slug: str, label: str, *args) -> list[dict]:

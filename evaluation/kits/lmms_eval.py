@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from evaluation import jsonl
-from evaluation.kits.registry import KitError, KitFormat, KitRead, KitRow, register
+from evaluation.kits.registry import KitError, KitFormat, KitRow, register
 from evaluation.kits.rows import PredictionRow, RequestRow
 
 CHUNK_LINES = 1000
@@ -87,19 +87,17 @@ class LmmsEval(KitFormat):
         return isinstance(record, dict) and "response" not in record and bool(
             {"doc_id", "resps", "filtered_resps"} & set(record))
 
-    def read(self, path: Path) -> KitRead:
-        found = KitRead()
+    def rows(self, path: Path) -> Iterator[KitRow]:
         with open(path, encoding="utf-8") as lines:
             try:
                 for where, record in jsonl.records(lines, path.name):
-                    found.rows.append(self.row(where, record))
+                    yield self.row(where, record)
             except UnicodeDecodeError:
                 raise KitError(f"{path.name}: not UTF-8 text.") from None
             except KitError:
                 raise
             except ValueError as exc:
                 raise KitError(str(exc)) from None
-        return found
 
     @staticmethod
     def row(where: str, record) -> KitRow:

@@ -1,7 +1,7 @@
 """The formats of the evaluation kits, by name: each kit module (`lmms_eval`, `vlmevalkit`) defines a
 `KitFormat` and registers it here. A format writes a version's requests and a run's predictions
-(`request_chunks`, `prediction_chunks`: pieces of text) and reads a kit's output back (`read`: the rows,
-each with the request id or the position it names, and its responses)."""
+(`request_chunks`, `prediction_chunks`: pieces of text) and reads a kit's output back (`rows`: the rows one
+at a time, each with the request id or the position it names, and its responses; `read`: all of them)."""
 
 from __future__ import annotations
 
@@ -30,16 +30,9 @@ class KitRow:
 
 @dataclass
 class KitRead:
-    """What `read` found: the rows, and counts of where the first responses came from."""
+    """What `read` found: the rows of a kit's output, in file order."""
 
     rows: list[KitRow] = field(default_factory=list)
-
-    def response_sources(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in self.rows:
-            key = row.response_from or "none"
-            counts[key] = counts.get(key, 0) + 1
-        return counts
 
 
 class KitFormat:
@@ -58,9 +51,14 @@ class KitFormat:
         """Whether a file looks like this kit's output (by its extension, or its first line)."""
         raise NotImplementedError
 
-    def read(self, path: Path) -> KitRead:
-        """The rows of a kit's output file; KitError naming the line or row of what is malformed."""
+    def rows(self, path: Path) -> Iterator[KitRow]:
+        """The rows of a kit's output file one at a time, as they are read (a large file is never held whole);
+        KitError naming the line or row of what is malformed, when the reading reaches it."""
         raise NotImplementedError
+
+    def read(self, path: Path) -> KitRead:
+        """Every row of a kit's output file; KitError naming the line or row of what is malformed."""
+        return KitRead(list(self.rows(path)))
 
 
 _FORMATS: dict[str, KitFormat] = {}

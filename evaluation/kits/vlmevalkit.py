@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from evaluation.kits.registry import KitError, KitFormat, KitRead, KitRow, register
+from evaluation.kits.registry import KitError, KitFormat, KitRow, register
 from evaluation.kits.rows import PredictionRow, RequestRow
 from evaluation.kits.tables import TABLE_SUFFIXES, TableError, read_table, tsv_chunks
 
@@ -98,7 +98,7 @@ class VlmEvalKit(KitFormat):
     def recognises(self, path: Path) -> bool:
         return path.suffix.lower() in TABLE_SUFFIXES
 
-    def read(self, path: Path) -> KitRead:
+    def rows(self, path: Path) -> Iterator[KitRow]:
         try:
             header, rows = read_table(path)
             missing = ["`prediction`"] if "prediction" not in header else []
@@ -107,7 +107,8 @@ class VlmEvalKit(KitFormat):
             if missing:
                 raise KitError(f"{path.name} has no {' and no '.join(missing)} column "
                                f"(its columns: {', '.join(header) or 'none'}).")
-            return KitRead([self.row(where, cells) for where, cells in rows])
+            for where, cells in rows:
+                yield self.row(where, cells)
         except TableError as exc:
             raise KitError(str(exc)) from None
 

@@ -21,17 +21,14 @@ the request's position in it, which `manage.py score --predictions-format` joins
 """
 
 import dataclasses
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, exports, kits, runs
+from evaluation import benchmarks, exports, kits, request_exports, runs
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.cli_options import add_benchmark_argument
-from generation.frames import FramePolicy
-
-PLATFORM_FORMAT = "jsonl"  # the platform's own JSON lines (`evaluation.request_lines.request_line`)
+from evaluation.request_exports import PLATFORM_FORMAT
 
 
 def add_request_arguments(parser) -> None:
@@ -86,44 +83,19 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         version, request_options, variants = request_setup(options)
-        benchmark = benchmarks.get(version.benchmark.slug)
-        try:
-            frames = FramePolicy.parse(options["frames"] or benchmark.default_frame_policy).spec()
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
-        setting = {"input": benchmark.resolve_input_strategy(request_options), "prompting": request_options.prompting,
-                   "frames": frames, "seed": request_options.seed, "option_order": request_options.option_order}
         to_stdout = options["out"] == "-"
-        rows = kits.version_rows(version, request_options, variants, setting)
-        write = self._write if options["fmt"] == PLATFORM_FORMAT else kits.get(options["fmt"]).request_chunks
-        counted = Counted(rows)
         try:
+            export = request_exports.request_export(version, request_options, variants, options["fmt"],
+                                                    options["frames"])
             if to_stdout:
-                for chunk in write(counted):
+                for chunk in export.chunks:
                     self.stdout.write(chunk, ending="")
             else:
-                exports.write_text(write(counted), Path(options["out"]))  # renamed into place when complete
+                exports.write_text(export.chunks, Path(options["out"]))  # renamed into place when complete
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
             raise CommandError(f"Cannot write {options['out']}: {exc.strerror}.") from None
         target = "standard output" if to_stdout else options["out"]
-        self.stderr.write(f"Wrote {counted.count} requests of {len(counted.items)} items of {version} to {target}.")
-
-    @staticmethod
-    def _write(rows):
-        for row in rows:
-            yield json.dumps(row.line, ensure_ascii=False) + "\n"
-
-
-class Counted:
-    """Passes a version's request rows through, counting them and their items."""
-
-    def __init__(self, rows):
-        self.rows, self.count, self.items = rows, 0, set()
-
-    def __iter__(self):
-        for row in self.rows:
-            self.count += 1
-            self.items.add(row.request.item_id)
-            yield row
+        self.stderr.write(f"Wrote {export.counted.count} requests of {len(export.counted.items)} items of {version} "
+                          f"to {target}.")
