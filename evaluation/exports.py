@@ -41,8 +41,6 @@ download view checks owner and role (`may_download`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -65,6 +63,7 @@ from annotation.crowd.access import can_read_submissions
 from annotation.exporters import hf_dataset
 from config.roles import ADMIN, RESEARCHER, has_role
 from evaluation import kits, results
+from evaluation.delimited import delimited_chunks
 from evaluation.models import EvaluationRun
 from generation import job_files, jobs
 from generation.jobs import job_handler
@@ -475,20 +474,8 @@ def jsonl_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUN
 
 def csv_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
     """CSV with a header row (JSON columns as JSON text, empty cells for nulls), in pieces."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([c.name for c in columns])
     convert = _text_values(columns)
-    count = 0
-    for row in rows:
-        writer.writerow(convert(row))
-        count += 1
-        if count >= rows_per_chunk:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-            count = 0
-    yield buffer.getvalue()
+    return delimited_chunks([c.name for c in columns], (convert(row) for row in rows), rows_per_chunk=rows_per_chunk)
 
 
 def arrow_schema(columns):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import csv
 import importlib
-import io
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from evaluation.delimited import TEXT_CHUNK_ROWS, delimited_chunks
+
 TABLE_SUFFIXES = (".tsv", ".csv", ".xlsx")
-TEXT_CHUNK_ROWS = 1000
 
 
 class TableError(ValueError):
@@ -22,19 +22,8 @@ class TableError(ValueError):
 
 def tsv_chunks(columns: list[str], rows: Iterable[list], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
     """A header and one line per row (None as an empty cell), tab-separated, quoted where a cell needs it."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(columns)
-    count = 0
-    for row in rows:
-        writer.writerow(["" if value is None else value for value in row])
-        count += 1
-        if count >= rows_per_chunk:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-            count = 0
-    yield buffer.getvalue()
+    cells = (["" if value is None else value for value in row] for row in rows)
+    return delimited_chunks(columns, cells, delimiter="\t", rows_per_chunk=rows_per_chunk)
 
 
 def read_table(path: Path) -> tuple[list[str], Iterator[tuple[str, dict[str, str]]]]:
