@@ -4,9 +4,10 @@ whether each is right, as the run's results score it.
 
 A row's `position` is the request's place in that order: the kits' own row key (lmms-eval's `doc_id`,
 VLMEvalKit's `index`). `correct` is the scorer's reading of the first response (`evaluation.results`
-outcomes, under the default parser, with the run's stored judgments): True or False for answers that are
-right or wrong (an unparsed or empty answer is wrong), None where the metric is not a plain right/wrong
-(ratings, open answers no judge verdict calls right or wrong)."""
+outcomes, under the default parser, with the run's stored judgments) by `results.right_or_wrong`, the
+rule the predictions export shares: True or False for answers that are right or wrong (an unparsed or empty
+answer is wrong), None where the metric is not a plain right/wrong (ratings, open answers no judge verdict
+calls right or wrong)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from typing import Any
 
 from evaluation import benchmarks, request_lines, results, runner, scoring
 from evaluation.benchmarks.base import EvalRequest
-
-RIGHT_OR_WRONG = {results.CORRECT: True, results.WRONG: False, results.UNPARSED: False, results.EMPTY: False}
 
 
 @dataclass(frozen=True)
@@ -79,5 +78,5 @@ def run_rows(run) -> list[PredictionRow]:
         line = request_lines.request_line(request, request_lines.item_assets(items[entry.item_pk]), setting)
         rows.append(PredictionRow(entry.position, request, line, benchmark.request_category(request),
                                   responses=tuple(given), parsed=found.value, outcome=found.status,
-                                  correct=RIGHT_OR_WRONG.get(found.status)))
+                                  correct=results.right_or_wrong(found.status)))
     return rows

@@ -28,7 +28,8 @@ count leaves narrow).
 Every test of a rule gets the request and its `Outcome` (how its first response was scored).
 
 Layout (everything is re-exported here, so `from evaluation import results; results.X` works for all of it):
-- `outcomes`: how a request's first response was scored (`Outcome`, CORRECT/WRONG/…), `UnknownMetric`;
+- `outcomes`: how a request's first response was scored (`Outcome`, CORRECT/WRONG/…), which outcomes are a
+  plain right or wrong (`right_or_wrong`), `UnknownMetric`;
 - `paths`: paths into the metrics (`lookup`, `resolve`, `leaves`), `is_rate`, `display`, `Cell`, `flat_metrics`;
 - `specs`: the shape of a benchmark's main metrics and per-category series (each benchmark declares its own);
 - `consistency_views`: the consistency views computed when a run is scored (`views_of(benchmark)`);
@@ -82,6 +83,7 @@ from evaluation.results.leaderboards import (
 from evaluation.results.metrics import (
     CACHE_PREFIX,
     CACHE_SECONDS,
+    PLAN_ERRORS,
     Disagreement,
     Judgment,
     RunResults,
@@ -102,11 +104,13 @@ from evaluation.results.outcomes import (
     EMPTY,
     MISSING,
     OUTCOMES,
+    RIGHT_OR_WRONG,
     UNPARSED,
     WRONG,
     Outcome,
     UnknownMetric,
     outcome,
+    right_or_wrong,
     verdict_outcome,
 )
 from evaluation.results.paths import (
@@ -166,10 +170,12 @@ __all__ = [
     "MetricSpec",
     "OUTCOMES",
     "Outcome",
+    "PLAN_ERRORS",
     "PairView",
     "PoolView",
     "RATE_NAMES",
     "RATING_LABELS",
+    "RIGHT_OR_WRONG",
     "RatingRow",
     "Row",
     "RunResults",
@@ -210,6 +216,7 @@ __all__ = [
     "planned_requests",
     "rating_rows",
     "resolve",
+    "right_or_wrong",
     "run_label",
     "run_metrics",
     "run_results",

@@ -31,6 +31,8 @@ logger = logging.getLogger("evaluation.results")
 CACHE_PREFIX = "results:run:v2"
 CACHE_SECONDS = 30 * 24 * 3600  # the key changes with the predictions, so an entry never goes stale
 COT_PROMPTING = "cot"  # the prompting strategy whose responses `cot_reasoning` reports on
+# Why a run's requests cannot be rebuilt: no benchmark module for its slug, or items or options it refuses.
+PLAN_ERRORS = (KeyError, ImportError, ValueError)
 
 
 @dataclass
@@ -106,7 +108,7 @@ def score_run(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
     try:
         benchmark = benchmarks.get(run.version.benchmark.slug)
         requests = planned_requests(run)
-    except (KeyError, ImportError, ValueError) as exc:
+    except PLAN_ERRORS as exc:
         logger.warning("run %s cannot be planned for scoring: %s", run.pk, exc)
         return RunResults(run.pk, error=f"The run's requests cannot be rebuilt: {exc}")
     judge, verdicts = stored_verdicts(run, benchmark.slug)

@@ -11,6 +11,9 @@ from evaluation import parsing, scoring
 CORRECT, WRONG, UNPARSED, EMPTY, MISSING, ANSWERED = "correct", "wrong", "unparsed", "empty", "missing", "answered"
 OUTCOMES = (CORRECT, WRONG, UNPARSED, EMPTY, MISSING, ANSWERED)
 DISCRETE_TYPES = ("letter", "yes_no", "number", "choice_12")
+# The outcomes that are a plain right or wrong (an unparsed or empty answer is wrong); the others say
+# neither: `answered` (ratings, open answers no judge verdict calls right or wrong) and `missing`.
+RIGHT_OR_WRONG = {CORRECT: True, WRONG: False, UNPARSED: False, EMPTY: False}
 
 
 class UnknownMetric(LookupError):
@@ -34,6 +37,12 @@ def verdict_outcome(verdict: dict | None) -> str | None:
         return CORRECT if verdict["correct"] else WRONG
     pred = str(verdict.get("pred") or "").strip().lower()
     return {"correct": CORRECT, "incorrect": WRONG}.get(pred)
+
+
+def right_or_wrong(status: str | None) -> bool | None:
+    """True or False for an outcome that is a plain right or wrong, None for any other (or none): the
+    `correct` of the kits' files and of the predictions export."""
+    return RIGHT_OR_WRONG.get(status)
 
 
 def outcome(request, responses) -> Outcome:
