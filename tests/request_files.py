@@ -1,7 +1,8 @@
 """Small frozen versions and the files that travel outside the platform, for the tests of `export_requests`,
-`score`, the evaluation kits and imported runs: a C-VQA version with numerical, yes/no and A–D questions
-(`kit_version`), its requests exported in any format, answers to them written in the platform's JSON lines
-or filled into a kit's files, and metrics compared without what only says where they came from."""
+`score`, the evaluation kits, results exports and imported runs: a C-VQA version with numerical, yes/no and
+A–D questions (`kit_version`) and a stored run over it (`stored_run`), its requests exported in any format,
+answers to them written in the platform's JSON lines or filled into a kit's files, and metrics compared
+without what only says where they came from."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion
+from evaluation import readings, runner
 from evaluation.kits import tables
+from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import cvqa_payload
 
 SYNTHETIC = {"kind": "synthetic", "type": "abs_counting_4",
@@ -43,6 +46,28 @@ def kit_version(image) -> BenchmarkVersion:
     8 requests."""
     return frozen("cvqa", KIT_LABEL, [("q1", cvqa_payload("two"), {"image": image}), ("q2", cvqa_payload("3"), {}),
                                       ("b1", BOOLEAN, {}), ("s1", SYNTHETIC, {})])
+
+
+def stored_run(version) -> EvaluationRun:
+    """A run over `kit_version` with right, wrong, unparsed and failed predictions (b1:counterfactual only
+    failed), its readings stored as `score --run` stores them; `EXPECTED_CORRECT` is how its results score it."""
+    run = EvaluationRun.objects.create(version=version, model_id="org/vlm", status=EvaluationRun.Status.SUCCEEDED)
+    requests = {planned.request.request_id: planned for planned in runner.plan(run)}
+    answers = {"q1:original": "Two.", "q1:counterfactual": "There would be 5 cups.", "q2:original": "I can't tell",
+               "q2:counterfactual": "", "b1:original": "No.", "s1:original": requests["s1:original"].request.gold,
+               "s1:counterfactual": "E"}
+    items = {item.external_id: item for item in version.items.all()}
+    for rid, text in answers.items():
+        Prediction.objects.create(run=run, request_id=rid, item=items[rid.split(":")[0]], variant=rid.split(":")[1],
+                                  prompt=[], raw_output=text)
+    Prediction.objects.create(run=run, request_id="b1:counterfactual", item=items["b1"], variant="counterfactual",
+                              prompt=[], raw_output="", error="CUDA out of memory")
+    readings.store_readings(run, [planned.request for planned in requests.values()])
+    return run
+
+
+EXPECTED_CORRECT = {"q1:original": True, "q1:counterfactual": False, "q2:original": False,
+                    "q2:counterfactual": False, "b1:original": False, "s1:original": True, "s1:counterfactual": False}
 
 
 def export(tmp_path, fmt: str, name: str, *args) -> str:

@@ -14,11 +14,12 @@ import pytest
 from django.core.management import CommandError
 from django.urls import reverse
 
-from evaluation import kits, readings, results, runner
+from evaluation import kits, results, runner
 from evaluation.kits import tables
 from evaluation.models import EvaluationRun, Prediction
 from generation.models import Job
 from tests.request_files import (
+    EXPECTED_CORRECT,
     answers_for,
     export,
     fill_vlmevalkit,
@@ -29,6 +30,7 @@ from tests.request_files import (
     read_tsv,
     run_command,
     score,
+    stored_run,
     without_meta,
     write_lmms_eval,
 )
@@ -159,24 +161,7 @@ def test_the_join_by_position_follows_the_export_options(tmp_path, version):
 
 @pytest.fixture
 def run(version):
-    """A run with right, wrong, unparsed and failed predictions, its readings stored as `score --run` stores them."""
-    run = EvaluationRun.objects.create(version=version, model_id="org/vlm", status=EvaluationRun.Status.SUCCEEDED)
-    requests = {planned.request.request_id: planned for planned in runner.plan(run)}
-    answers = {"q1:original": "Two.", "q1:counterfactual": "There would be 5 cups.", "q2:original": "I can't tell",
-               "q2:counterfactual": "", "b1:original": "No.", "s1:original": requests["s1:original"].request.gold,
-               "s1:counterfactual": "E"}
-    items = {item.external_id: item for item in version.items.all()}
-    for rid, text in answers.items():
-        Prediction.objects.create(run=run, request_id=rid, item=items[rid.split(":")[0]], variant=rid.split(":")[1],
-                                  prompt=[], raw_output=text)
-    Prediction.objects.create(run=run, request_id="b1:counterfactual", item=items["b1"], variant="counterfactual",
-                              prompt=[], raw_output="", error="CUDA out of memory")
-    readings.store_readings(run, [planned.request for planned in requests.values()])
-    return run
-
-
-EXPECTED_CORRECT = {"q1:original": True, "q1:counterfactual": False, "q2:original": False,
-                    "q2:counterfactual": False, "b1:original": False, "s1:original": True, "s1:counterfactual": False}
+    return stored_run(version)
 
 
 def export_run(tmp_path, run, fmt: str, name: str) -> str:
