@@ -1,7 +1,11 @@
 """Exports of evaluation results for researchers: what rows to export, and writers that stream them.
 
 Row sources (`SOURCES`, looked up with `source`):
-- `predictions`: every prediction with the columns of its run, benchmark version and model;
+- `predictions`: every prediction with the columns of its run, benchmark version and model, and after
+  its parse columns the request's `gold`, the `outcome` the run's results give it and whether it is
+  `correct` (`evaluation.prediction_scores`: the outcome sits on the sample the scorer read, the first
+  without an error, and is null on later or failed samples; null gold, outcome and correct for a run
+  that cannot be scored, counted in the export's `note()`);
 - `runs`: evaluation runs with their settings and counts;
 - `metrics`: every metric of each run (one row per metric, with its n), as `evaluation.results`
   scores it for the results pages;
@@ -24,7 +28,9 @@ Writers take the columns and an iterator of rows and hold at most one chunk in m
   output, then read back batch by batch and parsed into those types; a column whose values share no
   type stays JSON text, and the card says so.
 Metrics are the exception to one-chunk-at-a-time: each run is scored as a whole (the scorer needs all
-of a run's predictions), one run after the other.
+of a run's predictions), one run after the other. Predictions are read in chunks ordered by run, then
+by id (a selection by ids too), and each run's gold and outcomes are looked up once, when its first row
+comes, with only the current run's lookup in memory.
 JSON columns are JSON text in CSV and Parquet (field metadata `content: json` in Arrow) and JSON values
 in JSON Lines. Files are written beside their target and renamed into place when complete, so a failed
 export leaves nothing that looks finished.
@@ -62,7 +68,7 @@ from django.utils import timezone
 from annotation.crowd.access import can_read_submissions
 from annotation.exporters import hf_dataset
 from config.roles import ADMIN, RESEARCHER, has_role
-from evaluation import kits, results
+from evaluation import kits, prediction_scores, results
 from evaluation.delimited import delimited_chunks
 from evaluation.models import EvaluationRun
 from generation import job_files, jobs
@@ -105,11 +111,13 @@ def can_export(user, what: str | None = None) -> bool:
 @dataclass(frozen=True)
 class Column:
     """One exported column: its name, its kind (one of KINDS) and what the database reads for it
-    (a lookup path such as `run__model_id`, or an expression)."""
+    (a lookup path such as `run__model_id`, or an expression); a derived column is not read but made
+    from the rows by its source (`Source.derive`)."""
 
     name: str
     kind: str
     lookup: str | models.Expression
+    derived: bool = False
 
     def select(self):
         if self.kind == "json" and isinstance(self.lookup, str):
@@ -117,17 +125,19 @@ class Column:
         return self.lookup
 
 
-def col(name: str, kind: str = "str", lookup=None) -> Column:
+def col(name: str, kind: str = "str", lookup=None, *, derived: bool = False) -> Column:
     if kind not in KINDS:
         raise ValueError(f"Unknown column kind {kind!r}.")
-    return Column(name, kind, lookup if lookup is not None else name)
+    return Column(name, kind, lookup if lookup is not None else name, derived)
 
 
 @dataclass(frozen=True)
 class Source:
-    """Rows of one model, with how a selection by runs or by studies reaches them. A computed source
-    (`compute`) selects objects of its model and turns each into rows itself, instead of reading the
-    columns from the database."""
+    """Rows of one model, in `order` (its last key `pk`), with how a selection by runs or by studies reaches
+    them. A computed source (`compute`) selects objects of its model and turns each into rows itself,
+    instead of reading the columns from the database. A source with derived columns reads the others and
+    `derive(rows, columns)` puts the derived ones in, returning rows to iterate once that also tell what
+    the export should say once written (`note()`)."""
 
     name: str
     model_label: str  # "app_label.ModelName"
@@ -138,10 +148,17 @@ class Source:
     compute: Callable[[models.QuerySet], Iterator[tuple]] | None = None
     allowed: Callable = may_export_results  # allowed(user) -> bool: who may export these rows
     refusal: str = "Only researchers and admins export results."
+    order: tuple[str, ...] = ("pk",)
+    derive: Callable | None = None
 
     @property
     def model(self) -> type[models.Model]:
         return apps.get_model(self.model_label)
+
+    @property
+    def read_columns(self) -> tuple[Column, ...]:
+        """The columns read from the database (all but the derived ones), in order."""
+        return tuple(c for c in self.columns if not c.derived)
 
     def queryset(self, *, runs=None, studies=None) -> models.QuerySet:
         queryset = self.model._default_manager.all()
@@ -153,7 +170,7 @@ class Source:
             if not self.study_lookup:
                 raise ExportError(f"{self.name} do not belong to crowd studies: select them another way.")
             queryset = queryset.filter(**{f"{self.study_lookup}__in": studies})
-        return queryset.order_by("pk")
+        return queryset.order_by(*self.order)
 
 
 PREDICTION_COLUMNS = (
@@ -183,6 +200,11 @@ PREDICTION_COLUMNS = (
     col("parsed_answer", "json"),
     col("parse_status"),
     col("parses", "json"),  # every parser's reading: {name: {value, status}}
+    # as the run's results score it (`evaluation.prediction_scores`): the request's gold, the outcome on the
+    # sample the scorer read (null on the others) and whether it is right or wrong (null where neither)
+    col("gold", "json", derived=True),
+    col("outcome", derived=True),
+    col("correct", "bool", derived=True),
     col("latency_s", "float"),
     col("prompt_tokens", "int"),
     col("completion_tokens", "int"),
@@ -318,9 +340,18 @@ def metric_rows(runs: models.QuerySet) -> Iterator[tuple]:
             yield (*head, cell.path, value, cell.n, cell.computed, cell.reason, results.is_rate(cell.path), "")
 
 
+def scored_predictions(rows: Iterable[tuple], columns: tuple[Column, ...]) -> prediction_scores.ScoredRows:
+    """Prediction rows (ordered by run) with their gold, outcome and correct, one run's lookup at a time."""
+    read = [c.name for c in columns if not c.derived]
+    return prediction_scores.ScoredRows(rows, run_at=read.index("run_id"), request_at=read.index("request_id"),
+                                        sample_at=read.index("sample_index"),
+                                        insert_at=next(i for i, c in enumerate(columns) if c.derived))
+
+
 SOURCES: dict[str, Source] = {
     "predictions": Source("predictions", "evaluation.Prediction", PREDICTION_COLUMNS,
-                          "predictions with their run, version and model", run_lookup="run_id"),
+                          "predictions with their run, version and model, gold and outcome", run_lookup="run_id",
+                          order=("run_id", "pk"), derive=scored_predictions),
     "runs": Source("runs", "evaluation.EvaluationRun", RUN_COLUMNS, "evaluation runs", run_lookup="pk"),
     "metrics": Source("metrics", "evaluation.EvaluationRun", METRIC_COLUMNS, "every metric of each run",
                       run_lookup="pk", compute=metric_rows),
@@ -342,16 +373,22 @@ def source(name: str) -> Source:
 
 # --- Selections ------------------------------------------------------------------------------------
 
+def _nothing_to_say() -> str:
+    return ""
+
+
 @dataclass
 class Export:
-    """A selection ready to write: its columns, a one-pass iterator of row tuples, and how many rows
-    (None for a computed source, whose rows are not counted before they are made)."""
+    """A selection ready to write: its columns, a one-pass iterator of row tuples, how many rows (None for
+    a computed source, whose rows are not counted before they are made), and what to say once the rows
+    are written (`note()`: e.g. how many predictions have no gold; "" for nothing)."""
 
     source: Source
     columns: tuple[Column, ...]
     rows: Iterator[tuple]
     total: int | None
     selection: dict = field(default_factory=dict)
+    note: Callable[[], str] = _nothing_to_say
 
 
 def _rows(queryset: models.QuerySet, columns: tuple[Column, ...], chunk_rows: int) -> Iterator[tuple]:
@@ -361,6 +398,16 @@ def _rows(queryset: models.QuerySet, columns: tuple[Column, ...], chunk_rows: in
 def _rows_by_ids(queryset, columns, ids: list[int], chunk_rows: int) -> Iterator[tuple]:
     for start in range(0, len(ids), ID_CHUNK):
         yield from _rows(queryset.filter(pk__in=ids[start:start + ID_CHUNK]), columns, chunk_rows)
+
+
+def _ordered_ids(queryset: models.QuerySet, ids: list[int], order: tuple[str, ...]) -> list[int]:
+    """The primary keys among `ids` that the queryset holds, in the source's order (whose last key is `pk`),
+    so that reading them chunk by chunk keeps that order."""
+    keys = []
+    for start in range(0, len(ids), ID_CHUNK):
+        keys += queryset.filter(pk__in=ids[start:start + ID_CHUNK]).values_list(*order)
+    keys.sort()
+    return [key[-1] for key in keys]
 
 
 def select(what: str, *, runs=None, studies=None, ids=None, chunk_rows: int = CHUNK_ROWS) -> Export:
@@ -382,12 +429,16 @@ def select(what: str, *, runs=None, studies=None, ids=None, chunk_rows: int = CH
     if ids:
         ids = sorted({int(i) for i in ids})
         selection["ids"] = len(ids)
-        total = sum(queryset.filter(pk__in=ids[s:s + ID_CHUNK]).count() for s in range(0, len(ids), ID_CHUNK))
-        rows = _rows_by_ids(queryset, src.columns, ids, chunk_rows)
+        found = _ordered_ids(queryset, ids, src.order)
+        total = len(found)
+        rows = _rows_by_ids(queryset, src.read_columns, found, chunk_rows)
     else:
         total = queryset.count()
-        rows = _rows(queryset, src.columns, chunk_rows)
-    return Export(src, src.columns, rows, total, selection)
+        rows = _rows(queryset, src.read_columns, chunk_rows)
+    if src.derive is None:
+        return Export(src, src.columns, rows, total, selection)
+    derived = src.derive(rows, src.columns)
+    return Export(src, src.columns, iter(derived), total, selection, derived.note)
 
 
 # --- Encoding ---------------------------------------------------------------------------------------
@@ -775,11 +826,14 @@ def export_job(job, *, what: str, fmt: str, runs=None, studies=None, ids=None) -
         shutil.rmtree(dataset_folder)
     else:
         written = write(export, fmt, folder / name, progress=report)
-    return _job_result(job, what, fmt, written, folder / name)
+    note = export.note()
+    if note:
+        job.log(note)
+    return _job_result(job, what, fmt, written, folder / name, note)
 
 
-def _job_result(job, what: str, fmt: str, written: Written, path: Path) -> dict:
-    message = f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}."
+def _job_result(job, what: str, fmt: str, written: Written, path: Path, note: str = "") -> dict:
+    message = " ".join(filter(None, (f"Exported {written.rows} {what} as {FORMAT_LABELS[fmt]}.", note)))
     return job_files.file_result(job.job, path, message=message, format=fmt, rows=written.rows)
 
 

@@ -1,10 +1,12 @@
 """Exports of evaluation results (evaluation.exports): every format reads back as the rows it was
-given, writers pull rows lazily and once, the export job writes a file that only its owner (or an
-admin) downloads, the admin actions queue that job, and `manage.py export_results` end to end."""
+given, predictions carry their gold, outcome and correct as the run's results (and the kits' files) give
+them, writers pull rows lazily and once, the export job writes a file that only its owner (or an admin)
+downloads, the admin actions queue that job, and `manage.py export_results` end to end."""
 
 import csv
 import io
 import json
+import re
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +27,7 @@ from generation import job_files, jobs
 from generation.models import Job
 from tests import hf_support
 from tests.conftest import create_study, logged_in_client, make_user
+from tests.request_files import EXPECTED_CORRECT, kit_version, platform_lines, stored_run
 
 RESEARCHER = "researcher"
 TRICKY_OUTPUT = 'Answer: "B", then a comma, a newline\nand ünïcödé — 你好'
@@ -59,8 +62,10 @@ def results(db, curator):
     return {"version": version, "items": items, "run_a": run_a, "run_b": run_b}
 
 
-def expected_predictions(run) -> list[dict]:
-    """The prediction rows as the export should give them, built from model instances."""
+def expected_predictions(run, scores=None) -> list[dict]:
+    """The prediction rows as the export should give them, built from model instances; `scores` maps
+    (request id, sample index) to the (gold, outcome, correct) a row should have (null when it does not)."""
+    scores = scores or {}
     out = []
     for p in Prediction.objects.filter(run=run).select_related("run__version__benchmark", "item").order_by("pk"):
         r = p.run
@@ -72,7 +77,10 @@ def expected_predictions(run) -> list[dict]:
             "seed": r.seed, "request_id": p.request_id, "sample_index": p.sample_index, "item_id": p.item_id,
             "item_external_id": p.item.external_id, "variant": p.variant, "prompt": p.prompt, "inputs": p.inputs,
             "params": p.params, "raw_output": p.raw_output, "parsed_answer": p.parsed_answer,
-            "parse_status": p.parse_status, "parses": p.parses, "latency_s": p.latency_s,
+            "parse_status": p.parse_status, "parses": p.parses,
+            **dict(zip(("gold", "outcome", "correct"), scores.get((p.request_id, p.sample_index), (None,) * 3),
+                       strict=True)),
+            "latency_s": p.latency_s,
             "prompt_tokens": p.prompt_tokens,
             "completion_tokens": p.completion_tokens, "from_cache": p.from_cache, "error": p.error,
             "created_at": p.created_at,
@@ -118,6 +126,7 @@ def read_back(fmt: str, path: Path, columns) -> list[dict]:
         records = [json.loads(line) for line in lines]
         for record in records:
             assert list(record) == [c.name for c in columns]
+        return [typed(columns, record, json_text=set()) for record in records]  # JSON values, not texts
     elif fmt == "parquet":
         table = pq.read_table(path)
         assert table.column_names == [c.name for c in columns]
@@ -133,8 +142,11 @@ def read_back(fmt: str, path: Path, columns) -> list[dict]:
 
 
 def comparable(fmt: str, columns, record: dict) -> dict:
-    """A record as the format can give it back: in Hugging Face datasets JSON objects are structs, where a key
-    that a row lacks reads as null, so null keys are dropped from both sides."""
+    """A record as the format can give it back: CSV writes a null text as an empty cell; in Hugging Face
+    datasets JSON objects are structs, where a key that a row lacks reads as null, so null keys are dropped
+    from both sides."""
+    if fmt == "csv":
+        return {c.name: "" if c.kind == "str" and record[c.name] is None else record[c.name] for c in columns}
     if fmt != "hf":
         return record
     return {name: hf_support.without_nulls(value) if kind == "json" else value
@@ -297,6 +309,210 @@ def test_metrics_are_the_results_pages_numbers_one_row_each(scored_runs, results
     assert weak_rows["real.drop"]["rate"] is True and weak_rows["real.original_accuracy"]["n"] == 3
     (failed,) = by_run[unscorable.pk]
     assert failed["metric"] == "" and failed["value"] is None and failed["error"]
+
+
+# --- Gold, outcome and correct, as the run's results score each prediction ------------------------
+
+@pytest.fixture
+def kit_runs(image):
+    """Two runs over the kits' C-VQA version: `stored`, the kits' stored run (b1:counterfactual only failed)
+    with a second sample of q1:original that the scorer does not read, and `retried`, whose q1:original
+    failed at sample 0 and was answered at sample 1 (the sample the scorer reads)."""
+    version = kit_version(image)
+    stored = stored_run(version)
+    items = {item.external_id: item for item in version.items.all()}
+    Prediction.objects.create(run=stored, request_id="q1:original", sample_index=1, item=items["q1"],
+                              variant="original", prompt=[], raw_output="Seven.")
+    retried = EvaluationRun.objects.create(version=version, model_id="org/retried",
+                                           status=EvaluationRun.Status.SUCCEEDED)
+    for rid, sample, text, error in (("q1:original", 0, "", "timeout"), ("q1:original", 1, "2", ""),
+                                     ("b1:original", 0, "Yes", "")):
+        Prediction.objects.create(run=retried, request_id=rid, sample_index=sample, item=items[rid.split(":")[0]],
+                                  variant=rid.split(":")[1], prompt=[], raw_output=text, error=error)
+    return {"version": version, "stored": stored, "retried": retried}
+
+
+def scores_of(rows) -> dict:
+    """(run id, request id, sample index) → (gold, outcome, correct) of exported prediction rows (CSV writes a
+    null outcome as an empty cell)."""
+    return {(r["run_id"], r["request_id"], r["sample_index"]): (r["gold"], r["outcome"] or None, r["correct"])
+            for r in rows}
+
+
+def read_samples(run) -> dict[str, int]:
+    """Request id → the sample the scorer reads: the first one without an error."""
+    found = {}
+    for rid, sample in run.predictions.filter(error="").order_by("-sample_index").values_list("request_id",
+                                                                                              "sample_index"):
+        found[rid] = sample
+    return found
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet", "hf"])
+def test_predictions_carry_gold_outcome_and_correct_as_the_results_and_the_kits_give_them(kit_runs, tmp_path, fmt):
+    from evaluation import kits
+    from evaluation import results as run_results
+
+    stored, retried = kit_runs["stored"], kit_runs["retried"]
+    export = exports.select("predictions", runs=[retried.pk, stored.pk])
+    names = [c.name for c in export.columns]
+    assert names[names.index("parse_status"):names.index("latency_s") + 1] == [
+        "parse_status", "parses", "gold", "outcome", "correct", "latency_s"]
+    out = tmp_path / f"p{exports.FORMATS[fmt]}"
+    written = exports.write(export, fmt, out)
+    rows = read_back(fmt, out, export.columns)
+    assert written.rows == len(rows) == 12 and export.note() == ""
+    assert [r["run_id"] for r in rows] == [stored.pk] * 9 + [retried.pk] * 3  # by run, then by id
+    found = scores_of(rows)
+    gold = {line["request_id"]: line["gold"] for line in platform_lines(tmp_path)}  # as export_requests writes it
+    assert all(row["gold"] == gold[row["request_id"]] for row in rows)
+
+    for run in (stored, retried):
+        outcomes = run_results.run_results(run).outcomes  # what the results pages show
+        kit_rows = kits.run_rows(run)
+        assert kit_rows
+        read = read_samples(run)
+        for row in kit_rows:
+            rid = row.request.request_id
+            assert found[(run.pk, rid, read[rid])] == (row.line["gold"], row.outcome, row.correct)
+            assert row.outcome == outcomes[rid].status
+        for rid, sample in run.predictions.values_list("request_id", "sample_index"):
+            if read.get(rid) != sample and not (rid not in read and outcomes[rid].status == "missing"):
+                assert found[(run.pk, rid, sample)][1:] == (None, None)
+
+    assert {rid: found[(stored.pk, rid, 0)][2] for rid in EXPECTED_CORRECT} == EXPECTED_CORRECT
+    assert found[(stored.pk, "q2:counterfactual", 0)][1:] == ("empty", False)
+    assert found[(stored.pk, "b1:counterfactual", 0)][1:] == ("missing", None)  # its only sample failed
+    assert found[(stored.pk, "q1:original", 1)] == (gold["q1:original"], None, None)  # a sample the scorer skips
+    assert found[(retried.pk, "q1:original", 0)] == (gold["q1:original"], None, None)  # failed, then retried
+    assert found[(retried.pk, "q1:original", 1)][1:] == ("correct", True)
+    assert found[(retried.pk, "b1:original", 0)][1:] == ("correct", True)
+
+
+def test_the_outcomes_are_those_of_the_results_pages(kit_runs, researcher_client, tmp_path):
+    stored = kit_runs["stored"]
+    export = exports.select("predictions", runs=[stored.pk])
+    exports.write(export, "jsonl", tmp_path / "p.jsonl")
+    exported = {(r["request_id"], r["outcome"]) for r in read_back("jsonl", tmp_path / "p.jsonl", export.columns)
+                if r["outcome"] is not None}
+    shown = set()
+    for metric in ("real.numerical_direct.original_accuracy", "real.numerical_direct.counterfactual_accuracy",
+                   "real.boolean.original_accuracy", "real.boolean.counterfactual_accuracy",
+                   "synthetic.original_accuracy", "synthetic.counterfactual_accuracy"):
+        page = researcher_client.get(reverse("results-drill", kwargs={"pk": stored.pk, "metric": metric}))
+        assert page.status_code == 200, metric
+        shown |= {(row["request"].request_id, row["outcome"].status) for row in page.context["rows"]}
+    assert shown == exported and len(exported) == 8  # one outcome per request, on the sample the scorer read
+
+
+def test_an_open_answer_without_a_judgment_is_neither_right_nor_wrong(db, tmp_path):
+    from evaluation.models import Judgment
+    from tests.eval_support import frozen_version
+
+    def question(n: int) -> dict:
+        return {"kind": "question", "video": f"video{n}", "category": "Sentiment_A", "question": f"Che cosa fa {n}?",
+                "answers": [f"Taglia pomodori {n}.", *(f"Cucina {n}.{k}" for k in range(7))]}
+
+    version = frozen_version("maia", "open-1", [("q1", question(1), {}), ("q2", question(2), {})])
+    run = EvaluationRun.objects.create(version=version, model_id="org/vlm", variants=["oevqa"],
+                                       status=EvaluationRun.Status.SUCCEEDED)
+    items = {item.external_id: item for item in version.items.all()}
+    judged = Prediction.objects.create(run=run, request_id="q1:oevqa", item=items["q1"], variant="oevqa",
+                                       prompt=[], raw_output="Taglia pomodori.")
+    Prediction.objects.create(run=run, request_id="q2:oevqa", item=items["q2"], variant="oevqa", prompt=[],
+                              raw_output="Balla.")
+    Judgment.objects.create(prediction=judged, kind="maia", judge_model="org/judge", judge_backend="openai",
+                            prompt=[], raw_verdict="yes", verdict={"correct": True}, parse_status="ok")
+    export = exports.select("predictions", runs=[run.pk])
+    exports.write(export, "hf", tmp_path / "open")
+    rows = read_back("hf", tmp_path / "open", export.columns)
+    assert scores_of(rows) == {
+        (run.pk, "q1:oevqa", 0): (question(1)["answers"], "correct", True),  # the judge said so
+        (run.pk, "q2:oevqa", 0): (question(2)["answers"], "answered", None)}  # no judgment: neither
+    (config,) = hf_support.checked_card(tmp_path / "open").values()
+    assert str(pq.read_schema(config["files"][0]).field("gold").type) == "list<element: string>"
+    assert str(pq.read_schema(config["files"][0]).field("correct").type) == "bool"
+
+
+def test_gold_of_several_types_stays_json_text_in_a_dataset(kit_runs, tmp_path):
+    """Numbers, yes/no and letters in C-VQA, lists of references in MAIA: one column cannot type them all."""
+    from tests.eval_support import frozen_version
+
+    answers = [f"Cucina {k}." for k in range(8)]
+    version = frozen_version("maia", "open-2", [("q1", {"kind": "question", "video": "v1", "category": "Sentiment_A",
+                                                        "question": "Che cosa fa?", "answers": answers}, {})])
+    maia = EvaluationRun.objects.create(version=version, model_id="org/vlm", variants=["oevqa"])
+    Prediction.objects.create(run=maia, request_id="q1:oevqa", item=version.items.get(), variant="oevqa", prompt=[],
+                              raw_output="Cucina.")
+    export = exports.select("predictions", runs=[kit_runs["stored"].pk, maia.pk])
+    exports.write(export, "hf", tmp_path / "mixed")
+    (config,) = hf_support.checked_card(tmp_path / "mixed").values()
+    assert "gold" in hf_support.json_text_columns(config["files"][0])
+    rows = read_back("hf", tmp_path / "mixed", export.columns)
+    gold = {line["request_id"]: line["gold"] for line in platform_lines(tmp_path)}
+    assert rows[-1]["gold"] == answers and [r["gold"] for r in rows[:-1]] == [gold[r["request_id"]] for r in rows[:-1]]
+    assert {type(r["gold"]) for r in rows} == {int, str, list}
+
+
+def test_a_run_whose_requests_cannot_be_built_exports_nulls_and_says_so(results, kit_runs, tmp_path, capsys,
+                                                                        researcher,
+                                                                        django_capture_on_commit_callbacks):
+    unscorable, stored = results["run_a"], kit_runs["stored"]  # run A's items are not C-VQA items
+    stray = Prediction.objects.create(run=stored, request_id="q9:original", item=kit_runs["version"].items.first(),
+                                      variant="original", prompt=[], raw_output="2")  # no such request in the plan
+    call_command("export_results", "--what", "predictions", "--run", str(unscorable.pk), str(stored.pk),
+                 "--out", str(tmp_path / "p.parquet"))
+    err = capsys.readouterr().err
+    assert "Wrote 15 predictions" in err
+    assert (f"6 predictions without gold, outcome or correct (null): run {unscorable.pk}: 5 (The run's requests "
+            f"cannot be rebuilt: C-VQA item 'q0' has unknown kind None.); run {stored.pk}: 1 (they answer requests "
+            "the run's plan does not hold).") in err
+    rows = read_back("parquet", tmp_path / "p.parquet", exports.SOURCES["predictions"].columns)
+    assert rows[:5] == expected_predictions(unscorable)  # every other column as it is, the three of them null
+    assert [r["prediction_id"] for r in rows[5:] if r["gold"] is None] == [stray.pk]
+    assert {r["outcome"] for r in rows[5:]} >= {"correct", "wrong", "missing"}
+
+    job = run_export(researcher, "predictions", "csv", django_capture_on_commit_callbacks,
+                     runs=[unscorable.pk, results["run_b"].pk])
+    assert job.status == Job.Status.SUCCEEDED, job.message
+    assert "7 predictions without gold, outcome or correct (null)" in job.log
+    assert f"run {results['run_b'].pk}: 2 (The run's requests cannot be rebuilt" in job.message
+
+
+def test_the_readme_lists_the_prediction_columns_in_order():
+    text = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8").split())
+    listed = re.search(r"Prediction columns, in order: (.*?)\. ", text)
+    assert listed, "README.md lists the prediction columns"
+    assert re.findall(r"`(\w+)`", listed.group(1)) == [c.name for c in exports.PREDICTION_COLUMNS]
+
+
+def test_selections_by_ids_and_by_runs_look_each_run_up_once(kit_runs, monkeypatch):
+    from evaluation import prediction_scores
+
+    stored, retried = kit_runs["stored"], kit_runs["retried"]
+    looked_up = []
+    real = prediction_scores.run_scores
+
+    def counted(run):
+        looked_up.append(run.pk)
+        return real(run)
+
+    monkeypatch.setattr(prediction_scores, "run_scores", counted)
+    by_runs = exports.select("predictions", runs=[stored.pk, retried.pk], chunk_rows=2)
+    names = [c.name for c in by_runs.columns]
+    whole = {row[0]: row for row in by_runs.rows}
+    assert looked_up == [stored.pk, retried.pk]
+
+    looked_up.clear()
+    picked = [*Prediction.objects.filter(run=retried).values_list("pk", flat=True),
+              *Prediction.objects.filter(run=stored, request_id__startswith="q1").values_list("pk", flat=True)]
+    by_ids = exports.select("predictions", ids=picked, chunk_rows=1)
+    rows = list(by_ids.rows)
+    assert by_ids.total == len(rows) == 6 and looked_up == [stored.pk, retried.pk]
+    assert [(row[names.index("run_id")], row[0]) for row in rows] == sorted(
+        (whole[pk][names.index("run_id")], pk) for pk in picked)  # by run, then by id
+    assert all(row == whole[row[0]] for row in rows)  # the same gold, outcome and correct as the whole runs'
+    assert {row[names.index("outcome")] for row in rows} == {"correct", "wrong", None}
 
 
 # --- Streaming: writers pull rows as they go, and only once ----------------------------------

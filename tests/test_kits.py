@@ -322,6 +322,7 @@ def test_the_results_pages_export_a_runs_predictions_in_the_kits_layouts(researc
     page = researcher_client.get(reverse("results-run", kwargs={"pk": run.pk})).content.decode()
     assert '<option value="lmms-eval">lmms-eval samples (JSON Lines)</option>' in page
     assert '<option value="vlmevalkit">VLMEvalKit (TSV)</option>' in page
+    assert "Predictions carry the request's gold answer, the outcome the results give each one" in page
     url = reverse("results-version-export", kwargs={"pk": run.version.pk})
     EvaluationRun.objects.create(version=run.version, model_id="org/other")
     refused = researcher_client.post(url, {"what": "predictions", "fmt": "vlmevalkit", "scope": "all"})

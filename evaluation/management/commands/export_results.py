@@ -1,6 +1,7 @@
 """`manage.py export_results`: write predictions, runs, metrics, LLM judgments or crowd submissions to CSV,
 JSON Lines, Parquet or a Hugging Face dataset folder (Parquet files and a dataset card that
-`datasets.load_dataset` opens), streaming rows from the database (see `evaluation.exports`); or one run's
+`datasets.load_dataset` opens), streaming rows from the database (see `evaluation.exports`; predictions
+carry their gold, outcome and correct, and the command says how many have none); or one run's
 predictions in an evaluation kit's layout (`--format lmms-eval` or `vlmevalkit`, with `--what predictions
 --run ID`: gold and `correct` columns, see `evaluation.kits`)."""
 
@@ -14,7 +15,8 @@ from evaluation import exports, kits
 
 
 class Command(BaseCommand):
-    help = ("Export evaluation results for analysis: predictions (with run, version and model columns), runs, "
+    help = ("Export evaluation results for analysis: predictions (with run, version and model columns, gold, "
+            "outcome and correct), runs, "
             "metrics, judgments or crowd submissions, as csv, jsonl, parquet or hf (a Hugging Face dataset folder: "
             "Parquet files and a README.md card that datasets.load_dataset opens).")
 
@@ -38,6 +40,7 @@ class Command(BaseCommand):
     def handle(self, *, what, runs, studies, ids, fmt, out, chunk_size, verbosity, **options):
         fmt = fmt or self._format_of(out)
         started = time.monotonic()
+        note = ""
         try:
             exports.check_request(what, fmt)
             if fmt in kits.names():
@@ -45,11 +48,14 @@ class Command(BaseCommand):
             else:
                 export = exports.select(what, runs=runs, studies=studies, ids=ids, chunk_rows=chunk_size)
                 written = self._rows(export, fmt, out)
+                note = export.note()
         except exports.ExportError as exc:
             raise CommandError(str(exc)) from exc
         if verbosity and written is not None:
             sys.stderr.write(f"Wrote {written.rows} {what} to {written.path} ({exports.FORMAT_LABELS[fmt]}, "
                              f"{written.bytes / 1e6:.1f} MB) in {time.monotonic() - started:.1f} s.\n")
+        if verbosity and note:
+            sys.stderr.write(note + "\n")
 
     def _rows(self, export, fmt: str, out: str):
         """The selected rows in a row format; None when they went to standard output."""
