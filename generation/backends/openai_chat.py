@@ -5,8 +5,14 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
 
 - Images, and each frame of a video in order, are sent as JPEG base64 data URLs
   (`{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,..."}}`).
-- A batch runs on a thread pool of `max_concurrency` workers; results keep the batch order.
-- 408, 409, 429, 500, 502, 503, 504, timeouts and connection errors are retried with
+- A batch runs on a thread pool of `max_concurrency` workers; results keep the batch order. The
+  workers share one `httpx.Client` per backend: a pool of at most `max_concurrency` connections
+  kept alive between requests (and batches), so a batch does not open a connection per request.
+  The client is closed by `close()`, at the end of a `with` block, when the backend is garbage
+  collected, or when `evaluation.runner.BackendPool` drops it; a closed backend refuses to
+  generate (BackendError) rather than answer with errors.
+- 408, 409, 429, 500, 502, 503, 504, timeouts and transport errors (connect, read, write,
+  protocol, proxy: a kept-alive connection the server closed meanwhile is one) are retried with
   exponential backoff and jitter (a `Retry-After` header wins over the backoff); any other
   4xx is not retried. A request that still fails gives a `ChatResult` with `error` set (status,
   body excerpt, attempts): one failed request never raises, and never turns into an empty or
@@ -23,14 +29,14 @@ The API key is read from the environment variable named by `api_key_env` at cons
 sent only in the Authorization header, and never logged or put into an error message. Without
 one (a local vLLM server needs none), no Authorization header is sent.
 
-Only the standard library is used (urllib), plus Pillow for JPEG encoding.
+Proxies come from the environment as usual (HTTPS_PROXY for a hosted API; NO_PROXY for a local
+server). HTTP goes through httpx, JPEG encoding through Pillow.
 """
 
 from __future__ import annotations
 
 import base64
 import email.utils
-import http.client
 import io
 import json
 import logging
@@ -38,11 +44,12 @@ import os
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
+import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+
+import httpx
 
 from generation.backends.base import BackendError, ChatRequest, ChatResult, ImagePart, TextPart, VideoPart
 
@@ -100,8 +107,8 @@ class OpenAIChat:
     Options:
         base_url: API root, e.g. "http://localhost:8000/v1" (default: $OPENAI_BASE_URL, else OpenAI's).
         api_key_env: name of the environment variable holding the API key (default "OPENAI_API_KEY").
-        timeout: seconds per HTTP call (connect and each read).
-        max_concurrency: worker threads over a batch.
+        timeout: seconds per HTTP call (connect, each write and each read).
+        max_concurrency: worker threads over a batch, and the most connections open (and kept alive).
         max_retries: retries after the first attempt of a call (so at most max_retries + 1 attempts).
         backoff_base, backoff_cap: the k-th retry waits about min(cap, base * 2**k) seconds, jittered
             to between half and all of it.
@@ -144,8 +151,16 @@ class OpenAIChat:
         self.revision = revision or ""
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
+        try:
+            parsed = httpx.URL(self.url)
+        except httpx.InvalidURL as exc:
+            raise BackendError(f"openai: base_url {self.base_url!r} is not a valid URL: {exc}") from None
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise BackendError(f"openai: base_url {self.base_url!r} must be an http:// or https:// URL with a host")
         self.api_key_env = api_key_env
-        self._api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self._api_key = (os.environ.get(api_key_env, "") if api_key_env else "").strip()
+        if self._api_key and not (self._api_key.isascii() and self._api_key.isprintable()):
+            raise BackendError(f"openai: the API key in ${api_key_env} has characters an HTTP header cannot carry")
         self.timeout = float(timeout)
         self.max_concurrency = int(max_concurrency)
         self.max_retries = int(max_retries)
@@ -158,13 +173,41 @@ class OpenAIChat:
         self._image_cache: OrderedDict[tuple, str] = OrderedDict()
         self._image_cache_size = 256
         self._cache_lock = threading.Lock()
+        self._client = httpx.Client(
+            headers=self._headers(),
+            # the pool wait is left unbounded: a connection frees up as soon as a call ends, and each call
+            # is bounded by the other timeouts
+            timeout=httpx.Timeout(self.timeout, pool=None),
+            limits=httpx.Limits(max_connections=self.max_concurrency,
+                                max_keepalive_connections=self.max_concurrency),
+        )
+        # Closes the connections when the backend is garbage collected (or at exit) without close().
+        self._finalizer = weakref.finalize(self, self._client.close)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIChat(model_id={self.model_id!r}, base_url={self.base_url!r})"
 
+    # --- Lifetime -------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """Close the kept-alive connections. Later `generate` calls raise BackendError."""
+        self._finalizer()
+
+    def __enter__(self) -> OpenAIChat:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     # --- The Backend interface ------------------------------------------------------------------
 
     def generate(self, requests: list[ChatRequest]) -> list[ChatResult]:
+        if self.closed:
+            raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one")
         if not requests:
             return []
         workers = min(self.max_concurrency, len(requests))
@@ -330,27 +373,25 @@ class OpenAIChat:
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
     def _attempt(self, body: bytes) -> dict:
-        request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-                status = response.status
-        except urllib.error.HTTPError as exc:
-            try:
-                text = exc.read().decode("utf-8", "replace")
-            except Exception:  # the body may be cut off; the status is what matters
-                text = ""
-            message = f"HTTP {exc.code} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
-            if exc.code in RETRY_STATUSES:
-                retry_after = parse_retry_after(exc.headers.get("Retry-After")) if exc.headers else None
-                raise _Retryable(message, retry_after) from None
-            raise _RequestFailed(message) from None
-        except (TimeoutError, urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            kind = "timed out" if isinstance(reason, TimeoutError) else "connection error"
-            raise _Retryable(f"{kind} calling {self.url} (timeout {self.timeout:g}s): "
-                             f"{type(reason).__name__}: {reason}") from None
-        text = raw.decode("utf-8", "replace")
+            response = self._client.post(self.url, content=body)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(self._transport_message("timed out", exc)) from None
+        except httpx.UnsupportedProtocol as exc:
+            raise _RequestFailed(self._transport_message("unsupported URL", exc)) from None
+        except httpx.RequestError as exc:  # connect/read/write/protocol/proxy errors, a body that cannot be decoded
+            raise _Retryable(self._transport_message("connection error", exc)) from None
+        except RuntimeError:  # closed by another thread while this batch ran
+            if self._client.is_closed:
+                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
+            raise
+        status = response.status_code
+        text = response.content.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            message = f"HTTP {status} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
+            if status in RETRY_STATUSES:
+                raise _Retryable(message, parse_retry_after(response.headers.get("Retry-After")))
+            raise _RequestFailed(message)
         try:
             data = json.loads(text)
         except ValueError:
@@ -363,3 +404,6 @@ class OpenAIChat:
             raise _RequestFailed(f"HTTP {status} from {self.url} with an error: "
                                  f"{_excerpt(self._redact(json.dumps(data['error'])))}")
         return data
+
+    def _transport_message(self, kind: str, exc: Exception) -> str:
+        return f"{kind} calling {self.url} (timeout {self.timeout:g}s): {type(exc).__name__}: {self._redact(str(exc))}"
