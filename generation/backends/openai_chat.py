@@ -30,7 +30,8 @@ sent only in the Authorization header, and never logged or put into an error mes
 one (a local vLLM server needs none), no Authorization header is sent.
 
 Proxies come from the environment as usual (HTTPS_PROXY for a hosted API; NO_PROXY for a local
-server). HTTP goes through httpx, JPEG encoding through Pillow.
+server), and certificates are checked against the system's trust store (or SSL_CERT_FILE /
+SSL_CERT_DIR), as Python's own `ssl` does. HTTP goes through httpx, JPEG encoding through Pillow.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import json
 import logging
 import os
 import random
+import ssl
 import threading
 import time
 import weakref
@@ -175,6 +177,7 @@ class OpenAIChat:
         self._cache_lock = threading.Lock()
         self._client = httpx.Client(
             headers=self._headers(),
+            verify=ssl.create_default_context(),  # the system's CAs, not the bundle httpx ships (certifi)
             # the pool wait is left unbounded: a connection frees up as soon as a call ends, and each call
             # is bounded by the other timeouts
             timeout=httpx.Timeout(self.timeout, pool=None),
