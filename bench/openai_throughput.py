@@ -16,8 +16,11 @@ batch (so the backend's own thread pool keeps `level` requests in flight):
              of its own): a new connection for every request
     after    generation.backends.openai_chat.OpenAIChat as it is now: one httpx.Client per backend,
              at most `level` connections, kept alive
+    per-thread  (with --per-thread-pools; an experiment that lives only here) the same backend whose
+             client sends through a transport that gives each worker thread a single-connection pool
+             of its own, so that no request pays for bookkeeping over the other threads' connections
 
-Both variants run the same requests with the same options (max_retries=0: a failure shows as an
+The variants run the same requests with the same options (max_retries=0: a failure shows as an
 error instead of being retried away). Only loopback traffic: proxies are bypassed for 127.0.0.1.
 --tls serves HTTPS instead, as a hosted API does, with a throwaway self-signed certificate made by
 the `openssl` command and trusted through SSL_CERT_FILE in this process only. --pool-cost also
@@ -47,6 +50,7 @@ import threading
 import time
 import types
 import urllib.request
+import weakref
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +58,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import httpcore  # noqa: E402
+import httpx  # noqa: E402
 
 from generation.backends.base import ChatRequest, GenerationParams, Message, TextPart  # noqa: E402
 from generation.backends.openai_chat import OpenAIChat  # noqa: E402
@@ -76,6 +81,8 @@ def parse_args(argv=None):
     p.add_argument("--before-ref", default=BEFORE_REF, help="git commit whose urllib backend is 'before'")
     p.add_argument("--tls", action="store_true", help="serve HTTPS (a self-signed certificate made with openssl)")
     p.add_argument("--pool-cost", action="store_true", help="time httpcore's pool bookkeeping in the after variant")
+    p.add_argument("--per-thread-pools", action="store_true",
+                   help="also run the experimental per-thread-pools variant")
     p.add_argument("--json", type=Path, help="write every figure to this file")
     p.add_argument("--strict", action="store_true", help="exit 2 when the target is missed")
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the stub server's own process
@@ -256,6 +263,42 @@ class PoolCost:
         self.seconds, self.calls = 0.0, 0
 
 
+class PerThreadTransport(httpx.BaseTransport):
+    """Each worker thread sends through a single-connection pool of its own (the per-thread variant)."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._verify = ssl.create_default_context()
+        self._transports: list[httpx.HTTPTransport] = []
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        transport = getattr(self._local, "transport", None)
+        if transport is None:
+            transport = httpx.HTTPTransport(verify=self._verify,
+                                            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+            self._local.transport = transport
+            with self._lock:
+                self._transports.append(transport)
+        return transport.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            for transport in self._transports:
+                transport.close()
+
+
+class PerThreadPools(OpenAIChat):
+    """The backend with its client's transport swapped for PerThreadTransport (bench only)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._finalizer()  # closes the client the backend made
+        self._client = httpx.Client(headers=self._client.headers, timeout=self._client.timeout,
+                                    transport=PerThreadTransport())
+        self._finalizer = weakref.finalize(self, self._client.close)
+
+
 def requests_for(count: int, tag: str) -> list[ChatRequest]:
     return [ChatRequest(messages=[Message("user", (TextPart(f"{tag} question {i}"),))],
                         params=GenerationParams(max_new_tokens=16), request_id=f"{tag}-{i}")
@@ -311,6 +354,8 @@ def main(argv=None) -> int:
         return 0
     bypass_proxies()
     variants = {"before": before_backend(args.before_ref), "after": OpenAIChat}
+    if args.per_thread_pools:
+        variants["per-thread"] = PerThreadPools
     pool_cost = PoolCost() if args.pool_cost else None
     figures: dict[str, list[dict]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory(prefix="openai-bench-") as folder:
@@ -332,14 +377,16 @@ def main(argv=None) -> int:
     print(f"stub server on {root}: {scheme}, {args.latency_ms:g} ms per answer, keep-alive, in its own process")
     print(f"before: the urllib backend at {args.before_ref[:12]} (git history), a new connection per request")
     print("after:  generation.backends.openai_chat (httpx, one pooled client per backend, kept-alive connections)")
+    if args.per_thread_pools:
+        print("per-thread: after, with a single-connection pool per worker thread (an experiment, bench only)")
     print(f"{args.requests} text-only requests per variant and level, in one generate() batch, max_retries=0\n")
-    header = (f"{'variant':<8}{'concurrency':>12}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}{'connections':>13}"
+    header = (f"{'variant':<11}{'concurrency':>12}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}{'connections':>13}"
               f"{'client CPU ms/req':>19}{'server CPU ms/req':>19}{'errors':>8}")
     print(header + (f"{'pool CPU ms/req':>17}" if pool_cost else ""))
     for level_index in range(len(args.levels)):
         for name in variants:
             r = figures[name][level_index]
-            line = (f"{name:<8}{r['level']:>12}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}"
+            line = (f"{name:<11}{r['level']:>12}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}"
                     f"{r['connections']:>13}{r['client_cpu_ms_per_request']:>19.2f}"
                     f"{r['server_cpu_ms_per_request']:>19.2f}{r['errors']:>8}")
             if pool_cost:
@@ -351,6 +398,10 @@ def main(argv=None) -> int:
     for before, after in zip(figures["before"], figures["after"], strict=True):
         speedups[after["level"]] = after["requests_per_s"] / before["requests_per_s"]
         print(f"speed-up at {after['level']} concurrent: {speedups[after['level']]:.2f}x (after / before requests/s)")
+    if args.per_thread_pools:
+        for before, other in zip(figures["before"], figures["per-thread"], strict=True):
+            print(f"per-thread / before at {other['level']} concurrent: "
+                  f"{other['requests_per_s'] / before['requests_per_s']:.2f}x (experiment)")
 
     problems = []
     for name, rows in figures.items():
@@ -361,9 +412,11 @@ def main(argv=None) -> int:
                 problems.append(f"{name} at {r['level']}: {r['wrong_answers']} answers do not match their requests")
             if r["server_requests"] != r["requests"]:
                 problems.append(f"{name} at {r['level']}: the server saw {r['server_requests']} requests")
-    for r in figures["after"]:
-        if r["connections"] > r["level"]:
-            problems.append(f"after at {r['level']}: {r['connections']} connections for max_concurrency {r['level']}")
+    for name in variants:
+        for r in figures[name] if name != "before" else []:
+            if r["connections"] > r["level"]:
+                problems.append(f"{name} at {r['level']}: {r['connections']} connections for max_concurrency "
+                                f"{r['level']}")
     missed = TARGET_LEVEL in speedups and speedups[TARGET_LEVEL] < TARGET_SPEEDUP
     if TARGET_LEVEL in speedups:
         print(f"target: >= {TARGET_SPEEDUP:g}x at {TARGET_LEVEL} concurrent: {'missed' if missed else 'met'}")

@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "openai_throughput.py"
 # variant, concurrency, requests/s, p50 ms, p95 ms, connections, client and server CPU ms/req, errors[, pool]
-ROW = re.compile(r"^(before|after)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\d+)\b", re.M)
+NUMBER = r"\s+[\d.]+"
+ROW = re.compile(rf"^(before|after|per-thread)\s+(\d+){NUMBER * 3}\s+(\d+){NUMBER * 2}\s+(\d+)\b", re.M)
 
 
 def run_bench(tmp_path: Path, *extra: str) -> tuple[str, dict]:
@@ -36,24 +37,27 @@ def _before_in_history():
         pytest.skip("the urllib backend's commit is not in this checkout's history (a shallow clone?)")
 
 
-@pytest.mark.parametrize("extra", [(), ("--tls", "--pool-cost")], ids=["http", "https-pool-cost"])
+@pytest.mark.parametrize("extra", [(), ("--tls", "--pool-cost", "--per-thread-pools")], ids=["http", "https-all"])
 def test_bench_prints_its_figures(tmp_path, extra):
     if "--tls" in extra and not shutil.which("openssl"):
         pytest.skip("--tls needs the openssl command")
     stdout, figures = run_bench(tmp_path, *extra)
 
     rows = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4))) for m in ROW.finditer(stdout)}
-    assert set(rows) == {("before", 1), ("after", 1), ("before", 4), ("after", 4)}, stdout
+    variants = ["before", "after"] + (["per-thread"] if "--per-thread-pools" in extra else [])
+    assert set(rows) == {(variant, level) for variant in variants for level in (1, 4)}, stdout
     assert rows[("before", 1)] == (20, 0) and rows[("before", 4)] == (20, 0)  # (connections, errors)
-    assert rows[("after", 1)] == (1, 0)
-    assert 1 <= rows[("after", 4)][0] <= 4 and rows[("after", 4)][1] == 0
+    for pooled in variants[1:]:
+        assert rows[(pooled, 1)] == (1, 0)
+        assert 1 <= rows[(pooled, 4)][0] <= 4 and rows[(pooled, 4)][1] == 0
     assert "speed-up at 1 concurrent:" in stdout and "speed-up at 4 concurrent:" in stdout
     assert "before: the urllib backend at 2b441ff899fa (git history)" in stdout
     assert ("HTTPS" in stdout) == ("--tls" in extra)
     assert ("pool CPU ms/req" in stdout) == ("--pool-cost" in extra)
 
     assert figures["problems"] == []
-    for variant in ("before", "after"):
+    assert list(figures["figures"]) == variants
+    for variant in variants:
         assert [r["level"] for r in figures["figures"][variant]] == [1, 4]
         for row in figures["figures"][variant]:
             assert row["requests"] == row["server_requests"] == 20
