@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -65,6 +66,12 @@ def last_user_text(body: dict | None) -> str:
     return ""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up is no server error
+            super().handle_error(request, client_address)
+
+
 class OpenAITestServer:
     def __init__(self):
         self._lock = threading.Lock()
@@ -77,7 +84,7 @@ class OpenAITestServer:
         self.default_delay = 0.0  # a delay for every default success (to observe concurrency)
         # the content of every default success, from the last user text (a model the test writes)
         self.responder: Callable[[str], str] | None = None
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread = threading.Thread(

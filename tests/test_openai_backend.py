@@ -5,6 +5,7 @@ import email.utils
 import gc
 import io
 import socket
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -388,3 +389,20 @@ def test_api_key_whitespace_is_stripped(server, monkeypatch):
     [result] = backend(server, api_key_env="VLB_TEST_KEY").generate([ask()])
     assert result.ok
     assert server.requests[0].headers["Authorization"] == "Bearer sk-test-456"
+
+
+def test_closing_during_a_batch_fails_the_rest_of_it(server):
+    server.default_delay = 0.3
+    chat = backend(server, max_concurrency=1)
+    closer = threading.Timer(0.1, chat.close)
+    closer.start()
+    results = chat.generate([ask(f"question {i}") for i in range(4)])
+    closer.join()
+    answered = 0  # answers can only come before the close (normally none: it lands in the first call)
+    while answered < len(results) and results[answered].ok:
+        assert results[answered].texts == [f"reply {answered + 1}.0: question {answered}"]
+        answered += 1
+    failed = results[answered:]
+    assert len(failed) >= 2
+    for result in failed:
+        assert result.texts == [] and "the backend was closed" in result.error and "not retried" in result.error
