@@ -280,16 +280,19 @@ def test_sequential_requests_reuse_one_connection(server):
     assert server.connections == 1
 
 
-def test_concurrent_batches_share_at_most_max_concurrency_connections(server):
+def test_worker_threads_keep_at_most_max_concurrency_connections_across_batches(server):
     server.default_delay = 0.05
     chat = backend(server, max_concurrency=4)
-    for batch in range(2):
-        results = chat.generate([ask(f"batch {batch} question {i}") for i in range(20)])
-        assert [r.texts[0].split(": ", 1)[1] for r in results] == [f"batch {batch} question {i}" for i in range(20)]
-    assert server.calls == 40
+    for batch, size in enumerate((20, 20, 1, 7)):
+        results = chat.generate([ask(f"batch {batch} question {i}") for i in range(size)])
+        assert [r.texts[0].split(": ", 1)[1] for r in results] == [f"batch {batch} question {i}" for i in range(size)]
+    assert server.calls == 48
     assert 2 <= server.max_in_flight <= 4
-    assert 2 <= server.connections <= 4  # kept alive across requests and across batches
+    # one connection per worker thread, kept alive across requests and across batches
+    assert 2 <= server.connections <= 4
     assert server.open_connections == server.connections
+    chat.close()
+    assert wait_for(lambda: server.open_connections == 0)  # every thread's connection is closed
 
 
 def test_retry_after_http_date_honoured_on_the_kept_alive_connection(server):
@@ -338,13 +341,17 @@ def test_a_closed_backend_is_not_reused(server):
     assert server.calls == 1
 
 
-def test_connections_closed_when_the_backend_is_garbage_collected(server):
-    chat = backend(server)
-    chat.generate([ask()])
+def test_connections_closed_and_threads_ended_when_the_backend_is_garbage_collected(server):
+    existing = set(threading.enumerate())
+    chat = backend(server, max_concurrency=3)
+    assert all(r.ok for r in chat.generate([ask(f"question {i}") for i in range(6)]))
+    workers = [t for t in threading.enumerate() if t not in existing and t.name.startswith("openai-chat")]
+    assert 1 <= len(workers) <= 3  # the worker threads outlive the batch: they hold the connections
     assert not wait_for(lambda: server.open_connections == 0, seconds=0.2)  # kept alive while the backend lives
     del chat
     gc.collect()
     assert wait_for(lambda: server.open_connections == 0)
+    assert wait_for(lambda: not any(t.is_alive() for t in workers))
 
 
 def test_backend_pool_closes_the_backends_it_drops(server):
@@ -406,3 +413,17 @@ def test_closing_during_a_batch_fails_the_rest_of_it(server):
     assert len(failed) >= 2
     for result in failed:
         assert result.texts == [] and "the backend was closed" in result.error and "not retried" in result.error
+
+
+def test_closing_during_a_concurrent_batch_fails_what_is_in_flight_and_queued(server):
+    server.default_delay = 0.3
+    chat = backend(server, max_concurrency=4)
+    closer = threading.Timer(0.1, chat.close)
+    closer.start()
+    results = chat.generate([ask(f"question {i}") for i in range(12)])
+    closer.join()
+    assert server.calls <= 4  # the queued requests were never sent
+    assert len(results) == 12
+    for result in results:
+        assert result.texts == [] and "the backend was closed" in result.error
+    assert wait_for(lambda: server.open_connections == 0)

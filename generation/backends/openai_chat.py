@@ -5,12 +5,15 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
 
 - Images, and each frame of a video in order, are sent as JPEG base64 data URLs
   (`{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,..."}}`).
-- A batch runs on a thread pool of `max_concurrency` workers; results keep the batch order. The
-  workers share one `httpx.Client` per backend: a pool of at most `max_concurrency` connections
-  kept alive between requests (and batches), so a batch does not open a connection per request.
-  The client is closed by `close()`, at the end of a `with` block, when the backend is garbage
-  collected, or when `evaluation.runner.BackendPool` drops it; a closed backend refuses to
-  generate (BackendError) rather than answer with errors.
+- A batch runs on the backend's `max_concurrency` worker threads (`client_threads.ClientThreads`);
+  results keep the batch order. Each worker thread has an `httpx.Client` of its own, made when the
+  thread first needs it, holding one connection kept alive between requests and batches (the
+  threads live as long as the backend): at most `max_concurrency` connections in all, a batch does
+  not open a connection per request, and no pool of connections is shared, locked or walked
+  between threads on each request. The clients are closed by `close()`, at the end of a `with`
+  block, when the backend is garbage collected, or when `evaluation.runner.BackendPool` drops it;
+  a closed backend refuses to generate (BackendError) rather than answer with errors, and the
+  requests of a batch still waiting when it is closed fail with an error that says so.
 - 408, 409, 429, 500, 502, 503, 504, timeouts and transport errors (connect, read, write,
   protocol, proxy: a kept-alive connection the server closed meanwhile is one) are retried with
   exponential backoff and jitter (a `Retry-After` header wins over the backoff); any other
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import functools
 import io
 import json
 import logging
@@ -48,12 +52,12 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import httpx
 
 from generation.backends.base import BackendError, ChatRequest, ChatResult, ImagePart, TextPart, VideoPart
+from generation.backends.client_threads import ClientThreads, ClientThreadsClosed
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +114,7 @@ class OpenAIChat:
         base_url: API root, e.g. "http://localhost:8000/v1" (default: $OPENAI_BASE_URL, else OpenAI's).
         api_key_env: name of the environment variable holding the API key (default "OPENAI_API_KEY").
         timeout: seconds per HTTP call (connect, each write and each read).
-        max_concurrency: worker threads over a batch, and the most connections open (and kept alive).
+        max_concurrency: worker threads over a batch, each with one kept-alive connection (so the most open).
         max_retries: retries after the first attempt of a call (so at most max_retries + 1 attempts).
         backoff_base, backoff_cap: the k-th retry waits about min(cap, base * 2**k) seconds, jittered
             to between half and all of it.
@@ -154,10 +158,10 @@ class OpenAIChat:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         try:
-            parsed = httpx.URL(self.url)
+            self._url = httpx.URL(self.url)  # parsed once, not on every request
         except httpx.InvalidURL as exc:
             raise BackendError(f"openai: base_url {self.base_url!r} is not a valid URL: {exc}") from None
-        if parsed.scheme not in ("http", "https") or not parsed.host:
+        if self._url.scheme not in ("http", "https") or not self._url.host:
             raise BackendError(f"openai: base_url {self.base_url!r} must be an http:// or https:// URL with a host")
         self.api_key_env = api_key_env
         self._api_key = (os.environ.get(api_key_env, "") if api_key_env else "").strip()
@@ -175,17 +179,19 @@ class OpenAIChat:
         self._image_cache: OrderedDict[tuple, str] = OrderedDict()
         self._image_cache_size = 256
         self._cache_lock = threading.Lock()
-        self._client = httpx.Client(
+        # One client per worker thread, each with a single kept-alive connection. The factory refers
+        # to nothing of the backend's, so that the threads do not keep it from being garbage collected.
+        self._threads = ClientThreads(self.max_concurrency, functools.partial(
+            httpx.Client,
             headers=self._headers(),
-            verify=ssl.create_default_context(),  # the system's CAs, not the bundle httpx ships (certifi)
-            # the pool wait is left unbounded: a connection frees up as soon as a call ends, and each call
-            # is bounded by the other timeouts
+            # the system's CAs, not the bundle httpx ships (certifi); one context shared by every client
+            verify=ssl.create_default_context(),
+            # a client's only connection is its thread's: there is never a wait for the pool
             timeout=httpx.Timeout(self.timeout, pool=None),
-            limits=httpx.Limits(max_connections=self.max_concurrency,
-                                max_keepalive_connections=self.max_concurrency),
-        )
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        ), name="openai-chat")
         # Closes the connections when the backend is garbage collected (or at exit) without close().
-        self._finalizer = weakref.finalize(self, self._client.close)
+        self._finalizer = weakref.finalize(self, self._threads.close)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIChat(model_id={self.model_id!r}, base_url={self.base_url!r})"
@@ -213,11 +219,10 @@ class OpenAIChat:
             raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one")
         if not requests:
             return []
-        workers = min(self.max_concurrency, len(requests))
-        if workers == 1:
-            return [self._generate_one(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-chat") as pool:
-            return list(pool.map(self._generate_one, requests))
+        try:
+            return self._threads.map(self._generate_one, requests)
+        except ClientThreadsClosed:  # closed by another thread since the check above
+            raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one") from None
 
     def score_logprob(self, texts: list[str], *, prefix: str = "") -> list[float]:
         # Chat-completions APIs return log-probabilities only of tokens the model *generates*
@@ -377,15 +382,17 @@ class OpenAIChat:
 
     def _attempt(self, body: bytes) -> dict:
         try:
-            response = self._client.post(self.url, content=body)
+            response = self._threads.client().post(self._url, content=body)
         except httpx.TimeoutException as exc:
             raise _Retryable(self._transport_message("timed out", exc)) from None
         except httpx.UnsupportedProtocol as exc:
             raise _RequestFailed(self._transport_message("unsupported URL", exc)) from None
         except httpx.RequestError as exc:  # connect/read/write/protocol/proxy errors, a body that cannot be decoded
+            if self._threads.closed:  # the connection was closed under the call
+                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
             raise _Retryable(self._transport_message("connection error", exc)) from None
-        except RuntimeError:  # closed by another thread while this batch ran
-            if self._client.is_closed:
+        except RuntimeError:  # closed by another thread while this batch ran (ClientThreadsClosed is one)
+            if self._threads.closed:
                 raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
             raise
         status = response.status_code
