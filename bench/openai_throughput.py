@@ -1,64 +1,55 @@
-"""OpenAI-compatible backend throughput: kept-alive pooled connections against one connection per request.
+"""OpenAI-compatible backend throughput: one kept-alive connection per worker thread against one per request.
 
-    .venv/bin/python bench/openai_throughput.py                     # 640 requests per level, levels 1, 16, 64
+    .venv/bin/python bench/openai_throughput.py                     # 640 requests per level, 1, 16, 64; HTTP, HTTPS
+    .venv/bin/python bench/openai_throughput.py --tls               # HTTPS only (--transports http: HTTP only)
     .venv/bin/python bench/openai_throughput.py --requests 2000 --latency-ms 20 --levels 1,16,64,128
 
-It starts a stub OpenAI-compatible server in a subprocess (an asyncio HTTP/1.1 server on a free
-port of 127.0.0.1, keep-alive, any number of concurrent connections) that answers every
-POST /v1/chat/completions after a fixed delay (--latency-ms, a stand-in for a model server's
-work) with `n` choices echoing the prompt, and counts the TCP connections it accepted. Then, in
-this process, for each variant and each concurrency level it builds the backend with
+For each transport (HTTP, then HTTPS with a throwaway self-signed certificate made by the `openssl`
+command and trusted through SSL_CERT_FILE in this process only, as a hosted API is reached) it
+starts a stub OpenAI-compatible server in a subprocess (an asyncio HTTP/1.1 server on a free port
+of 127.0.0.1, keep-alive, any number of concurrent connections) that answers every
+POST /v1/chat/completions after a fixed delay (--latency-ms, a stand-in for a model server's work)
+with `n` choices echoing the prompt, and counts the TCP connections it accepted. Then, in this
+process, for each variant and each concurrency level it builds the backend with
 `max_concurrency` = the level and sends --requests text-only requests through `generate` in one
-batch (so the backend's own thread pool keeps `level` requests in flight):
+batch (so the backend's own worker threads keep `level` requests in flight):
 
     before   the urllib implementation the backend had before the pooled client, read from the git
              history (`git show <--before-ref>:generation/backends/openai_chat.py`, loaded as a module
              of its own): a new connection for every request
-    after    generation.backends.openai_chat.OpenAIChat as it is now: one httpx.Client per backend,
-             at most `level` connections, kept alive
-    per-thread  (with --per-thread-pools; an experiment that lives only here) the same backend whose
-             client sends through a transport that gives each worker thread a single-connection pool
-             of its own, so that no request pays for bookkeeping over the other threads' connections
+    after    generation.backends.openai_chat.OpenAIChat as it is now: `level` worker threads, each with
+             an httpx.Client of its own holding one kept-alive connection
 
 The variants run the same requests with the same options (max_retries=0: a failure shows as an
 error instead of being retried away). Only loopback traffic: proxies are bypassed for 127.0.0.1.
---tls serves HTTPS instead, as a hosted API does, with a throwaway self-signed certificate made by
-the `openssl` command and trusted through SSL_CERT_FILE in this process only. --pool-cost also
-times httpcore's connection-pool bookkeeping (`ConnectionPool._assign_requests_to_connections`,
-which looks at every pooled connection each time a request enters or leaves the pool) in the
-after variant.
 
-It prints per variant and level requests/s, p50/p95 latency (each request's `latency_s`), the
-connections the server accepted, and the CPU milliseconds per request of the client (this
-process, every thread) and of the stub server, then the after/before speed-up per level and the
-target (>= 2x at 64 concurrent). Exit status 1 when a
-check fails (an error, an answer that does not match its request, the pooled backend opening more
-connections than its max_concurrency), 2 with --strict when the target is missed. `--json FILE`
-writes every figure.
+It prints per transport, variant and level requests/s, p50/p95 latency (each request's
+`latency_s`), the connections the server accepted, and the CPU milliseconds per request of the
+client (this process, every thread) and of the stub server, then the after/before speed-up per
+level and whether the target (>= 2x at 64 concurrent) is met for that transport. Exit status 1
+when a check fails (an error, an answer that does not match its request, the server seeing another
+number of requests, the backend opening more connections than its max_concurrency), 2 with
+--strict when the target is missed on a transport. `--json FILE` writes every figure.
 """
 
 import argparse
 import asyncio
 import json
 import os
+import shutil
 import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import types
 import urllib.request
-import weakref
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-import httpcore  # noqa: E402
-import httpx  # noqa: E402
 
 from generation.backends.base import ChatRequest, GenerationParams, Message, TextPart  # noqa: E402
 from generation.backends.openai_chat import OpenAIChat  # noqa: E402
@@ -66,6 +57,7 @@ from generation.backends.openai_chat import OpenAIChat  # noqa: E402
 # The last commit whose backend used urllib (one connection per request).
 BEFORE_REF = "2b441ff899facd1ae8704f2496b70d17321acdb7"
 BACKEND_PATH = "generation/backends/openai_chat.py"
+TRANSPORTS = ("http", "https")
 TARGET_LEVEL = 64
 TARGET_SPEEDUP = 2.0
 PROMPT_TOKENS = 10
@@ -79,12 +71,11 @@ def parse_args(argv=None):
     p.add_argument("--levels", default="1,16,64", help="concurrency levels (max_concurrency), comma-separated")
     p.add_argument("--latency-ms", type=float, default=5.0, help="the stub server's delay before each answer")
     p.add_argument("--before-ref", default=BEFORE_REF, help="git commit whose urllib backend is 'before'")
-    p.add_argument("--tls", action="store_true", help="serve HTTPS (a self-signed certificate made with openssl)")
-    p.add_argument("--pool-cost", action="store_true", help="time httpcore's pool bookkeeping in the after variant")
-    p.add_argument("--per-thread-pools", action="store_true",
-                   help="also run the experimental per-thread-pools variant")
+    p.add_argument("--transports", default=",".join(TRANSPORTS),
+                   help="http, https (a self-signed certificate made with openssl) or both, comma-separated")
+    p.add_argument("--tls", action="store_true", help="HTTPS only (the same as --transports https)")
     p.add_argument("--json", type=Path, help="write every figure to this file")
-    p.add_argument("--strict", action="store_true", help="exit 2 when the target is missed")
+    p.add_argument("--strict", action="store_true", help="exit 2 when the target is missed on a transport")
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the stub server's own process
     p.add_argument("--serve-cert", nargs=2, metavar=("CERT", "KEY"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -94,6 +85,13 @@ def parse_args(argv=None):
         p.error(f"--levels takes whole numbers separated by commas, not {args.levels!r}")
     if not args.levels or min(args.levels) < 1:
         p.error("--levels needs at least one level, each at least 1")
+    args.transports = ["https"] if args.tls else [
+        t for t in dict.fromkeys(str(args.transports).lower().replace(" ", ",").split(",")) if t]
+    unknown = [t for t in args.transports if t not in TRANSPORTS]
+    if unknown or not args.transports:
+        p.error(f"--transports takes http and/or https, not {', '.join(unknown) or 'nothing'}")
+    if "https" in args.transports and not args.serve and not shutil.which("openssl"):
+        p.error("HTTPS needs the openssl command to make a certificate; pass --transports http to skip it")
     if args.requests < 1:
         p.error("--requests must be at least 1")
     if args.latency_ms < 0:
@@ -236,90 +234,21 @@ def before_backend(ref: str):
     return module.OpenAIChat
 
 
-class PoolCost:
-    """CPU time spent in httpcore's ConnectionPool._assign_requests_to_connections while active."""
-
-    def __init__(self):
-        self.seconds = 0.0
-        self.calls = 0
-        self.active = False
-        self._lock = threading.Lock()
-        original = httpcore.ConnectionPool._assign_requests_to_connections
-
-        def timed(pool):
-            if not self.active:
-                return original(pool)
-            started = time.thread_time()
-            try:
-                return original(pool)
-            finally:
-                with self._lock:
-                    self.seconds += time.thread_time() - started
-                    self.calls += 1
-
-        httpcore.ConnectionPool._assign_requests_to_connections = timed
-
-    def reset(self) -> None:
-        self.seconds, self.calls = 0.0, 0
-
-
-class PerThreadTransport(httpx.BaseTransport):
-    """Each worker thread sends through a single-connection pool of its own (the per-thread variant)."""
-
-    def __init__(self):
-        self._local = threading.local()
-        self._verify = ssl.create_default_context()
-        self._transports: list[httpx.HTTPTransport] = []
-        self._lock = threading.Lock()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        transport = getattr(self._local, "transport", None)
-        if transport is None:
-            transport = httpx.HTTPTransport(verify=self._verify,
-                                            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
-            self._local.transport = transport
-            with self._lock:
-                self._transports.append(transport)
-        return transport.handle_request(request)
-
-    def close(self) -> None:
-        with self._lock:
-            for transport in self._transports:
-                transport.close()
-
-
-class PerThreadPools(OpenAIChat):
-    """The backend with its client's transport swapped for PerThreadTransport (bench only)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._finalizer()  # closes the client the backend made
-        self._client = httpx.Client(headers=self._client.headers, timeout=self._client.timeout,
-                                    transport=PerThreadTransport())
-        self._finalizer = weakref.finalize(self, self._client.close)
-
-
 def requests_for(count: int, tag: str) -> list[ChatRequest]:
     return [ChatRequest(messages=[Message("user", (TextPart(f"{tag} question {i}"),))],
                         params=GenerationParams(max_new_tokens=16), request_id=f"{tag}-{i}")
             for i in range(count)]
 
 
-def run_level(backend_class, base_url: str, root: str, level: int, count: int, tag: str,
-              pool_cost: PoolCost | None = None) -> dict:
+def run_level(backend_class, base_url: str, root: str, level: int, count: int, tag: str) -> dict:
     backend = backend_class("bench-model", base_url=base_url, max_concurrency=level, max_retries=0, timeout=30.0)
     batch = requests_for(count, tag)
     before = stub_stats(root)
-    if pool_cost:
-        pool_cost.reset()
-        pool_cost.active = True
     cpu = time.process_time()
     started = time.perf_counter()
     results = backend.generate(batch)
     seconds = time.perf_counter() - started
     client_cpu = time.process_time() - cpu
-    if pool_cost:
-        pool_cost.active = False
     after = stub_stats(root)
     close = getattr(backend, "close", None)
     if close:
@@ -337,14 +266,73 @@ def run_level(backend_class, base_url: str, root: str, level: int, count: int, t
         "server_requests": after["requests"] - before["requests"],
         "client_cpu_ms_per_request": 1000 * client_cpu / count,
         "server_cpu_ms_per_request": 1000 * (after["cpu_s"] - before["cpu_s"]) / count,
-        "pool_cpu_ms_per_request": 1000 * pool_cost.seconds / count if pool_cost else None,
-        "pool_calls_per_request": pool_cost.calls / count if pool_cost else None,
     }
 
 
 def bypass_proxies() -> None:
     for name in ("NO_PROXY", "no_proxy"):
         os.environ[name] = ",".join(filter(None, [os.environ.get(name, ""), "127.0.0.1"]))
+
+
+def run_transport(transport: str, variants: dict, args) -> dict[str, list[dict]]:
+    """Every variant at every level against a stub server of its own over `transport`."""
+    figures: dict[str, list[dict]] = {name: [] for name in variants}
+    with tempfile.TemporaryDirectory(prefix="openai-bench-") as folder:
+        cert = make_certificate(Path(folder)) if transport == "https" else None
+        process, root = start_stub(args.latency_ms, cert)
+        base_url = f"{root}/v1"
+        try:
+            for name, cls in variants.items():
+                run_level(cls, base_url, root, 1, 1, f"{name}-warmup")
+            for level in args.levels:
+                for name, cls in variants.items():
+                    figures[name].append(run_level(cls, base_url, root, level, args.requests, name))
+        finally:
+            process.kill()
+            process.wait()
+    return figures
+
+
+def check(transport: str, figures: dict[str, list[dict]]) -> list[str]:
+    problems = []
+    for name, rows in figures.items():
+        for r in rows:
+            where = f"{transport} {name} at {r['level']}"
+            if r["errors"]:
+                problems.append(f"{where}: {r['errors']} errors, first: {r['first_error']}")
+            if r["wrong_answers"]:
+                problems.append(f"{where}: {r['wrong_answers']} answers do not match their requests")
+            if r["server_requests"] != r["requests"]:
+                problems.append(f"{where}: the server saw {r['server_requests']} requests")
+            if name != "before" and r["connections"] > r["level"]:
+                problems.append(f"{where}: {r['connections']} connections for max_concurrency {r['level']}")
+    return problems
+
+
+def report(transport: str, figures: dict[str, list[dict]], args) -> dict[int, float]:
+    """Print the table and the speed-ups of one transport; the speed-ups by level."""
+    scheme = transport.upper()
+    certificate = " (self-signed certificate)" if transport == "https" else ""
+    print(f"== {scheme}{certificate}: stub server on 127.0.0.1, {args.latency_ms:g} ms per answer, keep-alive, "
+          "in its own process")
+    print(f"{'variant':<8}{'concurrency':>12}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}{'connections':>13}"
+          f"{'client CPU ms/req':>19}{'server CPU ms/req':>19}{'errors':>8}")
+    for level_index in range(len(args.levels)):
+        for name, rows in figures.items():
+            r = rows[level_index]
+            print(f"{name:<8}{r['level']:>12}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}"
+                  f"{r['connections']:>13}{r['client_cpu_ms_per_request']:>19.2f}"
+                  f"{r['server_cpu_ms_per_request']:>19.2f}{r['errors']:>8}")
+    speedups = {}
+    for before, after in zip(figures["before"], figures["after"], strict=True):
+        speedups[after["level"]] = after["requests_per_s"] / before["requests_per_s"]
+        print(f"{scheme} speed-up at {after['level']} concurrent: {speedups[after['level']]:.2f}x "
+              "(after / before requests/s)")
+    if TARGET_LEVEL in speedups:
+        met = speedups[TARGET_LEVEL] >= TARGET_SPEEDUP
+        print(f"{scheme} target: >= {TARGET_SPEEDUP:g}x at {TARGET_LEVEL} concurrent: {'met' if met else 'missed'}")
+    print()
+    return speedups
 
 
 def main(argv=None) -> int:
@@ -354,77 +342,25 @@ def main(argv=None) -> int:
         return 0
     bypass_proxies()
     variants = {"before": before_backend(args.before_ref), "after": OpenAIChat}
-    if args.per_thread_pools:
-        variants["per-thread"] = PerThreadPools
-    pool_cost = PoolCost() if args.pool_cost else None
-    figures: dict[str, list[dict]] = {name: [] for name in variants}
-    with tempfile.TemporaryDirectory(prefix="openai-bench-") as folder:
-        cert = make_certificate(Path(folder)) if args.tls else None
-        process, root = start_stub(args.latency_ms, cert)
-        base_url = f"{root}/v1"
-        try:
-            for name, cls in variants.items():
-                run_level(cls, base_url, root, 1, 1, f"{name}-warmup")
-            for level in args.levels:
-                for name, cls in variants.items():
-                    figures[name].append(run_level(cls, base_url, root, level, args.requests, name,
-                                                   pool_cost if name == "after" else None))
-        finally:
-            process.kill()
-            process.wait()
+    results = {transport: run_transport(transport, variants, args) for transport in args.transports}
 
-    scheme = "HTTPS (self-signed certificate)" if args.tls else "HTTP"
-    print(f"stub server on {root}: {scheme}, {args.latency_ms:g} ms per answer, keep-alive, in its own process")
     print(f"before: the urllib backend at {args.before_ref[:12]} (git history), a new connection per request")
-    print("after:  generation.backends.openai_chat (httpx, one pooled client per backend, kept-alive connections)")
-    if args.per_thread_pools:
-        print("per-thread: after, with a single-connection pool per worker thread (an experiment, bench only)")
+    print("after:  generation.backends.openai_chat (httpx; one client and one kept-alive connection per worker thread)")
     print(f"{args.requests} text-only requests per variant and level, in one generate() batch, max_retries=0\n")
-    header = (f"{'variant':<11}{'concurrency':>12}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}{'connections':>13}"
-              f"{'client CPU ms/req':>19}{'server CPU ms/req':>19}{'errors':>8}")
-    print(header + (f"{'pool CPU ms/req':>17}" if pool_cost else ""))
-    for level_index in range(len(args.levels)):
-        for name in variants:
-            r = figures[name][level_index]
-            line = (f"{name:<11}{r['level']:>12}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}"
-                    f"{r['connections']:>13}{r['client_cpu_ms_per_request']:>19.2f}"
-                    f"{r['server_cpu_ms_per_request']:>19.2f}{r['errors']:>8}")
-            if pool_cost:
-                pool = r["pool_cpu_ms_per_request"]
-                line += f"{pool:>17.2f}" if pool is not None else f"{'-':>17}"
-            print(line)
-    speedups = {}
-    print()
-    for before, after in zip(figures["before"], figures["after"], strict=True):
-        speedups[after["level"]] = after["requests_per_s"] / before["requests_per_s"]
-        print(f"speed-up at {after['level']} concurrent: {speedups[after['level']]:.2f}x (after / before requests/s)")
-    if args.per_thread_pools:
-        for before, other in zip(figures["before"], figures["per-thread"], strict=True):
-            print(f"per-thread / before at {other['level']} concurrent: "
-                  f"{other['requests_per_s'] / before['requests_per_s']:.2f}x (experiment)")
-
-    problems = []
-    for name, rows in figures.items():
-        for r in rows:
-            if r["errors"]:
-                problems.append(f"{name} at {r['level']}: {r['errors']} errors, first: {r['first_error']}")
-            if r["wrong_answers"]:
-                problems.append(f"{name} at {r['level']}: {r['wrong_answers']} answers do not match their requests")
-            if r["server_requests"] != r["requests"]:
-                problems.append(f"{name} at {r['level']}: the server saw {r['server_requests']} requests")
-    for name in variants:
-        for r in figures[name] if name != "before" else []:
-            if r["connections"] > r["level"]:
-                problems.append(f"{name} at {r['level']}: {r['connections']} connections for max_concurrency "
-                                f"{r['level']}")
-    missed = TARGET_LEVEL in speedups and speedups[TARGET_LEVEL] < TARGET_SPEEDUP
-    if TARGET_LEVEL in speedups:
-        print(f"target: >= {TARGET_SPEEDUP:g}x at {TARGET_LEVEL} concurrent: {'missed' if missed else 'met'}")
+    problems: list[str] = []
+    out = {}
+    missed = False
+    for transport, figures in results.items():
+        speedups = report(transport, figures, args)
+        problems += check(transport, figures)
+        met = speedups[TARGET_LEVEL] >= TARGET_SPEEDUP if TARGET_LEVEL in speedups else None
+        missed = missed or met is False
+        out[transport] = {"figures": figures, "speedups": {str(k): v for k, v in speedups.items()}, "target_met": met}
     if args.json:
-        args.json.write_text(json.dumps({"latency_ms": args.latency_ms, "requests": args.requests, "tls": args.tls,
-                                         "before_ref": args.before_ref, "figures": figures,
-                                         "speedups": {str(k): v for k, v in speedups.items()},
-                                         "problems": problems}, indent=2))
+        args.json.write_text(json.dumps({"latency_ms": args.latency_ms, "requests": args.requests,
+                                         "before_ref": args.before_ref, "target": {"level": TARGET_LEVEL,
+                                                                                   "speedup": TARGET_SPEEDUP},
+                                         "transports": out, "problems": problems}, indent=2))
     if problems:
         print("CHECK FAILED: " + "; ".join(problems))
         return 1

@@ -13,9 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "openai_throughput.py"
-# variant, concurrency, requests/s, p50 ms, p95 ms, connections, client and server CPU ms/req, errors[, pool]
+# variant, concurrency, requests/s, p50 ms, p95 ms, connections, client and server CPU ms/req, errors
 NUMBER = r"\s+[\d.]+"
-ROW = re.compile(rf"^(before|after|per-thread)\s+(\d+){NUMBER * 3}\s+(\d+){NUMBER * 2}\s+(\d+)\b", re.M)
+ROW = re.compile(rf"^(before|after)\s+(\d+){NUMBER * 3}\s+(\d+){NUMBER * 2}\s+(\d+)\s*$", re.M)
 
 
 def run_bench(tmp_path: Path, *extra: str) -> tuple[str, dict]:
@@ -37,37 +37,63 @@ def _before_in_history():
         pytest.skip("the urllib backend's commit is not in this checkout's history (a shallow clone?)")
 
 
-@pytest.mark.parametrize("extra", [(), ("--tls", "--pool-cost", "--per-thread-pools")], ids=["http", "https-all"])
-def test_bench_prints_its_figures(tmp_path, extra):
-    if "--tls" in extra and not shutil.which("openssl"):
-        pytest.skip("--tls needs the openssl command")
+def sections(stdout: str) -> dict[str, dict]:
+    """Each transport's rows {(variant, level): (connections, errors)}, by the transport's heading."""
+    found = {}
+    for part in re.split(r"^== ", stdout, flags=re.M)[1:]:
+        transport = part.split(maxsplit=1)[0].rstrip(":").lower()
+        found[transport] = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4)))
+                            for m in ROW.finditer(part)}
+    return found
+
+
+@pytest.mark.parametrize("extra, transports", [((), ["http", "https"]), (("--transports", "http"), ["http"]),
+                                               (("--tls",), ["https"])], ids=["default-both", "http", "tls"])
+def test_bench_prints_its_figures(tmp_path, extra, transports):
+    if "https" in transports and not shutil.which("openssl"):
+        pytest.skip("HTTPS needs the openssl command")
     stdout, figures = run_bench(tmp_path, *extra)
 
-    rows = {(m.group(1), int(m.group(2))): (int(m.group(3)), int(m.group(4))) for m in ROW.finditer(stdout)}
-    variants = ["before", "after"] + (["per-thread"] if "--per-thread-pools" in extra else [])
-    assert set(rows) == {(variant, level) for variant in variants for level in (1, 4)}, stdout
-    assert rows[("before", 1)] == (20, 0) and rows[("before", 4)] == (20, 0)  # (connections, errors)
-    for pooled in variants[1:]:
-        assert rows[(pooled, 1)] == (1, 0)
-        assert 1 <= rows[(pooled, 4)][0] <= 4 and rows[(pooled, 4)][1] == 0
-    assert "speed-up at 1 concurrent:" in stdout and "speed-up at 4 concurrent:" in stdout
+    found = sections(stdout)
+    assert list(found) == transports, stdout
+    for transport in transports:
+        rows = found[transport]
+        assert set(rows) == {(variant, level) for variant in ("before", "after") for level in (1, 4)}, stdout
+        assert rows[("before", 1)] == (20, 0) and rows[("before", 4)] == (20, 0)  # (connections, errors)
+        assert rows[("after", 1)] == (1, 0)  # one worker thread, one kept-alive connection
+        assert 1 <= rows[("after", 4)][0] <= 4 and rows[("after", 4)][1] == 0
+        for level in (1, 4):
+            assert f"{transport.upper()} speed-up at {level} concurrent:" in stdout
     assert "before: the urllib backend at 2b441ff899fa (git history)" in stdout
-    assert ("HTTPS" in stdout) == ("--tls" in extra)
-    assert ("pool CPU ms/req" in stdout) == ("--pool-cost" in extra)
+    assert "target:" not in stdout  # no level 64 was run
 
     assert figures["problems"] == []
-    assert list(figures["figures"]) == variants
-    for variant in variants:
-        assert [r["level"] for r in figures["figures"][variant]] == [1, 4]
-        for row in figures["figures"][variant]:
-            assert row["requests"] == row["server_requests"] == 20
-            assert row["errors"] == row["wrong_answers"] == 0
-            assert row["requests_per_s"] > 0 and row["p95_ms"] >= row["p50_ms"] > 0
-    if "--pool-cost" in extra:
-        assert all(row["pool_calls_per_request"] >= 2 for row in figures["figures"]["after"])
+    assert list(figures["transports"]) == transports
+    for transport in transports:
+        measured = figures["transports"][transport]
+        assert measured["target_met"] is None
+        assert list(measured["speedups"]) == ["1", "4"]
+        assert list(measured["figures"]) == ["before", "after"]
+        for variant in ("before", "after"):
+            assert [r["level"] for r in measured["figures"][variant]] == [1, 4]
+            for row in measured["figures"][variant]:
+                assert row["requests"] == row["server_requests"] == 20
+                assert row["errors"] == row["wrong_answers"] == 0
+                assert row["requests_per_s"] > 0 and row["p95_ms"] >= row["p50_ms"] > 0
 
 
-def test_bench_refuses_bad_levels():
-    done = subprocess.run([sys.executable, str(BENCH), "--levels", "one,two"], cwd=ROOT, capture_output=True,
+def test_bench_states_the_target_per_transport(tmp_path):
+    stdout, figures = run_bench(tmp_path, "--transports", "http", "--levels", "64", "--requests", "64")
+    measured = figures["transports"]["http"]
+    assert isinstance(measured["target_met"], bool)
+    verdict = "met" if measured["target_met"] else "missed"
+    assert f"HTTP target: >= 2x at 64 concurrent: {verdict}" in stdout
+    assert measured["figures"]["after"][0]["connections"] <= 64
+
+
+@pytest.mark.parametrize("argv, message", [(["--levels", "one,two"], "--levels takes whole numbers"),
+                                           (["--transports", "ftp"], "--transports takes http and/or https")])
+def test_bench_refuses_bad_options(argv, message):
+    done = subprocess.run([sys.executable, str(BENCH), *argv], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=False)
-    assert done.returncode == 2 and "--levels takes whole numbers" in done.stderr
+    assert done.returncode == 2 and message in done.stderr

@@ -8,7 +8,8 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
 - A batch runs on the backend's `max_concurrency` worker threads (`client_threads.ClientThreads`);
   results keep the batch order. Each worker thread has an `httpx.Client` of its own, made when the
   thread first needs it, holding one connection kept alive between requests and batches (the
-  threads live as long as the backend): at most `max_concurrency` connections in all, a batch does
+  threads live as long as the backend; a connection idle for httpx's keep-alive expiry, 5 s, is
+  dropped and opened again when needed): at most `max_concurrency` connections in all, a batch does
   not open a connection per request, and no pool of connections is shared, locked or walked
   between threads on each request. The clients are closed by `close()`, at the end of a `with`
   block, when the backend is garbage collected, or when `evaluation.runner.BackendPool` drops it;
@@ -33,8 +34,9 @@ sent only in the Authorization header, and never logged or put into an error mes
 one (a local vLLM server needs none), no Authorization header is sent.
 
 Proxies come from the environment as usual (HTTPS_PROXY for a hosted API; NO_PROXY for a local
-server), and certificates are checked against the system's trust store (or SSL_CERT_FILE /
-SSL_CERT_DIR), as Python's own `ssl` does. HTTP goes through httpx, JPEG encoding through Pillow.
+server; read when a worker thread makes its client), and certificates are checked against the
+system's trust store (or SSL_CERT_FILE / SSL_CERT_DIR), as Python's own `ssl` does. HTTP goes
+through httpx, JPEG encoding through Pillow.
 """
 
 from __future__ import annotations
