@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Generic, Protocol, TypeVar
 
 
@@ -63,6 +63,7 @@ class ClientThreads(Generic[C]):
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix=self._name)
             futures = [self._executor.submit(fn, item) for item in items]
+        wait(futures)  # the caller wakes once for the batch, not once per result taken in order
         return [future.result() for future in futures]
 
     def client(self) -> C:
