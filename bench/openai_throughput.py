@@ -58,6 +58,8 @@ from generation.backends.openai_chat import OpenAIChat  # noqa: E402
 BEFORE_REF = "2b441ff899facd1ae8704f2496b70d17321acdb7"
 BACKEND_PATH = "generation/backends/openai_chat.py"
 TRANSPORTS = ("http", "https")
+# Each level runs two batches on one backend: "cold", its first (it opens its connections), then "warm".
+BATCHES = ("cold", "warm")
 TARGET_LEVEL = 64
 TARGET_SPEEDUP = 2.0
 PROMPT_TOKENS = 10
@@ -240,8 +242,7 @@ def requests_for(count: int, tag: str) -> list[ChatRequest]:
             for i in range(count)]
 
 
-def run_level(backend_class, base_url: str, root: str, level: int, count: int, tag: str) -> dict:
-    backend = backend_class("bench-model", base_url=base_url, max_concurrency=level, max_retries=0, timeout=30.0)
+def run_batch(backend, root: str, level: int, count: int, tag: str, batch_name: str) -> dict:
     batch = requests_for(count, tag)
     before = stub_stats(root)
     cpu = time.process_time()
@@ -250,17 +251,14 @@ def run_level(backend_class, base_url: str, root: str, level: int, count: int, t
     seconds = time.perf_counter() - started
     client_cpu = time.process_time() - cpu
     after = stub_stats(root)
-    close = getattr(backend, "close", None)
-    if close:
-        close()
     errors = [r.error for r in results if r.error]
     wrong = sum(1 for request, result in zip(batch, results, strict=True)
                 if not result.error and result.texts != [f"reply: {request.messages[0].parts[0].text}"])
     latencies = sorted(r.latency_s for r in results)
     return {
-        "level": level, "requests": count, "errors": len(errors), "first_error": errors[0] if errors else "",
-        "wrong_answers": wrong, "seconds": seconds, "requests_per_s": count / seconds,
-        "p50_ms": 1000 * statistics.median(latencies),
+        "level": level, "batch": batch_name, "requests": count, "errors": len(errors),
+        "first_error": errors[0] if errors else "", "wrong_answers": wrong, "seconds": seconds,
+        "requests_per_s": count / seconds, "p50_ms": 1000 * statistics.median(latencies),
         "p95_ms": 1000 * latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
         "connections": after["connections"] - before["connections"],
         "server_requests": after["requests"] - before["requests"],
@@ -269,24 +267,35 @@ def run_level(backend_class, base_url: str, root: str, level: int, count: int, t
     }
 
 
+def run_level(backend_class, base_url: str, root: str, level: int, count: int, tag: str) -> list[dict]:
+    """A new backend's first batch (cold: it opens its connections), then its next one (warm)."""
+    backend = backend_class("bench-model", base_url=base_url, max_concurrency=level, max_retries=0, timeout=30.0)
+    try:
+        return [run_batch(backend, root, level, count, f"{tag}-{level}-{batch}", batch) for batch in BATCHES]
+    finally:
+        close = getattr(backend, "close", None)  # the urllib backend has nothing to close
+        if close:
+            close()
+
+
 def bypass_proxies() -> None:
     for name in ("NO_PROXY", "no_proxy"):
         os.environ[name] = ",".join(filter(None, [os.environ.get(name, ""), "127.0.0.1"]))
 
 
 def run_transport(transport: str, variants: dict, args) -> dict[str, list[dict]]:
-    """Every variant at every level against a stub server of its own over `transport`."""
+    """Every variant at every level against a stub server of its own over `transport`: rows of both batches."""
     figures: dict[str, list[dict]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory(prefix="openai-bench-") as folder:
         cert = make_certificate(Path(folder)) if transport == "https" else None
         process, root = start_stub(args.latency_ms, cert)
         base_url = f"{root}/v1"
         try:
-            for name, cls in variants.items():
+            for name, cls in variants.items():  # the first request of a process pays for imports
                 run_level(cls, base_url, root, 1, 1, f"{name}-warmup")
             for level in args.levels:
                 for name, cls in variants.items():
-                    figures[name].append(run_level(cls, base_url, root, level, args.requests, name))
+                    figures[name] += run_level(cls, base_url, root, level, args.requests, name)
         finally:
             process.kill()
             process.wait()
@@ -296,43 +305,53 @@ def run_transport(transport: str, variants: dict, args) -> dict[str, list[dict]]
 def check(transport: str, figures: dict[str, list[dict]]) -> list[str]:
     problems = []
     for name, rows in figures.items():
+        opened: dict[int, int] = {}
         for r in rows:
-            where = f"{transport} {name} at {r['level']}"
+            where = f"{transport} {name} at {r['level']} ({r['batch']} batch)"
             if r["errors"]:
                 problems.append(f"{where}: {r['errors']} errors, first: {r['first_error']}")
             if r["wrong_answers"]:
                 problems.append(f"{where}: {r['wrong_answers']} answers do not match their requests")
             if r["server_requests"] != r["requests"]:
                 problems.append(f"{where}: the server saw {r['server_requests']} requests")
-            if name != "before" and r["connections"] > r["level"]:
-                problems.append(f"{where}: {r['connections']} connections for max_concurrency {r['level']}")
+            opened[r["level"]] = opened.get(r["level"], 0) + r["connections"]
+        if name != "before":
+            problems += [f"{transport} {name} at {level}: {count} connections for max_concurrency {level}"
+                         for level, count in opened.items() if count > level]
     return problems
 
 
-def report(transport: str, figures: dict[str, list[dict]], args) -> dict[int, float]:
-    """Print the table and the speed-ups of one transport; the speed-ups by level."""
+def speedups_of(figures: dict[str, list[dict]]) -> dict[str, dict[int, float]]:
+    """after / before requests/s by batch and level."""
+    out: dict[str, dict[int, float]] = {batch: {} for batch in BATCHES}
+    for before, after in zip(figures["before"], figures["after"], strict=True):
+        out[after["batch"]][after["level"]] = after["requests_per_s"] / before["requests_per_s"]
+    return out
+
+
+def report(transport: str, figures: dict[str, list[dict]], speedups: dict[str, dict[int, float]], args) -> None:
+    """Print the table, the speed-ups and the target of one transport."""
     scheme = transport.upper()
     certificate = " (self-signed certificate)" if transport == "https" else ""
     print(f"== {scheme}{certificate}: stub server on 127.0.0.1, {args.latency_ms:g} ms per answer, keep-alive, "
           "in its own process")
-    print(f"{'variant':<8}{'concurrency':>12}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}{'connections':>13}"
-          f"{'client CPU ms/req':>19}{'server CPU ms/req':>19}{'errors':>8}")
-    for level_index in range(len(args.levels)):
+    print(f"{'variant':<8}{'concurrency':>12}{'batch':>6}{'requests/s':>12}{'p50 ms':>9}{'p95 ms':>9}"
+          f"{'connections':>13}{'client CPU ms/req':>19}{'server CPU ms/req':>19}{'errors':>8}")
+    for index in range(len(figures["before"])):
         for name, rows in figures.items():
-            r = rows[level_index]
-            print(f"{name:<8}{r['level']:>12}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}{r['p95_ms']:>9.1f}"
-                  f"{r['connections']:>13}{r['client_cpu_ms_per_request']:>19.2f}"
+            r = rows[index]
+            print(f"{name:<8}{r['level']:>12}{r['batch']:>6}{r['requests_per_s']:>12.1f}{r['p50_ms']:>9.1f}"
+                  f"{r['p95_ms']:>9.1f}{r['connections']:>13}{r['client_cpu_ms_per_request']:>19.2f}"
                   f"{r['server_cpu_ms_per_request']:>19.2f}{r['errors']:>8}")
-    speedups = {}
-    for before, after in zip(figures["before"], figures["after"], strict=True):
-        speedups[after["level"]] = after["requests_per_s"] / before["requests_per_s"]
-        print(f"{scheme} speed-up at {after['level']} concurrent: {speedups[after['level']]:.2f}x "
-              "(after / before requests/s)")
-    if TARGET_LEVEL in speedups:
-        met = speedups[TARGET_LEVEL] >= TARGET_SPEEDUP
-        print(f"{scheme} target: >= {TARGET_SPEEDUP:g}x at {TARGET_LEVEL} concurrent: {'met' if met else 'missed'}")
+    for level in args.levels:
+        print(f"{scheme} speed-up at {level} concurrent: {speedups['warm'][level]:.2f}x warm, "
+              f"{speedups['cold'][level]:.2f}x cold (after / before requests/s)")
+    if TARGET_LEVEL in args.levels:
+        for batch in BATCHES:
+            met = speedups[batch][TARGET_LEVEL] >= TARGET_SPEEDUP
+            print(f"{scheme} target: >= {TARGET_SPEEDUP:g}x at {TARGET_LEVEL} concurrent, {batch}: "
+                  f"{'met' if met else 'missed'}")
     print()
-    return speedups
 
 
 def main(argv=None) -> int:
@@ -351,11 +370,15 @@ def main(argv=None) -> int:
     out = {}
     missed = False
     for transport, figures in results.items():
-        speedups = report(transport, figures, args)
+        speedups = speedups_of(figures)
+        report(transport, figures, speedups, args)
         problems += check(transport, figures)
-        met = speedups[TARGET_LEVEL] >= TARGET_SPEEDUP if TARGET_LEVEL in speedups else None
-        missed = missed or met is False
-        out[transport] = {"figures": figures, "speedups": {str(k): v for k, v in speedups.items()}, "target_met": met}
+        met = {batch: speedups[batch][TARGET_LEVEL] >= TARGET_SPEEDUP if TARGET_LEVEL in args.levels else None
+               for batch in BATCHES}
+        missed = missed or met["warm"] is False
+        out[transport] = {"figures": figures, "target_met": met,
+                          "speedups": {batch: {str(k): v for k, v in by_level.items()}
+                                       for batch, by_level in speedups.items()}}
     if args.json:
         args.json.write_text(json.dumps({"latency_ms": args.latency_ms, "requests": args.requests,
                                          "before_ref": args.before_ref, "target": {"level": TARGET_LEVEL,
