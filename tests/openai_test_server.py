@@ -67,9 +67,19 @@ def last_user_text(body: dict | None) -> str:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    def __init__(self, address, handler_class, on_close: Callable[[], None]):
+        super().__init__(address, handler_class)
+        self._on_close = on_close
+
     def handle_error(self, request, client_address):
         if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up is no server error
             super().handle_error(request, client_address)
+
+    def shutdown_request(self, request):
+        try:
+            super().shutdown_request(request)
+        finally:
+            self._on_close()  # counted once the socket is shut down, not when the handler returns
 
 
 class OpenAITestServer:
@@ -84,7 +94,7 @@ class OpenAITestServer:
         self.default_delay = 0.0  # a delay for every default success (to observe concurrency)
         # the content of every default success, from the last user text (a model the test writes)
         self.responder: Callable[[str], str] | None = None
-        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class(), self._connection_closed)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread = threading.Thread(
@@ -121,6 +131,10 @@ class OpenAITestServer:
         self._thread.join(timeout=5)
 
     # --- Handling -------------------------------------------------------------------------------
+
+    def _connection_closed(self) -> None:
+        with self._lock:
+            self.open_connections -= 1
 
     def _next(self) -> Reply | None:
         with self._lock:
@@ -171,13 +185,6 @@ class OpenAITestServer:
                 with server._lock:
                     server.connections += 1
                     server.open_connections += 1
-
-            def finish(self):
-                try:
-                    super().finish()
-                finally:
-                    with server._lock:
-                        server.open_connections -= 1
 
             def _send(self, status: int, payload, headers: dict) -> None:
                 data = payload if isinstance(payload, bytes) else (
