@@ -1,6 +1,6 @@
 """OpenAI-compatible backend throughput: one kept-alive connection per worker thread against one per request.
 
-    .venv/bin/python bench/openai_throughput.py                     # 640 requests per level, 1, 16, 64; HTTP, HTTPS
+    .venv/bin/python bench/openai_throughput.py                     # 640 requests per batch, 1, 16, 64; HTTP, HTTPS
     .venv/bin/python bench/openai_throughput.py --tls               # HTTPS only (--transports http: HTTP only)
     .venv/bin/python bench/openai_throughput.py --requests 2000 --latency-ms 20 --levels 1,16,64,128
 
@@ -10,9 +10,11 @@ starts a stub OpenAI-compatible server in a subprocess (an asyncio HTTP/1.1 serv
 of 127.0.0.1, keep-alive, any number of concurrent connections) that answers every
 POST /v1/chat/completions after a fixed delay (--latency-ms, a stand-in for a model server's work)
 with `n` choices echoing the prompt, and counts the TCP connections it accepted. Then, in this
-process, for each variant and each concurrency level it builds the backend with
-`max_concurrency` = the level and sends --requests text-only requests through `generate` in one
-batch (so the backend's own worker threads keep `level` requests in flight):
+process, for each variant and each concurrency level it builds a backend with
+`max_concurrency` = the level and sends it two batches of --requests text-only requests through
+`generate` (so the backend's own worker threads keep `level` requests in flight): "cold", its
+first, during which the after variant opens its connections, then "warm", its next, over the
+connections the first one left open.
 
     before   the urllib implementation the backend had before the pooled client, read from the git
              history (`git show <--before-ref>:generation/backends/openai_chat.py`, loaded as a module
@@ -23,13 +25,14 @@ batch (so the backend's own worker threads keep `level` requests in flight):
 The variants run the same requests with the same options (max_retries=0: a failure shows as an
 error instead of being retried away). Only loopback traffic: proxies are bypassed for 127.0.0.1.
 
-It prints per transport, variant and level requests/s, p50/p95 latency (each request's
+It prints per transport, variant, level and batch requests/s, p50/p95 latency (each request's
 `latency_s`), the connections the server accepted, and the CPU milliseconds per request of the
 client (this process, every thread) and of the stub server, then the after/before speed-up per
-level and whether the target (>= 2x at 64 concurrent) is met for that transport. Exit status 1
-when a check fails (an error, an answer that does not match its request, the server seeing another
-number of requests, the backend opening more connections than its max_concurrency), 2 with
---strict when the target is missed on a transport. `--json FILE` writes every figure.
+level (cold and warm) and whether the target (>= 2x at 64 concurrent) is met for each transport and
+batch. Exit status 1 when a check fails (an error, an answer that does not match its request, the
+server seeing another number of requests, the after backend opening more connections over its two
+batches than its max_concurrency), 2 with --strict when the warm target is missed on a transport.
+`--json FILE` writes every figure.
 """
 
 import argparse
@@ -69,7 +72,7 @@ COMPLETION_TOKENS = 5
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--requests", type=int, default=640, help="requests per variant and level")
+    p.add_argument("--requests", type=int, default=640, help="requests per batch (two batches per variant and level)")
     p.add_argument("--levels", default="1,16,64", help="concurrency levels (max_concurrency), comma-separated")
     p.add_argument("--latency-ms", type=float, default=5.0, help="the stub server's delay before each answer")
     p.add_argument("--before-ref", default=BEFORE_REF, help="git commit whose urllib backend is 'before'")
@@ -77,7 +80,7 @@ def parse_args(argv=None):
                    help="http, https (a self-signed certificate made with openssl) or both, comma-separated")
     p.add_argument("--tls", action="store_true", help="HTTPS only (the same as --transports https)")
     p.add_argument("--json", type=Path, help="write every figure to this file")
-    p.add_argument("--strict", action="store_true", help="exit 2 when the target is missed on a transport")
+    p.add_argument("--strict", action="store_true", help="exit 2 when the warm target is missed on a transport")
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the stub server's own process
     p.add_argument("--serve-cert", nargs=2, metavar=("CERT", "KEY"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -365,7 +368,8 @@ def main(argv=None) -> int:
 
     print(f"before: the urllib backend at {args.before_ref[:12]} (git history), a new connection per request")
     print("after:  generation.backends.openai_chat (httpx; one client and one kept-alive connection per worker thread)")
-    print(f"{args.requests} text-only requests per variant and level, in one generate() batch, max_retries=0\n")
+    print(f"{args.requests} text-only requests per generate() batch, a cold and a warm batch per variant and level, "
+          "max_retries=0\n")
     problems: list[str] = []
     out = {}
     missed = False

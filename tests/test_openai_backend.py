@@ -391,6 +391,14 @@ def test_bad_base_url_and_api_key_are_refused(monkeypatch):
     assert "sk-bad" not in str(refused.value)
 
 
+@pytest.mark.parametrize("proxy, error", [("ftp://proxy.example:21", "ValueError"),
+                                          ("http://[::1", "InvalidURL")])
+def test_bad_proxy_settings_are_refused_when_the_backend_is_made(monkeypatch, proxy, error):
+    monkeypatch.setenv("HTTPS_PROXY", proxy)
+    with pytest.raises(BackendError, match=f"proxy settings: {error}"):
+        OpenAIChat("gpt-test", base_url="https://api.example.org/v1")
+
+
 def test_api_key_whitespace_is_stripped(server, monkeypatch):
     monkeypatch.setenv("VLB_TEST_KEY", "  sk-test-456\n")
     [result] = backend(server, api_key_env="VLB_TEST_KEY").generate([ask()])

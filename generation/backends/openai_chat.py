@@ -183,7 +183,7 @@ class OpenAIChat:
         self._cache_lock = threading.Lock()
         # One client per worker thread, each with a single kept-alive connection. The factory refers
         # to nothing of the backend's, so that the threads do not keep it from being garbage collected.
-        self._threads = ClientThreads(self.max_concurrency, functools.partial(
+        make_client = functools.partial(
             httpx.Client,
             headers=self._headers(),
             # the system's CAs, not the bundle httpx ships (certifi); one context shared by every client
@@ -191,7 +191,13 @@ class OpenAIChat:
             # a client's only connection is its thread's: there is never a wait for the pool
             timeout=httpx.Timeout(self.timeout, pool=None),
             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        ), name="openai-chat")
+        )
+        try:  # the environment's proxy settings are checked now rather than in the middle of a batch
+            make_client().close()
+        except (ValueError, ImportError, httpx.InvalidURL) as exc:
+            raise BackendError(f"openai: cannot make an HTTP client with this environment's proxy settings: "
+                               f"{type(exc).__name__}: {exc}") from None
+        self._threads = ClientThreads(self.max_concurrency, make_client, name="openai-chat")
         # Closes the connections when the backend is garbage collected (or at exit) without close().
         self._finalizer = weakref.finalize(self, self._threads.close)
 
