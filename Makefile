@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test demo test lint messages migrate worker bench-claims bench-frames bench-eval bench-export bench-diffusion clean
+.PHONY: install install-test demo test lint messages migrate worker bench-claims bench-frames bench-eval bench-export bench-diffusion bench-openai clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed"'
@@ -64,6 +64,9 @@ bench-export: install
 
 bench-diffusion: install
 	$(PY) bench/diffusion.py $(BENCH_ARGS)
+
+bench-openai: install
+	$(PY) bench/openai_throughput.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var db.sqlite3 db.sqlite3-wal db.sqlite3-shm

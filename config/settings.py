@@ -305,6 +305,7 @@ LOGGING = {
     "filters": {"no_client_error_traceback": {"()": "config.log_filters.NoTracebackForClientErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"},
+    # httpx (the OpenAI-compatible backend) logs every request at INFO: one line per model call
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "httpx": {"level": "WARNING"},
                 "django.request": {"filters": ["no_client_error_traceback"]}},
 }

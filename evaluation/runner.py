@@ -169,7 +169,8 @@ def describer_spec(run: EvaluationRun) -> BackendSpec | None:
 
 class BackendPool:
     """Loads backends on first use and keeps the last `max_loaded` (a worker keeps its model between
-    chunks). `batch_size` goes to local backends that take one, unless the options set it."""
+    chunks); a backend dropped from the pool is closed. `batch_size` goes to local backends that take
+    one, unless the options set it."""
 
     def __init__(self, *, max_loaded: int = 2):
         self.max_loaded = max_loaded
@@ -185,11 +186,15 @@ class BackendPool:
         backend = registry.load_backend(spec.backend, spec.model_id, revision=spec.load_revision, **options)
         self._loaded[spec] = backend
         while len(self._loaded) > self.max_loaded:
-            self._loaded.popitem(last=False)
+            _, dropped = self._loaded.popitem(last=False)
+            registry.close_backend(dropped)
         return backend
 
     def clear(self) -> None:
-        self._loaded.clear()
+        """Drop every loaded backend, closing what they hold open (connections of API backends)."""
+        while self._loaded:
+            _, dropped = self._loaded.popitem(last=False)
+            registry.close_backend(dropped)
 
 
 # --- Execution ------------------------------------------------------------------------------------

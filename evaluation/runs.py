@@ -469,9 +469,9 @@ def execute_locally(job: jobs.JobContext, run_id: int) -> dict:
     run = EvaluationRun.objects.select_related("version__benchmark").get(pk=run_id)
     if run.status != Status.RUNNING:
         return {"message": f"Run {run_id} is {run.status}: nothing to do"}
+    pool = runner.BackendPool()
     try:
         planned = {p.request.request_id: p for p in runner.plan(run)}
-        pool = runner.BackendPool()
         chunk_ids = list(run.chunks.filter(status__in=RunChunk.OPEN).order_by("index").values_list("pk", flat=True))
         job.log(f"Run {run_id}: {len(planned)} requests in {len(chunk_ids)} chunks")
         for chunk_id in chunk_ids:
@@ -481,6 +481,8 @@ def execute_locally(job: jobs.JobContext, run_id: int) -> dict:
     except Exception as exc:
         transition(run, Status.FAILED, reason=f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        pool.clear()
     run.refresh_from_db()
     if run.status == Status.RUNNING:
         run = finish_if_done(run_id)

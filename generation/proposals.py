@@ -58,7 +58,7 @@ from generation.backends.base import (
     Message,
     TextPart,
 )
-from generation.backends.registry import LOADERS, load_backend
+from generation.backends.registry import LOADERS, close_backend, load_backend
 from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 from generation.text_diff import WordDiff, word_diff
 
@@ -609,16 +609,19 @@ def make_proposals(context: jobs.JobContext, proposal_set: int) -> dict:
     counts: Counter = Counter()
     done = batches = 0
     seen: set[int] = set()
-    while done < total:
-        batch = list(pending.exclude(pk__in=seen)[: min(pset.batch_size, total - done)])
-        if not batch:
-            break  # the rest was filled in by another run meanwhile
-        seen.update(p.pk for p in batch)
-        counts.update(_run_batch(batch, pset, kind, params, backend, context.job))
-        done += len(batch)
-        batches += 1
-        context.log(f"batch {batches}: {len(batch)} inputs ({done} of {total})")
-        context.progress(100 * done / total, f"{done} of {total} inputs, {batches} batch(es)")
+    try:
+        while done < total:
+            batch = list(pending.exclude(pk__in=seen)[: min(pset.batch_size, total - done)])
+            if not batch:
+                break  # the rest was filled in by another run meanwhile
+            seen.update(p.pk for p in batch)
+            counts.update(_run_batch(batch, pset, kind, params, backend, context.job))
+            done += len(batch)
+            batches += 1
+            context.log(f"batch {batches}: {len(batch)} inputs ({done} of {total})")
+            context.progress(100 * done / total, f"{done} of {total} inputs, {batches} batch(es)")
+    finally:
+        close_backend(backend)
     summary = ", ".join(f"{counts[status]} {status}" for status in Proposal.Status.values if counts[status])
     return {"message": f"{done} inputs in {batches} batch(es): {summary or 'nothing new'}", "inputs": done,
             "batches": batches, "proposals": dict(counts), "model_id": backend.model_id,

@@ -5,18 +5,21 @@
         backend = OpenAIChat("gpt-test", base_url=server.base_url)
         ...
         server.requests  # every request: path, headers, parsed JSON body
+        server.connections, server.open_connections  # TCP connections accepted so far / open now
 
-It listens on 127.0.0.1 on a free port (ThreadingHTTPServer in a thread) and answers
-POST /v1/chat/completions. Scripted replies are used first, in order; when none are left it
-answers with a default success: `n` choices (or `Reply.choices`), each "reply <call>.<i>: <last
-user text>" (or `server.responder(last user text)` when a test sets one), and usage counts
-prompt_tokens=10, completion_tokens=5 per choice.
+It listens on 127.0.0.1 on a free port (ThreadingHTTPServer in a thread, HTTP/1.1 with keep-alive:
+one thread per connection, many requests per connection) and answers POST /v1/chat/completions.
+Scripted replies are used first, in order; when none are left it answers with a default success:
+`n` choices (or `Reply.choices`), each "reply <call>.<i>: <last user text>" (or
+`server.responder(last user text)` when a test sets one), and usage counts prompt_tokens=10,
+completion_tokens=5 per choice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +41,7 @@ class Reply:
     retry_after: str | None = None
     headers: dict = field(default_factory=dict)
     choices: int | None = None  # for the default success: how many choices (default: the request's n)
+    drop_connection: bool = False  # close the connection after answering, without telling the client
 
 
 @dataclass
@@ -62,6 +66,22 @@ def last_user_text(body: dict | None) -> str:
     return ""
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def __init__(self, address, handler_class, on_close: Callable[[], None]):
+        super().__init__(address, handler_class)
+        self._on_close = on_close
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up is no server error
+            super().handle_error(request, client_address)
+
+    def shutdown_request(self, request):
+        try:
+            super().shutdown_request(request)
+        finally:
+            self._on_close()  # counted once the socket is shut down, not when the handler returns
+
+
 class OpenAITestServer:
     def __init__(self):
         self._lock = threading.Lock()
@@ -69,10 +89,12 @@ class OpenAITestServer:
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # TCP connections accepted
+        self.open_connections = 0  # TCP connections open now
         self.default_delay = 0.0  # a delay for every default success (to observe concurrency)
         # the content of every default success, from the last user text (a model the test writes)
         self.responder: Callable[[str], str] | None = None
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class(), self._connection_closed)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread = threading.Thread(
@@ -109,6 +131,10 @@ class OpenAITestServer:
         self._thread.join(timeout=5)
 
     # --- Handling -------------------------------------------------------------------------------
+
+    def _connection_closed(self) -> None:
+        with self._lock:
+            self.open_connections -= 1
 
     def _next(self) -> Reply | None:
         with self._lock:
@@ -154,6 +180,12 @@ class OpenAITestServer:
             def log_message(self, format, *args):  # quiet
                 pass
 
+            def setup(self):
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+                    server.open_connections += 1
+
             def _send(self, status: int, payload, headers: dict) -> None:
                 data = payload if isinstance(payload, bytes) else (
                     payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
@@ -196,6 +228,8 @@ class OpenAITestServer:
                 else:
                     payload = {"error": {"message": f"scripted status {reply.status}", "code": reply.status}}
                 self._send(reply.status, payload, headers)
+                if reply.drop_connection:
+                    self.close_connection = True
 
         return Handler
 

@@ -1,13 +1,19 @@
 """The OpenAI-compatible chat backend against a real local HTTP server (no internet)."""
 
 import base64
+import email.utils
+import gc
 import io
 import socket
+import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from PIL import Image
 
+from evaluation.runner import BackendPool, BackendSpec
 from generation.backends.base import (
     BackendError,
     ChatRequest,
@@ -20,15 +26,22 @@ from generation.backends.base import (
 )
 from generation.backends.openai_chat import OpenAIChat, parse_retry_after
 from generation.backends.registry import load_backend
-from tests.openai_test_server import COMPLETION_TOKENS_PER_CHOICE, PROMPT_TOKENS, Reply, openai_test_server
+from tests.openai_test_server import (
+    COMPLETION_TOKENS_PER_CHOICE,
+    PROMPT_TOKENS,
+    Reply,
+    last_user_text,
+    openai_test_server,
+)
 
 FAST = {"backoff_base": 0.001, "backoff_cap": 0.01, "timeout": 5.0}
 
 
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch):
-    """urllib honours proxy variables; the local server must be reached directly."""
-    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+    """The backend honours proxy variables; the local server must be reached directly."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                 "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -44,6 +57,15 @@ def backend(server, **options) -> OpenAIChat:
 
 def ask(text: str = "What is shown?", **params) -> ChatRequest:
     return ChatRequest(messages=[Message("user", (TextPart(text),))], params=GenerationParams(**params))
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def decode_data_url(url: str) -> Image.Image:
@@ -247,3 +269,169 @@ def test_a_failed_follow_up_call_fails_the_request(server):
     [result] = backend(server).generate([ask(n=2, temperature=1.0)])
     assert server.calls == 2
     assert result.texts == [] and "400" in result.error and "after 1 of 2 texts" in result.error
+
+
+# --- Pooled, kept-alive connections ---------------------------------------------------------------
+
+def test_sequential_requests_reuse_one_connection(server):
+    results = backend(server, max_concurrency=1).generate([ask(f"question {i}") for i in range(20)])
+    assert [r.texts for r in results] == [[f"reply {i + 1}.0: question {i}"] for i in range(20)]
+    assert server.calls == 20
+    assert server.connections == 1
+
+
+def test_worker_threads_keep_at_most_max_concurrency_connections_across_batches(server):
+    server.default_delay = 0.05
+    chat = backend(server, max_concurrency=4)
+    for batch, size in enumerate((20, 20, 1, 7)):
+        results = chat.generate([ask(f"batch {batch} question {i}") for i in range(size)])
+        assert [r.texts[0].split(": ", 1)[1] for r in results] == [f"batch {batch} question {i}" for i in range(size)]
+    assert server.calls == 48
+    assert 2 <= server.max_in_flight <= 4
+    # one connection per worker thread, kept alive across requests and across batches
+    assert 2 <= server.connections <= 4
+    assert server.open_connections == server.connections
+    chat.close()
+    assert wait_for(lambda: server.open_connections == 0)  # every thread's connection is closed
+
+
+def test_retry_after_http_date_honoured_on_the_kept_alive_connection(server):
+    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
+    server.script(Reply(status=503, retry_after=later))
+    [result] = backend(server).generate([ask("later")])
+    assert result.ok and result.texts == ["reply 2.0: later"]
+    assert server.calls == 2
+    assert server.requests[1].at - server.requests[0].at >= 0.9  # the backoff alone would be milliseconds
+    assert server.connections == 1
+
+
+def test_a_connection_the_server_dropped_is_replaced(server):
+    server.script(Reply(drop_connection=True))
+    chat = backend(server, max_concurrency=1, max_retries=0)
+    results = chat.generate([ask("first")])
+    assert wait_for(lambda: server.open_connections == 0)
+    results += chat.generate([ask("second")])
+    assert [r.texts for r in results] == [["reply 1.0: first"], ["reply 2.0: second"]]
+    assert server.connections == 2
+
+
+def test_n_topped_up_over_pooled_connections(server):
+    server.script(*[Reply(choices=1)] * 8)
+    results = backend(server, max_concurrency=4).generate(
+        [ask(f"sample {i}", n=2, temperature=1.0, seed=10 * i) for i in range(4)])
+    assert server.calls == 8 and server.connections <= 4
+    for i, result in enumerate(results):
+        assert result.ok and len(result.texts) == 2
+        assert all(text.endswith(f": sample {i}") for text in result.texts)
+        assert result.completion_tokens == 2 * COMPLETION_TOKENS_PER_CHOICE
+        calls = [b for b in server.bodies if last_user_text(b) == f"sample {i}"]
+        assert [(b["n"], b["seed"]) for b in calls] == [(2, 10 * i), (1, 10 * i + 1)]
+
+
+def test_a_closed_backend_is_not_reused(server):
+    with backend(server) as chat:
+        [result] = chat.generate([ask("open")])
+        assert result.ok and not chat.closed
+        assert server.open_connections == 1  # kept alive after the request
+    assert chat.closed
+    assert wait_for(lambda: server.open_connections == 0)
+    with pytest.raises(BackendError, match="is closed"):
+        chat.generate([ask("after close")])
+    chat.close()  # closing twice is harmless
+    assert server.calls == 1
+
+
+def test_connections_closed_and_threads_ended_when_the_backend_is_garbage_collected(server):
+    existing = set(threading.enumerate())
+    chat = backend(server, max_concurrency=3)
+    assert all(r.ok for r in chat.generate([ask(f"question {i}") for i in range(6)]))
+    workers = [t for t in threading.enumerate() if t not in existing and t.name.startswith("openai-chat")]
+    assert 1 <= len(workers) <= 3  # the worker threads outlive the batch: they hold the connections
+    assert not wait_for(lambda: server.open_connections == 0, seconds=0.2)  # kept alive while the backend lives
+    del chat
+    gc.collect()
+    assert wait_for(lambda: server.open_connections == 0)
+    assert wait_for(lambda: not any(t.is_alive() for t in workers))
+
+
+def test_backend_pool_closes_the_backends_it_drops(server):
+    options = {"base_url": server.base_url, **FAST}
+    pool = BackendPool(max_loaded=1)
+    first = pool.get(BackendSpec.make("openai", "gpt-a", options=options))
+    assert first.generate([ask()])[0].ok
+    second = pool.get(BackendSpec.make("openai", "gpt-b", options=options))
+    assert first.closed and not second.closed
+    with pytest.raises(BackendError, match="is closed"):
+        first.generate([ask()])
+    pool.clear()
+    assert second.closed
+    assert wait_for(lambda: server.open_connections == 0)
+
+
+def test_proxy_from_the_environment_and_no_proxy(server, monkeypatch):
+    with openai_test_server() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        [proxied] = backend(server, max_retries=0).generate([ask("via the proxy")])
+        assert proxy.calls == 1 and server.calls == 0
+        assert proxy.requests[0].path == f"{server.base_url}/chat/completions"  # a proxy's absolute-form target
+        assert not proxied.ok and "404" in proxied.error
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        [direct] = backend(server).generate([ask("direct")])
+        assert direct.ok and server.calls == 1 and proxy.calls == 1
+
+
+def test_bad_base_url_and_api_key_are_refused(monkeypatch):
+    with pytest.raises(BackendError, match="http:// or https://"):
+        OpenAIChat("gpt-test", base_url="ftp://example.org/v1")
+    with pytest.raises(BackendError, match="http:// or https://"):
+        OpenAIChat("gpt-test", base_url="localhost:8000/v1")
+    monkeypatch.setenv("VLB_TEST_KEY", "sk-bad\u00e9key")
+    with pytest.raises(BackendError, match="VLB_TEST_KEY") as refused:
+        OpenAIChat("gpt-test", base_url="http://127.0.0.1:9/v1", api_key_env="VLB_TEST_KEY")
+    assert "sk-bad" not in str(refused.value)
+
+
+@pytest.mark.parametrize("proxy, error", [("ftp://proxy.example:21", "ValueError"),
+                                          ("http://[::1", "InvalidURL")])
+def test_bad_proxy_settings_are_refused_when_the_backend_is_made(monkeypatch, proxy, error):
+    monkeypatch.setenv("HTTPS_PROXY", proxy)
+    with pytest.raises(BackendError, match=f"proxy settings: {error}"):
+        OpenAIChat("gpt-test", base_url="https://api.example.org/v1")
+
+
+def test_api_key_whitespace_is_stripped(server, monkeypatch):
+    monkeypatch.setenv("VLB_TEST_KEY", "  sk-test-456\n")
+    [result] = backend(server, api_key_env="VLB_TEST_KEY").generate([ask()])
+    assert result.ok
+    assert server.requests[0].headers["Authorization"] == "Bearer sk-test-456"
+
+
+def test_closing_during_a_batch_fails_the_rest_of_it(server):
+    server.default_delay = 0.3
+    chat = backend(server, max_concurrency=1)
+    closer = threading.Timer(0.1, chat.close)
+    closer.start()
+    results = chat.generate([ask(f"question {i}") for i in range(4)])
+    closer.join()
+    answered = 0  # answers can only come before the close (normally none: it lands in the first call)
+    while answered < len(results) and results[answered].ok:
+        assert results[answered].texts == [f"reply {answered + 1}.0: question {answered}"]
+        answered += 1
+    failed = results[answered:]
+    assert len(failed) >= 2
+    for result in failed:
+        assert result.texts == [] and "the backend was closed" in result.error and "not retried" in result.error
+
+
+def test_closing_during_a_concurrent_batch_fails_what_is_in_flight_and_queued(server):
+    server.default_delay = 0.3
+    chat = backend(server, max_concurrency=4)
+    closer = threading.Timer(0.1, chat.close)
+    closer.start()
+    results = chat.generate([ask(f"question {i}") for i in range(12)])
+    closer.join()
+    assert server.calls <= 4  # the queued requests were never sent
+    assert len(results) == 12
+    for result in results:
+        assert result.texts == [] and "the backend was closed" in result.error
+    assert wait_for(lambda: server.open_connections == 0)

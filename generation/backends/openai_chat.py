@@ -5,8 +5,18 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
 
 - Images, and each frame of a video in order, are sent as JPEG base64 data URLs
   (`{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,..."}}`).
-- A batch runs on a thread pool of `max_concurrency` workers; results keep the batch order.
-- 408, 409, 429, 500, 502, 503, 504, timeouts and connection errors are retried with
+- A batch runs on the backend's `max_concurrency` worker threads (`client_threads.ClientThreads`);
+  results keep the batch order. Each worker thread has an `httpx.Client` of its own, made when the
+  thread first needs it, holding one connection kept alive between requests and batches (the
+  threads live as long as the backend; a connection idle for httpx's keep-alive expiry, 5 s, is
+  dropped and opened again when needed): at most `max_concurrency` connections in all, a batch does
+  not open a connection per request, and no pool of connections is shared, locked or walked
+  between threads on each request. The clients are closed by `close()`, at the end of a `with`
+  block, when the backend is garbage collected, or when `evaluation.runner.BackendPool` drops it;
+  a closed backend refuses to generate (BackendError) rather than answer with errors, and the
+  requests of a batch still waiting when it is closed fail with an error that says so.
+- 408, 409, 429, 500, 502, 503, 504, timeouts and transport errors (connect, read, write,
+  protocol, proxy: a kept-alive connection the server closed meanwhile is one) are retried with
   exponential backoff and jitter (a `Retry-After` header wins over the backoff); any other
   4xx is not retried. A request that still fails gives a `ChatResult` with `error` set (status,
   body excerpt, attempts): one failed request never raises, and never turns into an empty or
@@ -23,28 +33,33 @@ The API key is read from the environment variable named by `api_key_env` at cons
 sent only in the Authorization header, and never logged or put into an error message. Without
 one (a local vLLM server needs none), no Authorization header is sent.
 
-Only the standard library is used (urllib), plus Pillow for JPEG encoding.
+Proxies come from the environment as usual (HTTPS_PROXY for a hosted API; NO_PROXY for a local
+server; read when a worker thread makes its client), and certificates are checked against the
+system's trust store (or SSL_CERT_FILE / SSL_CERT_DIR), as Python's own `ssl` does. HTTP goes
+through httpx, JPEG encoding through Pillow.
 """
 
 from __future__ import annotations
 
 import base64
 import email.utils
-import http.client
+import functools
 import io
 import json
 import logging
 import os
 import random
+import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
+import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
+import httpx
+
 from generation.backends.base import BackendError, ChatRequest, ChatResult, ImagePart, TextPart, VideoPart
+from generation.backends.client_threads import ClientThreads, ClientThreadsClosed
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +115,8 @@ class OpenAIChat:
     Options:
         base_url: API root, e.g. "http://localhost:8000/v1" (default: $OPENAI_BASE_URL, else OpenAI's).
         api_key_env: name of the environment variable holding the API key (default "OPENAI_API_KEY").
-        timeout: seconds per HTTP call (connect and each read).
-        max_concurrency: worker threads over a batch.
+        timeout: seconds per HTTP call (connect, each write and each read).
+        max_concurrency: worker threads over a batch, each with one kept-alive connection (so the most open).
         max_retries: retries after the first attempt of a call (so at most max_retries + 1 attempts).
         backoff_base, backoff_cap: the k-th retry waits about min(cap, base * 2**k) seconds, jittered
             to between half and all of it.
@@ -144,8 +159,16 @@ class OpenAIChat:
         self.revision = revision or ""
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
+        try:
+            self._url = httpx.URL(self.url)  # parsed once, not on every request
+        except httpx.InvalidURL as exc:
+            raise BackendError(f"openai: base_url {self.base_url!r} is not a valid URL: {exc}") from None
+        if self._url.scheme not in ("http", "https") or not self._url.host:
+            raise BackendError(f"openai: base_url {self.base_url!r} must be an http:// or https:// URL with a host")
         self.api_key_env = api_key_env
-        self._api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self._api_key = (os.environ.get(api_key_env, "") if api_key_env else "").strip()
+        if self._api_key and not (self._api_key.isascii() and self._api_key.isprintable()):
+            raise BackendError(f"openai: the API key in ${api_key_env} has characters an HTTP header cannot carry")
         self.timeout = float(timeout)
         self.max_concurrency = int(max_concurrency)
         self.max_retries = int(max_retries)
@@ -158,20 +181,56 @@ class OpenAIChat:
         self._image_cache: OrderedDict[tuple, str] = OrderedDict()
         self._image_cache_size = 256
         self._cache_lock = threading.Lock()
+        # One client per worker thread, each with a single kept-alive connection. The factory refers
+        # to nothing of the backend's, so that the threads do not keep it from being garbage collected.
+        make_client = functools.partial(
+            httpx.Client,
+            headers=self._headers(),
+            # the system's CAs, not the bundle httpx ships (certifi); one context shared by every client
+            verify=ssl.create_default_context(),
+            # a client's only connection is its thread's: there is never a wait for the pool
+            timeout=httpx.Timeout(self.timeout, pool=None),
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        )
+        try:  # the environment's proxy settings are checked now rather than in the middle of a batch
+            make_client().close()
+        except (ValueError, ImportError, httpx.InvalidURL) as exc:
+            raise BackendError(f"openai: cannot make an HTTP client with this environment's proxy settings: "
+                               f"{type(exc).__name__}: {exc}") from None
+        self._threads = ClientThreads(self.max_concurrency, make_client, name="openai-chat")
+        # Closes the connections when the backend is garbage collected (or at exit) without close().
+        self._finalizer = weakref.finalize(self, self._threads.close)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIChat(model_id={self.model_id!r}, base_url={self.base_url!r})"
 
+    # --- Lifetime -------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """Close the kept-alive connections. Later `generate` calls raise BackendError."""
+        self._finalizer()
+
+    def __enter__(self) -> OpenAIChat:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     # --- The Backend interface ------------------------------------------------------------------
 
     def generate(self, requests: list[ChatRequest]) -> list[ChatResult]:
+        if self.closed:
+            raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one")
         if not requests:
             return []
-        workers = min(self.max_concurrency, len(requests))
-        if workers == 1:
-            return [self._generate_one(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-chat") as pool:
-            return list(pool.map(self._generate_one, requests))
+        try:
+            return self._threads.map(self._generate_one, requests)
+        except ClientThreadsClosed:  # closed by another thread since the check above
+            raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one") from None
 
     def score_logprob(self, texts: list[str], *, prefix: str = "") -> list[float]:
         # Chat-completions APIs return log-probabilities only of tokens the model *generates*
@@ -330,27 +389,27 @@ class OpenAIChat:
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
     def _attempt(self, body: bytes) -> dict:
-        request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-                status = response.status
-        except urllib.error.HTTPError as exc:
-            try:
-                text = exc.read().decode("utf-8", "replace")
-            except Exception:  # the body may be cut off; the status is what matters
-                text = ""
-            message = f"HTTP {exc.code} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
-            if exc.code in RETRY_STATUSES:
-                retry_after = parse_retry_after(exc.headers.get("Retry-After")) if exc.headers else None
-                raise _Retryable(message, retry_after) from None
-            raise _RequestFailed(message) from None
-        except (TimeoutError, urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            kind = "timed out" if isinstance(reason, TimeoutError) else "connection error"
-            raise _Retryable(f"{kind} calling {self.url} (timeout {self.timeout:g}s): "
-                             f"{type(reason).__name__}: {reason}") from None
-        text = raw.decode("utf-8", "replace")
+            response = self._threads.client().post(self._url, content=body)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(self._transport_message("timed out", exc)) from None
+        except httpx.UnsupportedProtocol as exc:
+            raise _RequestFailed(self._transport_message("unsupported URL", exc)) from None
+        except httpx.RequestError as exc:  # connect/read/write/protocol/proxy errors, a body that cannot be decoded
+            if self._threads.closed:  # the connection was closed under the call
+                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
+            raise _Retryable(self._transport_message("connection error", exc)) from None
+        except RuntimeError:  # closed by another thread while this batch ran (ClientThreadsClosed is one)
+            if self._threads.closed:
+                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
+            raise
+        status = response.status_code
+        text = response.content.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            message = f"HTTP {status} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
+            if status in RETRY_STATUSES:
+                raise _Retryable(message, parse_retry_after(response.headers.get("Retry-After")))
+            raise _RequestFailed(message)
         try:
             data = json.loads(text)
         except ValueError:
@@ -363,3 +422,6 @@ class OpenAIChat:
             raise _RequestFailed(f"HTTP {status} from {self.url} with an error: "
                                  f"{_excerpt(self._redact(json.dumps(data['error'])))}")
         return data
+
+    def _transport_message(self, kind: str, exc: Exception) -> str:
+        return f"{kind} calling {self.url} (timeout {self.timeout:g}s): {type(exc).__name__}: {self._redact(str(exc))}"

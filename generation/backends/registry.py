@@ -24,6 +24,15 @@ def load_backend(name: str, model_id: str, *, revision: str = "", **options):
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(model_id, revision=revision, **options)
 
+
+def close_backend(backend) -> None:
+    """Release what a backend holds open (the OpenAI-compatible backend's kept-alive connections);
+    backends without a `close` (local models) are left to the garbage collector."""
+    close = getattr(backend, "close", None)
+    if callable(close):
+        close()
+
+
 HF_BACKENDS = ("transformers", "causal_lm", "nli", "clip")
 
 
