@@ -3,6 +3,7 @@ VLMEvalKit table from its results page, answers them (here, in the test, as the 
 `prediction` column), uploads the table with the import form and finds the imported run's accuracy on the
 version's leaderboard."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,9 @@ def test_researcher_downloads_requests_imports_vlmevalkit_predictions_and_sees_t
     import_form.get_by_label("Model name").fill("lab/outside-vlm")
     import_form.get_by_role("button", name="Import the predictions").click()
 
+    page.wait_for_url(re.compile(r"/results/runs/\d+/$"))
     run = EvaluationRun.objects.get(model_id="lab/outside-vlm")
-    page.wait_for_url(f"{live_server.url}/results/runs/{run.pk}/")
+    assert page.url == f"{live_server.url}/results/runs/{run.pk}/"
     expect(page.locator("#imported-from")).to_contain_text(
         "Imported 8 predictions from outside-vlm_cvqa.tsv (VLMEvalKit (TSV)): 8 requests answered")
 
@@ -71,5 +73,6 @@ def test_researcher_downloads_requests_imports_vlmevalkit_predictions_and_sees_t
     expect(row.locator("td.model")).to_contain_text("imported")
     expect(row.locator('td[data-metric="real.original_accuracy"] a')).to_have_text("66.7%")  # q1 and b1 of 3
     expect(row.locator('td[data-metric="synthetic.original_accuracy"] a')).to_have_text("100.0%")
+    page.wait_for_load_state("networkidle")
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert not page.js_errors
