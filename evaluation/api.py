@@ -1,6 +1,6 @@
 """REST endpoints of evaluation runs: list and read runs, start one (its chunks go to the Celery
-`gpu` queue), import one from predictions made elsewhere, cancel or resume it, read its progress and its
-predictions.
+`gpu` queue), import one from predictions made elsewhere (a background job), cancel or resume it, read its
+progress and its predictions.
 
 Runs are shared within the research team: every researcher (and admin) sees every run; cancelling
 and resuming are for the person who started the run, or an admin.
@@ -13,7 +13,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from config.roles import ADMIN, RESEARCHER
-from evaluation import imported_runs, run_control, runs, selectors
+from evaluation import import_jobs, imported_runs, run_control, runs, selectors
 from evaluation.filters import PredictionFilter, RunFilter
 from evaluation.models import EvaluationRun
 from evaluation.serializers import (
@@ -23,6 +23,7 @@ from evaluation.serializers import (
     RunProgressSerializer,
     RunSerializer,
 )
+from generation.serializers import JobSerializer
 
 RESEARCHERS = (RESEARCHER, ADMIN)
 
@@ -55,24 +56,27 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         run.refresh_from_db()
         return Response(RunSerializer(run, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request={"multipart/form-data": RunImportSerializer}, responses={201: RunSerializer})
+    @extend_schema(request={"multipart/form-data": RunImportSerializer}, responses={202: JobSerializer})
     @action(detail=False, methods=["post"], url_path="import", url_name="import",
             parser_classes=[MultiPartParser, FormParser], serializer_class=RunImportSerializer)
     def import_predictions(self, request):
         """Import predictions made outside the platform (the platform's JSON lines, lmms-eval samples or a
         VLMEvalKit table, as `manage.py import_run` and the version's results page import them) as a succeeded run
-        of backend `imported`; 400 with `error` when nothing was imported (a malformed file, rows naming no request,
-        a version that is not frozen, a file larger than the upload limit)."""
+        of backend `imported`, in a background job (`import_predictions`): 202 with the job, whose `result` holds
+        the new run's id (`run`) and its results page (`run_url`) once it has succeeded, and whose `message` says
+        why when the file is refused (a malformed file, rows naming no request: no run is kept). 400 with `error`
+        when the request itself is refused (a version that is not frozen, options the benchmark does not take, a
+        file larger than the upload limit)."""
         found = RunImportSerializer(data=request.data)
         found.is_valid(raise_exception=True)
         data = found.validated_data
         try:
-            run = imported_runs.import_upload(
+            job = import_jobs.enqueue_import(
                 data["version"], data["file"], model_id=data["model_id"], fmt=data.get("predictions_format") or None,
                 options=found.import_options(), user=request.user)
         except imported_runs.ImportRefused as exc:
             return Response({"error": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(RunSerializer(run, context=self.get_serializer_context()).data, status=status.HTTP_201_CREATED)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     def _control(self, request, verb):
         run = self.get_object()

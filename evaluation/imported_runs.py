@@ -25,14 +25,15 @@ run's verdicts are the judges' stored judgments, `evaluation.judges`): their cou
 judges run from the run's results page. Everything happens in one transaction: a malformed file (named by
 line or row, as `score` names it), a version that is not frozen, options the benchmark refuses, an empty
 file or one with no answer leave nothing behind (`ImportRefused`). Rows are read as a stream and written in
-batches of `BATCH` predictions. `import_upload` imports a file uploaded to a page or the API, up to the
-platform's upload limit (`MEDIA_MAX_UPLOAD_MB`).
+batches of `BATCH` predictions. `check_import` and `check_upload_size` are the checks that need no file's
+content (the model's name, a frozen version, the options, the platform's upload limit `MEDIA_MAX_UPLOAD_MB`):
+a file uploaded to a page or the API is checked with them in the request, then imported by a background job
+(`evaluation.import_jobs`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,6 +211,21 @@ def _check_model(model_id: str) -> str:
     return model_id
 
 
+def check_import(version, model_id: str, options: ImportOptions) -> tuple[str, tuple]:
+    """The checks that need no file: the model's name (stripped) and the version's request options
+    (`runs.check_request_options`: benchmark, input strategy, prompting, option order, variants), for a frozen
+    version; ImportRefused otherwise."""
+    model_id = _check_model(model_id)
+    if not version.frozen:
+        raise ImportRefused(f"Version {version} is not frozen: predictions are imported for a frozen version only.")
+    try:
+        return model_id, runs.check_request_options(
+            version, input_strategy=options.input_strategy, prompting=options.prompting,
+            option_order=options.option_order, variants=options.variants)
+    except runs.RunConfigError as exc:
+        raise ImportRefused(str(exc)) from None
+
+
 def import_run(version, path: Path | str, *, model_id: str, fmt: str | None = None,
                options: ImportOptions | None = None, user=None) -> EvaluationRun:
     """A succeeded run of backend `imported` on a frozen `version` holding the predictions of the file at
@@ -217,15 +233,7 @@ def import_run(version, path: Path | str, *, model_id: str, fmt: str | None = No
     written) for what cannot be imported. See the module docstring."""
     path = Path(path)
     options = options or ImportOptions()
-    model_id = _check_model(model_id)
-    if not version.frozen:
-        raise ImportRefused(f"Version {version} is not frozen: predictions are imported for a frozen version only.")
-    try:
-        benchmark, input_strategy, prompting, option_order, variants = runs.check_request_options(
-            version, input_strategy=options.input_strategy, prompting=options.prompting,
-            option_order=options.option_order, variants=options.variants)
-    except runs.RunConfigError as exc:
-        raise ImportRefused(str(exc)) from None
+    model_id, (benchmark, input_strategy, prompting, option_order, variants) = check_import(version, model_id, options)
     fmt = detect_format(path, fmt)
     try:
         file_checksum, size = checksum(path)
@@ -286,20 +294,12 @@ def upload_name(name: str) -> str:
         return "predictions"
 
 
-def import_upload(version, upload, *, model_id: str, fmt: str | None = None, options: ImportOptions | None = None,
-                  user=None) -> EvaluationRun:
-    """`import_run` on an uploaded file (a Django `UploadedFile`), refused when it is larger than the platform's
-    upload limit; it is copied under its own name into a temporary folder, removed afterwards."""
+def check_upload_size(upload) -> None:
+    """ImportRefused when an uploaded file (a Django `UploadedFile`) is larger than the platform's upload limit."""
     limit = max_upload_bytes()
     if upload.size > limit:
         raise ImportRefused(f"{upload.name} is {upload.size:,} bytes; the limit is {limit // (1024 * 1024)} MB "
                             f"({limit:,} bytes).")
-    with tempfile.TemporaryDirectory(prefix="imported-predictions-") as folder:
-        path = Path(folder) / upload_name(upload.name)
-        with open(path, "wb") as copy:
-            for chunk in upload.chunks():
-                copy.write(chunk)
-        return import_run(version, path, model_id=model_id, fmt=fmt, options=options, user=user)
 
 
 def summary(run: EvaluationRun) -> str:

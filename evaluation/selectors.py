@@ -4,6 +4,7 @@ from django.db.models import Count, Prefetch, Q
 
 from annotation.models import BenchmarkVersion
 from evaluation.exports import EXPORT_JOB_KIND
+from evaluation.import_jobs import IMPORT_JOB_KIND
 from evaluation.models import EvaluationRun, JudgeReference, Judgment, Prediction
 from evaluation.result_actions import METRIC_JOBS
 from generation.models import Job
@@ -56,6 +57,12 @@ def export_jobs(user, run_ids) -> list:
     recent = Job.objects.filter(kind=EXPORT_JOB_KIND, requested_by=user).order_by("-pk")[:50]
     return [job for job in recent
             if (job.params or {}).get("runs") and set(job.params["runs"]) <= wanted][:RECENT_JOBS]
+
+
+def import_jobs(user, version) -> list:
+    """The user's latest imports of predictions into this version, newest first."""
+    return list(Job.objects.filter(kind=IMPORT_JOB_KIND, requested_by=user, params__version=version.pk)
+                .select_related("requested_by").order_by("-pk")[:RECENT_JOBS])
 
 
 def prediction_for_tagging(pk: int):

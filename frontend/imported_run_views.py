@@ -1,11 +1,12 @@
 """A version's results page for models run outside the platform: the version's requests as a download (the
 platform's JSON lines, lmms-eval samples or a VLMEvalKit table, as `manage.py export_requests` writes them:
 `evaluation.request_exports`), and the predictions made from them imported as a run (as `manage.py
-import_run` imports them: `evaluation.imported_runs`), which then shows on the page like any run.
+import_run` imports them: `evaluation.imported_runs`) by a background job (`evaluation.import_jobs`), which
+then shows on the page like any run.
 
 Researchers and admins. The request options default to the paper's main setting, as on the command line; a
-refusal (a bad option, a version that is not frozen, a file too large or malformed) re-renders the version's
-page with the reason (400) and keeps nothing."""
+refusal found in the request (a bad option, a version that is not frozen, a file too large) re-renders the
+version's page with the reason (400) and keeps nothing; a malformed file fails the job with the reason."""
 
 from itertools import chain
 
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import imported_runs, request_exports, runs
+from evaluation import import_jobs, imported_runs, request_exports, runs
 from evaluation.benchmarks.base import RequestOptions
 from frontend.result_action_views import form_error
 from frontend.results_views import version_of, version_page
@@ -86,18 +87,18 @@ def download_requests(request, pk):
 @roles_allowed(RESEARCHER, ADMIN)
 @require_POST
 def import_predictions(request, pk):
-    """Import a predictions file as a run of the version; to the new run's results page, or the version's page
-    again with the reason (400)."""
+    """Check the import, store the file and start the job that imports it; to the job's page (which links the
+    new run once it is imported), or the version's page again with the reason (400)."""
     version = version_of(pk)
     form = ImportPredictionsForm(request.POST, request.FILES, version=version)
     if not form.is_valid():
         return version_page(request, version, status=400, error=form_error(form), import_values=request.POST)
     try:
-        run = imported_runs.import_upload(version, form.cleaned_data["file"], model_id=form.cleaned_data["model_id"],
-                                          fmt=form.cleaned_data["fmt"] or None, options=form.options(),
-                                          user=request.user)
+        job = import_jobs.enqueue_import(version, form.cleaned_data["file"], model_id=form.cleaned_data["model_id"],
+                                         fmt=form.cleaned_data["fmt"] or None, options=form.options(),
+                                         user=request.user)
     except imported_runs.ImportRefused as exc:
         return version_page(request, version, status=400, error=f"Nothing was imported: {exc}",
                             import_values=request.POST)
-    messages.success(request, f"Run #{run.pk}: {imported_runs.summary(run)}")
-    return redirect("results-run", pk=run.pk)
+    messages.success(request, f"The import started as job #{job.pk}; the new run is linked here when it is done.")
+    return redirect("job-detail", pk=job.pk)

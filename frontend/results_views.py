@@ -75,6 +75,7 @@ def version_page(request, version, *, status: int = 200, error: str = "", import
         "jobs": selectors.result_jobs(run_ids=run_ids, version=version),
         "request_options": request_exports.offered_options(version), "import_values": import_values or {},
         "max_upload_mb": max_upload_bytes() // (1024 * 1024), "imported_backend": runs.IMPORTED_BACKEND,
+        "import_jobs": selectors.import_jobs(request.user, version),
         **_export_context(request, version, run_ids),
     }, status=status)
 

@@ -1,9 +1,11 @@
 """Predictions made outside the platform imported as a run (evaluation/imported_runs.py): a version's requests
-exported in each format, answered, and brought back with `manage.py import_run` or the version's results
-page; the run's metrics are those `manage.py score --predictions` gives for the same file, it shows on the
-results pages and the leaderboard, its predictions export with gold and correctness, and bad input (a
-malformed file, an unknown or unfrozen version, a file too large, rows naming no request) is refused with
-a clear message, leaving nothing behind. The requests download of the results page in each format."""
+exported in each format, answered, and brought back with `manage.py import_run`, or from the version's
+results page and the API by a background job (evaluation/import_jobs.py) that links the new run; the run's
+metrics are those `manage.py score --predictions` gives for the same file, it shows on the results pages and
+the leaderboard, its predictions export with gold and correctness, and bad input (a malformed file, an
+unknown or unfrozen version, a file too large, rows naming no request) is refused with a clear message,
+leaving nothing behind (a file refused by the job fails it with the reason, and its stored upload is
+removed). The requests download of the results page in each format."""
 
 import hashlib
 import json
@@ -14,8 +16,9 @@ from django.core.management import CommandError
 from django.urls import reverse
 
 from config.models import StateChange
-from evaluation import imported_runs, results, runs
+from evaluation import import_jobs, imported_runs, results, runs
 from evaluation.models import EvaluationRun, Prediction
+from generation.models import Job
 from tests.request_files import (
     answers_for,
     export,
@@ -239,57 +242,116 @@ def upload(path, name: str | None = None) -> SimpleUploadedFile:
     return SimpleUploadedFile(name or path.name, path.read_bytes())
 
 
-def test_a_researcher_imports_from_the_version_page(tmp_path, version, answers, researcher_client, researcher):
+def post_import(client, url, data, capture, **kwargs):
+    """A post of the import form or the API, with the jobs it queues run (as the worker runs them) when it commits."""
+    with capture(execute=True):
+        return client.post(url, data, **kwargs)
+
+
+def import_job() -> Job:
+    return Job.objects.get(kind=import_jobs.IMPORT_JOB_KIND)
+
+
+def stored_files(media_root) -> list:
+    return [path for path in (media_root / "exports").rglob("*") if path.is_file()]
+
+
+def no_import_left(media_root) -> bool:
+    """No import job was queued and no upload is stored."""
+    return not Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).exists() and not stored_files(media_root)
+
+
+def test_a_researcher_imports_from_the_version_page(tmp_path, version, answers, researcher_client, researcher,
+                                                    media_root, django_capture_on_commit_callbacks):
     page = researcher_client.get(reverse("results-version", kwargs={"pk": version.pk})).content.decode()
     assert 'id="import-form"' in page and 'id="requests-form"' in page and "Import predictions made elsewhere" in page
+    assert "Your imports" in page and '<ul class="result-jobs" id="import-jobs">' in page
     path = write_lmms_eval(tmp_path, answers)
     url = reverse("results-version-import", kwargs={"pk": version.pk})
-    response = researcher_client.post(url, {"file": upload(path), "fmt": "", "model_id": "lab/my-vlm",
-                                            "input_strategy": "default", "prompting": "standard", "seed": "0"})
-    run = EvaluationRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("results-run", kwargs={"pk": run.pk})
+    response = post_import(researcher_client, url, {"file": upload(path), "fmt": "", "model_id": "lab/my-vlm",
+                                                    "input_strategy": "default", "prompting": "standard", "seed": "0"},
+                           django_capture_on_commit_callbacks)
+    job, run = import_job(), EvaluationRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("job-detail", kwargs={"pk": job.pk})
+    assert job.status == Job.Status.SUCCEEDED, job.message
+    assert (job.requested_by, job.params["version"], job.params["fmt"], job.params["model_id"]) == (
+        researcher, version.pk, "lmms-eval", "lab/my-vlm")
+    assert job.params["path"] == f"job-{job.pk}/samples_cvqa_k1.jsonl"
+    run_url = reverse("results-run", kwargs={"pk": run.pk})
+    assert (job.result["run"], job.result["run_url"]) == (run.pk, run_url)
+    assert not stored_files(media_root)  # the stored upload is gone once imported
     assert (run.model_id, run.created_by, run.backend_options["format"]) == ("lab/my-vlm", researcher, "lmms-eval")
     assert without_meta(results.run_results(run).metrics) == without_meta(score(tmp_path, path))
+    assert f"Importing samples_cvqa_k1.jsonl (lmms-eval) as lab/my-vlm on {version}." in job.log
+
     shown = researcher_client.get(response["Location"]).content.decode()
+    assert f"The import started as job #{job.pk}" in shown
+    assert f'<a class="button run-link" href="{run_url}">Open run #{run.pk}</a>' in shown
     assert f"Run #{run.pk}: Imported 7 predictions from samples_cvqa_k1.jsonl" in shown
     assert "left out: answers to 1 request the version does not have under these options (e.g. doc_id 99)" in shown
+    listed = researcher_client.get(reverse("results-version", kwargs={"pk": version.pk})).content.decode()
+    imports = listed[listed.index('id="import-jobs"'):]
+    imports = imports[:imports.index("</ul>")]
+    assert f'data-job-row="{job.pk}"' in imports and "succeeded" in imports
+    assert f'<a class="run-link" href="{run_url}">Open run #{run.pk}</a>' in imports
 
 
-def test_the_page_imports_with_the_options_and_format_given(tmp_path, version, researcher_client):
+def test_the_page_imports_with_the_options_and_format_given(tmp_path, version, researcher_client, media_root,
+                                                            django_capture_on_commit_callbacks):
     path = tmp_path / "originals.csv"
     path.write_text("index,prediction\n1,two\n2,3\n", encoding="utf-8")
-    response = researcher_client.post(reverse("results-version-import", kwargs={"pk": version.pk}), {
+    response = post_import(researcher_client, reverse("results-version-import", kwargs={"pk": version.pk}), {
         "file": upload(path), "fmt": "vlmevalkit", "model_id": "m", "variants": ["original"], "seed": "3",
-        "prompting": "cot"})
+        "prompting": "cot"}, django_capture_on_commit_callbacks)
     assert response.status_code == 302
+    assert import_job().params["options"] == {"input_strategy": "default", "prompting": "cot", "seed": 3,
+                                              "variants": ["original"], "option_order": "release"}
     run = EvaluationRun.objects.get()
     assert (run.variants, run.seed, run.prompting, run.total_requests) == (["original"], 3, "cot", 4)
 
 
-@pytest.mark.parametrize(("posted", "content", "status", "message"), [
-    ({"model_id": "m"}, "index\tprediction\n0\t2\nfirst\t3\n", 400,
-     "Nothing was imported: preds.tsv row 3: `index` must be an integer (got &#x27;first&#x27;)"),
-    ({"model_id": ""}, "index\tprediction\n0\t2\n", 400, "model_id: This field is required."),
-    ({"model_id": "m", "input_strategy": "frames"}, "index\tprediction\n0\t2\n", 400,
-     "Nothing was imported: Unknown input strategy &#x27;frames&#x27;"),
-    ({"model_id": "m", "variants": ["nope"]}, "index\tprediction\n0\t2\n", 400,
-     "variants: Select a valid choice. nope is not one of the available choices."),
-    ({"model_id": "m"}, "request_id\tprediction\nz9:original\t2\n", 400,
-     "Nothing was imported: No row of preds.tsv names a request of cvqa:k1"),
+@pytest.mark.parametrize(("posted", "message"), [
+    ({"model_id": ""}, "model_id: This field is required."),
+    ({"model_id": "m", "prompting": "shouting"}, "Nothing was imported: Unknown prompting strategy &#x27;shouting"),
+    ({"model_id": "m", "input_strategy": "frames"}, "Nothing was imported: Unknown input strategy &#x27;frames"),
+    ({"model_id": "m", "variants": ["nope"]}, "variants: Select a valid choice. nope is not one of the available"),
+    ({"model_id": "m", "fmt": "xml"}, "fmt: Select a valid choice."),
 ])
-def test_bad_imports_from_the_page_are_400_with_the_reason(tmp_path, version, researcher_client, posted, content,
-                                                           status, message):
+def test_imports_refused_in_the_request_are_400_with_the_reason_and_start_no_job(
+        tmp_path, version, researcher_client, media_root, posted, message, django_capture_on_commit_callbacks):
+    path = tmp_path / "preds.tsv"
+    path.write_text("index\tprediction\n0\t2\n", encoding="utf-8")
+    response = post_import(researcher_client, reverse("results-version-import", kwargs={"pk": version.pk}),
+                           {"file": upload(path), **posted}, django_capture_on_commit_callbacks)
+    page = response.content.decode()
+    assert response.status_code == 400 and message in page, page[page.find('id="action-error"') - 20:][:400]
+    assert nothing_left() and no_import_left(media_root)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("index\tprediction\n0\t2\nfirst\t3\n", "preds.tsv row 3: `index` must be an integer (got 'first')."),
+    ("request_id\tprediction\nz9:original\t2\n", "No row of preds.tsv names a request of cvqa:k1"),
+    ("index\tprediction\n", "preds.tsv is empty: it holds no predictions."),
+])
+def test_a_file_refused_by_the_job_fails_it_with_the_reason_leaving_no_run_and_no_file(
+        tmp_path, version, researcher_client, media_root, content, message, django_capture_on_commit_callbacks):
     path = tmp_path / "preds.tsv"
     path.write_text(content, encoding="utf-8")
-    response = researcher_client.post(reverse("results-version-import", kwargs={"pk": version.pk}),
-                                      {"file": upload(path), **posted})
-    page = response.content.decode()
-    assert response.status_code == status and message in page, page[page.find('id="action-error"') - 20:][:400]
-    assert nothing_left()
+    response = post_import(researcher_client, reverse("results-version-import", kwargs={"pk": version.pk}),
+                           {"file": upload(path), "model_id": "m", "fmt": "vlmevalkit"},
+                           django_capture_on_commit_callbacks)
+    job = import_job()
+    assert response.status_code == 302 and response["Location"] == reverse("job-detail", kwargs={"pk": job.pk})
+    assert job.status == Job.Status.FAILED and job.message.startswith(message), job.message
+    assert job.result == {}
+    assert nothing_left() and not stored_files(media_root)
+    shown = researcher_client.get(response["Location"]).content.decode()
+    assert "run-link" not in shown and 'class="badge failed"' in shown
 
 
 def test_a_file_too_large_an_unfrozen_or_unknown_version_and_other_roles_are_refused(
-        tmp_path, version, draft_version, answers, researcher_client, annotator_client, curator_client, settings):
+        tmp_path, version, draft_version, answers, researcher_client, annotator_client, curator_client, settings,
+        media_root, django_capture_on_commit_callbacks):
     path = write_platform(tmp_path, answers)
     posted = {"model_id": "m"}
     url = reverse("results-version-import", kwargs={"pk": version.pk})
@@ -297,14 +359,14 @@ def test_a_file_too_large_an_unfrozen_or_unknown_version_and_other_roles_are_ref
     settings.MEDIA_MAX_UPLOAD_MB = 1
     big = tmp_path / "big.jsonl"
     big.write_text(path.read_text() + "\n" * (1024 * 1024 + 10), encoding="utf-8")
-    response = researcher_client.post(url, {"file": upload(big), **posted})
+    response = post_import(researcher_client, url, {"file": upload(big), **posted}, django_capture_on_commit_callbacks)
     assert response.status_code == 400
     size = f"{big.stat().st_size:,}"
     assert f"Nothing was imported: big.jsonl is {size} bytes; the limit is 1 MB (1,048,576 bytes)." in (
         response.content.decode())
 
-    response = researcher_client.post(reverse("results-version-import", kwargs={"pk": draft_version.pk}),
-                                      {"file": upload(path), **posted})
+    response = post_import(researcher_client, reverse("results-version-import", kwargs={"pk": draft_version.pk}),
+                           {"file": upload(path), **posted}, django_capture_on_commit_callbacks)
     assert response.status_code == 400 and "Version cvqa:draft-1 is not frozen" in response.content.decode()
     response = researcher_client.post(reverse("results-version-import", kwargs={"pk": 987654}),
                                       {"file": upload(path), **posted})
@@ -313,7 +375,27 @@ def test_a_file_too_large_an_unfrozen_or_unknown_version_and_other_roles_are_ref
         assert client.post(url, {"file": upload(path), **posted}).status_code == 403
         assert client.get(reverse("results-version-requests", kwargs={"pk": version.pk}), {"fmt": "jsonl"}
                           ).status_code == 403
-    assert nothing_left()
+    assert nothing_left() and no_import_left(media_root)
+
+
+def test_the_import_job_is_its_owners_and_has_no_download(tmp_path, version, answers, researcher_client,
+                                                         annotator_client, media_root, annotator,
+                                                         django_capture_on_commit_callbacks):
+    post_import(researcher_client, reverse("results-version-import", kwargs={"pk": version.pk}),
+                {"file": upload(write_platform(tmp_path, answers)), "model_id": "m"},
+                django_capture_on_commit_callbacks)
+    job = import_job()
+    detail = reverse("job-detail", kwargs={"pk": job.pk})
+    download = reverse("export-download", kwargs={"pk": job.pk})
+    assert job.status == Job.Status.SUCCEEDED and researcher_client.get(detail).status_code == 200
+    assert annotator_client.get(detail).status_code == 404  # an annotator sees only the jobs they asked for
+    assert annotator_client.get(reverse("api-job-detail", kwargs={"pk": job.pk})).status_code == 404
+    assert annotator_client.get(download).status_code == 403
+    assert researcher_client.get(download).status_code == 404  # an import keeps no file to download
+    other = Job.objects.create(kind=import_jobs.IMPORT_JOB_KIND, requested_by=annotator,
+                               params={"version": version.pk})
+    listed = researcher_client.get(reverse("results-version", kwargs={"pk": version.pk})).content.decode()
+    assert f'data-job-row="{job.pk}"' in listed and f'data-job-row="{other.pk}"' not in listed  # only one's own
 
 
 # --- The requests download ---------------------------------------------------------------------------------
@@ -346,30 +428,44 @@ def test_the_requests_download_refuses_bad_options_and_unfrozen_versions(version
 
 # --- The API ------------------------------------------------------------------------------------------------
 
-def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, researcher_api, annotator_api):
+def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, researcher_api, annotator_api,
+                                                media_root, django_capture_on_commit_callbacks):
     path = write_vlmevalkit(tmp_path, answers)
     url = reverse("api-run-import")
-    response = researcher_api.post(url, {"version": version.pk, "file": upload(path), "model_id": "lab/api-vlm",
-                                         "predictions_format": "vlmevalkit"}, format="multipart")
-    assert response.status_code == 201, response.content
+    capture = django_capture_on_commit_callbacks
+    response = post_import(researcher_api, url, {"version": version.pk, "file": upload(path),
+                                                 "model_id": "lab/api-vlm", "predictions_format": "vlmevalkit"},
+                           capture, format="multipart")
+    assert response.status_code == 202, response.content
     body = response.json()
+    job = Job.objects.get(pk=body["id"])
+    assert (body["kind"], body["status"]) == ("import_predictions", "queued")  # as it was when it was answered
+    job.refresh_from_db()
     run = EvaluationRun.objects.get()
-    assert (body["id"], body["backend"], body["status"], body["model_id"]) == (run.pk, "imported", "succeeded",
-                                                                               "lab/api-vlm")
-    assert body["backend_options"]["file"] == path.name and body["backend_options"]["joined_by"] == {
+    assert job.status == Job.Status.SUCCEEDED and job.result["run"] == run.pk
+    found = researcher_api.get(reverse("api-job-detail", kwargs={"pk": job.pk})).json()
+    assert found["result"]["run_url"] == reverse("results-run", kwargs={"pk": run.pk})
+    assert (run.backend, run.status, run.model_id) == ("imported", "succeeded", "lab/api-vlm")
+    assert run.backend_options["file"] == path.name and run.backend_options["joined_by"] == {
         "request_id": 0, "index": 7}
     assert without_meta(results.run_results(run).metrics) == without_meta(score(tmp_path, path))
 
-    by_label = researcher_api.post(url, {"benchmark": "cvqa", "version_label": "k1", "file": upload(path),
-                                         "model_id": "lab/api-vlm-2", "variants": ["original"]}, format="multipart")
-    assert by_label.status_code == 201 and by_label.json()["variants"] == ["original"]
+    by_label = post_import(researcher_api, url, {"benchmark": "cvqa", "version_label": "k1", "file": upload(path),
+                                                 "model_id": "lab/api-vlm-2", "variants": ["original"]},
+                           capture, format="multipart")
+    assert by_label.status_code == 202
+    assert EvaluationRun.objects.get(model_id="lab/api-vlm-2").variants == ["original"]
 
     bad = tmp_path / "bad.tsv"
     bad.write_text("index\tprediction\nfirst\t2\n", encoding="utf-8")
-    refused = researcher_api.post(url, {"version": version.pk, "file": upload(bad), "model_id": "m"},
-                                  format="multipart")
-    assert refused.status_code == 400
-    assert refused.json()["error"] == "bad.tsv row 2: `index` must be an integer (got 'first')."
+    failed = post_import(researcher_api, url, {"version": version.pk, "file": upload(bad), "model_id": "m"},
+                         capture, format="multipart")
+    assert failed.status_code == 202
+    job = Job.objects.get(pk=failed.json()["id"])
+    assert (job.status, job.message) == (Job.Status.FAILED, "bad.tsv row 2: `index` must be an integer (got 'first').")
+    refused = post_import(researcher_api, url, {"version": version.pk, "file": upload(bad), "model_id": "m",
+                                                "prompting": "shouting"}, capture, format="multipart")
+    assert refused.status_code == 400 and "Unknown prompting strategy 'shouting'" in refused.json()["error"]
     missing = researcher_api.post(url, {"version": version.pk, "model_id": "m"}, format="multipart")
     assert missing.status_code == 400 and "file" in missing.json()
     unknown = researcher_api.post(url, {"benchmark": "cvqa", "version_label": "k9", "file": upload(path),
@@ -377,4 +473,5 @@ def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, rese
     assert unknown.status_code == 400 and "cvqa has no version 'k9'" in unknown.content.decode()
     assert annotator_api.post(url, {"version": version.pk, "file": upload(path), "model_id": "m"},
                               format="multipart").status_code == 403
-    assert EvaluationRun.objects.count() == 2
+    assert EvaluationRun.objects.count() == 2 and Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).count() == 3
+    assert not stored_files(media_root)

@@ -1,5 +1,5 @@
-/* Results pages and a version's page: when a job started there finishes (app.js sends "job-finished"), show an export's
-   download link, and reload the page after a judge, scoring or baseline job so its metrics appear. */
+/* Results pages, a version's page and a job's page: when a job finishes (app.js sends "job-finished"), show an export's
+   download link or an imported run's link, and reload the page after a judge, scoring or baseline job so its metrics appear. */
 document.addEventListener("job-finished", (event) => {
   const node = event.target;
   const job = event.detail;
@@ -10,6 +10,12 @@ document.addEventListener("job-finished", (event) => {
     link.href = job.result.download_url;
     link.className = "export-download";
     link.textContent = `Download ${job.result.file_name || ""}`.trim();
+    slot.replaceChildren(link);
+  } else if (slot && job.result && job.result.run_url) {
+    const link = document.createElement("a");
+    link.href = job.result.run_url;
+    link.className = slot.tagName === "P" ? "button run-link" : "run-link";
+    link.textContent = `Open run #${job.result.run}`;
     slot.replaceChildren(link);
   }
   if (node.hasAttribute("data-reload-when-done")) window.location.reload();
