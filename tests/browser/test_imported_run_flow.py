@@ -1,7 +1,8 @@
 """A researcher in a real browser runs a model outside the platform: downloads a version's requests as a
 VLMEvalKit table from its results page, answers them (here, in the test, as the kit would fill its
-`prediction` column), uploads the table with the import form and finds the imported run's accuracy on the
-version's leaderboard."""
+`prediction` column), uploads the table with the import form, follows the import job's page (the worker
+imports it) to the new run, and finds the imported run's accuracy on the version's leaderboard and the job
+under "Your imports"."""
 
 import re
 from pathlib import Path
@@ -34,9 +35,10 @@ def cvqa_version(transactional_db):
 
 
 def test_researcher_downloads_requests_imports_vlmevalkit_predictions_and_sees_the_leaderboard(
-        live_server, browser_page, make_user, login, cvqa_version, media_root, tmp_path):
+        live_server, browser_page, make_user, login, celery_worker, cvqa_version, media_root, tmp_path):
     from evaluation.kits import tables
     from evaluation.models import EvaluationRun
+    from generation.models import Job
     from tests.request_files import read_tsv
 
     page = browser_page
@@ -62,9 +64,18 @@ def test_researcher_downloads_requests_imports_vlmevalkit_predictions_and_sees_t
     import_form.get_by_label("Model name").fill("lab/outside-vlm")
     import_form.get_by_role("button", name="Import the predictions").click()
 
-    page.wait_for_url(re.compile(r"/results/runs/\d+/$"))
+    # the import runs as a job: its page follows it and links the new run when it is done
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    expect(page.locator(".messages")).to_contain_text("The import started as job")
+    run_link = page.locator("a.run-link")
+    expect(run_link).to_have_text(re.compile(r"Open run #\d+"), timeout=60_000)
     run = EvaluationRun.objects.get(model_id="lab/outside-vlm")
-    assert page.url == f"{live_server.url}/results/runs/{run.pk}/"
+    expect(run_link).to_have_text(f"Open run #{run.pk}")
+    job = Job.objects.get(kind="import_predictions")
+    assert page.url == f"{live_server.url}/jobs/{job.pk}/" and job.result["run"] == run.pk
+    assert not list((media_root / "exports").rglob("*.tsv"))  # the stored upload is gone
+    run_link.click()
+    page.wait_for_url(f"{live_server.url}/results/runs/{run.pk}/")
     expect(page.locator("#imported-from")).to_contain_text(
         "Imported 8 predictions from outside-vlm_cvqa.tsv (VLMEvalKit (TSV)): 8 requests answered")
 
@@ -73,6 +84,9 @@ def test_researcher_downloads_requests_imports_vlmevalkit_predictions_and_sees_t
     expect(row.locator("td.model")).to_contain_text("imported")
     expect(row.locator('td[data-metric="real.original_accuracy"] a')).to_have_text("66.7%")  # q1 and b1 of 3
     expect(row.locator('td[data-metric="synthetic.original_accuracy"] a')).to_have_text("100.0%")
+    imports = page.locator("#import-jobs")  # "Your imports" on the version's page
+    expect(imports.locator(f'li[data-job-row="{job.pk}"] .badge')).to_have_text("succeeded")
+    expect(imports.locator("a.run-link")).to_have_attribute("href", f"/results/runs/{run.pk}/")
     page.wait_for_load_state("networkidle")
     page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert not page.js_errors
+    assert not celery_worker.failures and not page.js_errors
