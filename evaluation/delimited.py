@@ -1,4 +1,5 @@
-"""Delimited text (CSV, TSV) written in bounded pieces, for files and streaming responses alike."""
+"""Text written in bounded pieces, for files and streaming responses alike: delimited rows (CSV, TSV) and
+lines (JSON Lines)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,15 @@ def delimited_chunks(header: list[str], rows: Iterable, *, delimiter: str = ",",
             buffer.truncate()
             count = 0
     yield buffer.getvalue()
+
+
+def line_chunks(lines: Iterable[str], *, rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
+    """The given lines (without their line ends), each ended by a newline, yielded every `rows_per_chunk` lines."""
+    batch = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= rows_per_chunk:
+            yield "\n".join(batch) + "\n"
+            batch = []
+    if batch:
+        yield "\n".join(batch) + "\n"

@@ -69,7 +69,7 @@ from annotation.crowd.access import can_read_submissions
 from annotation.exporters import hf_dataset
 from config.roles import ADMIN, RESEARCHER, has_role
 from evaluation import kits, prediction_scores, results
-from evaluation.delimited import delimited_chunks
+from evaluation.delimited import delimited_chunks, line_chunks
 from evaluation.models import EvaluationRun
 from generation import job_files, jobs
 from generation.jobs import job_handler
@@ -513,14 +513,7 @@ def json_object_encoder(columns) -> Callable[[tuple], str]:
 def jsonl_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:
     """JSON Lines, one object per row (JSON columns as JSON values), in pieces of `rows_per_chunk` lines."""
     to_text = json_object_encoder(columns)
-    lines = []
-    for row in rows:
-        lines.append(to_text(row))
-        if len(lines) >= rows_per_chunk:
-            yield "\n".join(lines) + "\n"
-            lines = []
-    if lines:
-        yield "\n".join(lines) + "\n"
+    return line_chunks((to_text(row) for row in rows), rows_per_chunk=rows_per_chunk)
 
 
 def csv_chunks(columns, rows: Iterable[tuple], rows_per_chunk: int = TEXT_CHUNK_ROWS) -> Iterator[str]:

@@ -15,6 +15,7 @@ from django.utils.text import get_valid_filename
 
 from evaluation import benchmarks, kits
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.delimited import line_chunks
 from generation.frames import FramePolicy
 
 PLATFORM_FORMAT = "jsonl"  # the platform's own JSON lines (`evaluation.request_lines.request_line`)
@@ -52,8 +53,7 @@ class RequestExport:
 
 
 def platform_chunks(rows: Iterable) -> Iterator[str]:
-    for row in rows:
-        yield json.dumps(row.line, ensure_ascii=False) + "\n"
+    return line_chunks(json.dumps(row.line, ensure_ascii=False) for row in rows)
 
 
 def file_name(version, fmt: str) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from evaluation import jsonl
+from evaluation.delimited import line_chunks
 from evaluation.kits.registry import KitError, KitFormat, KitRow, register
 from evaluation.kits.rows import PredictionRow, RequestRow
 
@@ -36,14 +37,8 @@ def hash_string(text: str) -> str:
 
 
 def _lines(records: Iterable[dict]) -> Iterator[str]:
-    lines = []
-    for record in records:
-        lines.append(json.dumps(record, ensure_ascii=False, default=str))
-        if len(lines) >= CHUNK_LINES:
-            yield "\n".join(lines) + "\n"
-            lines = []
-    if lines:
-        yield "\n".join(lines) + "\n"
+    return line_chunks((json.dumps(record, ensure_ascii=False, default=str) for record in records),
+                       rows_per_chunk=CHUNK_LINES)
 
 
 def _strings(value, where: str, key: str) -> list[str]:
