@@ -20,7 +20,6 @@ import shutil
 from pathlib import Path
 
 from django.db import transaction
-from django.urls import NoReverseMatch, reverse
 
 from annotation.models import BenchmarkVersion
 from evaluation import imported_runs
@@ -68,18 +67,14 @@ def _options_params(options: ImportOptions) -> dict:
 
 def _stored_file(relative: str) -> Path:
     """The stored upload at `relative` (under the export root, never outside it)."""
-    root = job_files.export_root().resolve()
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    path = job_files.stored_file(relative)
+    if path is None:
         raise ImportRefused(f"The uploaded file {Path(relative).name} is no longer stored; upload it again.")
     return path
 
 
 def run_url(run_id: int) -> str:
-    try:
-        return reverse(RUN_URL_NAME, kwargs={"pk": run_id})
-    except NoReverseMatch:  # a process without the pages' URLs (a bare worker configuration)
-        return ""
+    return job_files.page_url(RUN_URL_NAME, run_id)
 
 
 @job_handler(IMPORT_JOB_KIND, label="Import predictions made elsewhere")

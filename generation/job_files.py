@@ -70,11 +70,17 @@ def zip_folder(folder: Path, out: Path) -> None:
         written.unlink(missing_ok=True)
 
 
-def download_url(job: Job) -> str:
+def page_url(name: str, pk: int) -> str:
+    """The URL of page `name` for object `pk`, or "" in a process without the pages' URLs (a bare worker
+    configuration), for a job's result to link to."""
     try:
-        return reverse(DOWNLOAD_URL_NAME, kwargs={"pk": job.pk})
-    except NoReverseMatch:  # a process without the pages' URLs (a bare worker configuration)
+        return reverse(name, kwargs={"pk": pk})
+    except NoReverseMatch:
         return ""
+
+
+def download_url(job: Job) -> str:
+    return page_url(DOWNLOAD_URL_NAME, job.pk)
 
 
 def file_result(job: Job, path: Path, *, message: str, **extra) -> dict:
@@ -94,6 +100,11 @@ def job_file(job: Job) -> Path | None:
     relative = (job.result or {}).get("path")
     if job.kind not in _DOWNLOADS or job.status != Job.Status.SUCCEEDED or not isinstance(relative, str):
         return None
+    return stored_file(relative)
+
+
+def stored_file(relative: str) -> Path | None:
+    """The file at `relative` under the export root, if it is there (never a path outside the root)."""
     root = export_root().resolve()
     path = (root / relative).resolve()
     if not path.is_relative_to(root) or not path.is_file():
