@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from django.utils.text import get_valid_filename
 
-from evaluation import benchmarks, kits
+from evaluation import benchmarks, kits, runs
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.delimited import line_chunks
 from generation.frames import FramePolicy
@@ -80,6 +81,21 @@ def request_export(version, options: RequestOptions, variants=(), fmt: str = PLA
     counted = Counted(kits.version_rows(version, options, tuple(variants), setting))
     write = platform_chunks if fmt == PLATFORM_FORMAT else kits.get(fmt).request_chunks
     return RequestExport(fmt, write(counted), counted, file_name(version, fmt))
+
+
+def checked_request_export(version, *, input_strategy: str = "default", prompting: str = "standard", seed: int = 0,
+                           option_order: str = "release", variants=(), fmt: str = PLATFORM_FORMAT,
+                           frames: str = "") -> RequestExport:
+    """`request_export` with the options checked against the version's benchmark first
+    (`runs.check_request_options`) and its first piece already made, so that whatever the options make the
+    export refuse is a ValueError here, before anything is sent."""
+    _, input_strategy, prompting, option_order, variants = runs.check_request_options(
+        version, input_strategy=input_strategy, prompting=prompting, option_order=option_order, variants=variants)
+    export = request_export(version, RequestOptions(input_strategy=input_strategy, prompting=prompting, seed=seed,
+                                                    option_order=option_order), variants, fmt, frames)
+    first = next(export.chunks, "")
+    export.chunks = chain([first], export.chunks)
+    return export
 
 
 def offered_options(version) -> dict | None:

@@ -8,8 +8,6 @@ Researchers and admins. The request options default to the paper's main setting,
 refusal found in the request (a bad option, a version that is not frozen, a file too large) re-renders the
 version's page with the reason (400) and keeps nothing; a malformed file fails the job with the reason."""
 
-from itertools import chain
-
 from django import forms
 from django.contrib import messages
 from django.http import StreamingHttpResponse
@@ -18,8 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import import_jobs, imported_runs, request_exports, runs
-from evaluation.benchmarks.base import RequestOptions
+from evaluation import import_jobs, imported_runs, request_exports
 from frontend.result_action_views import form_error
 from frontend.results_views import version_of, version_page
 
@@ -69,17 +66,13 @@ def download_requests(request, pk):
                             error=f"Version {version} is not frozen: its requests are exported once it is frozen.")
     chosen = form.options()
     try:
-        _, input_strategy, prompting, option_order, variants = runs.check_request_options(
-            version, input_strategy=chosen.input_strategy, prompting=chosen.prompting,
-            option_order=chosen.option_order, variants=chosen.variants)
-        export = request_exports.request_export(
-            version, RequestOptions(input_strategy=input_strategy, prompting=prompting, seed=chosen.seed,
-                                    option_order=option_order),
-            variants, form.cleaned_data["fmt"], form.cleaned_data["frames"])
-        first = next(export.chunks, "")  # the options are used here, so that a refusal is still a page
+        export = request_exports.checked_request_export(
+            version, input_strategy=chosen.input_strategy, prompting=chosen.prompting, seed=chosen.seed,
+            option_order=chosen.option_order, variants=chosen.variants, fmt=form.cleaned_data["fmt"],
+            frames=form.cleaned_data["frames"])
     except ValueError as exc:
         return version_page(request, version, status=400, error=f"The requests cannot be exported: {exc}")
-    response = StreamingHttpResponse(chain([first], export.chunks), content_type=export.content_type)
+    response = StreamingHttpResponse(export.chunks, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.file_name}"'
     return response
 
