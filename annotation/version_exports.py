@@ -6,13 +6,13 @@ role lets them export versions (curators, researchers, admins)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 
 from django.core.exceptions import PermissionDenied
 
 from annotation.benchmarks import registry
 from annotation.exporters import export_version, layouts_of
+from annotation.exporters.base import safe_name
 from annotation.exporters.hf import LAYOUT as HF_LAYOUT
 from annotation.models import BenchmarkVersion
 from config.roles import STAFF_ROLES, has_role
@@ -57,8 +57,7 @@ def enqueue_version_export(user, version: BenchmarkVersion, layout: str):
 
 def file_stem(version: BenchmarkVersion, layout: str) -> str:
     """The exported folder's name (and its zip's, with `.zip`): benchmark, label and layout."""
-    label = re.sub(r"[^A-Za-z0-9._-]+", "_", version.label).strip("._") or str(version.pk)
-    return f"{version.benchmark.slug}-{label}.{layout}"
+    return f"{version.benchmark.slug}-{safe_name(version.label, str(version.pk))}.{layout}"
 
 
 @job_handler(VERSION_EXPORT_JOB_KIND, label="Export a benchmark version")

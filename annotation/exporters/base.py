@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -188,6 +189,12 @@ def asset_for(item: BenchmarkItem, role: str):
 
 def media_path(item: BenchmarkItem, role: str, default: str) -> str:
     return source_of(item).get("media", {}).get(role) or default
+
+
+def safe_name(name: str, fallback: str = "item") -> str:
+    """`name` as a portable file name: runs of anything but letters, digits, `.`, `_` and `-` become `_`, without
+    leading or trailing dots and underscores; `fallback` when nothing is left."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or fallback
 
 
 def suffix(asset, fallback: str) -> str:

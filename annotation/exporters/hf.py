@@ -26,7 +26,6 @@ that `datasets.load_dataset(folder)` opens and the Hub's viewer shows
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -41,6 +40,7 @@ from annotation.exporters.base import (
     ReleaseWriter,
     media_path,
     register_shared_layout,
+    safe_name,
     source_of,
     suffix,
 )
@@ -74,14 +74,11 @@ def fields_of(item) -> dict:
     return {key: value for key, value in payload.items() if key != "kind" and not (key == "source" and provenance)}
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "item"
-
-
 def media_file(item, link) -> str:
     """Where a medium goes in the folder: under `media/`, at the release's path or the role's default."""
     asset = link.asset
-    default = f"{_safe(link.role)}/{_safe(item.external_id)}{suffix(asset, '.png' if link.image_id else '.mp4')}"
+    name = f"{safe_name(item.external_id)}{suffix(asset, '.png' if link.image_id else '.mp4')}"
+    default = f"{safe_name(link.role)}/{name}"
     return f"{MEDIA_FOLDER}/{media_path(item, link.role, default)}"
 
 
