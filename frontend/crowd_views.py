@@ -55,9 +55,20 @@ def _refused(request, exc: CrowdError, study: Study | None = None, *, title: str
     titles = {400: _("This link does not work"), 403: _("Not available to you"), 404: _("Not found"),
               409: _("Not available right now"), 413: _("Too large"), 429: _("Too many requests")}
     return render(request, "crowd/error.html", {
-        "study": study, "message": exc.message, "title": title or titles.get(exc.status, _("Not available")),
+        "study": study, "message": exc.message,
+        "title": title or getattr(exc, "title", "") or titles.get(exc.status, _("Not available")),
         "status": exc.status,
     }, status=exc.status)
+
+
+def _unreached(request, study: Study):
+    """The refusal page (403) when a platform worker's browser session did not enter this study by its link
+    (`platforms.check_reach`), else None."""
+    try:
+        platforms.check_reach(request, study)
+    except CrowdError as exc:
+        return _refused(request, exc, study)
+    return None
 
 
 def _frameable_by_mturk(response):
@@ -74,6 +85,8 @@ def work(request, slug):
     """The worker's current item (a reload shows the same one), or the next one, or 'nothing left'."""
     study = get_object_or_404(Study, slug=slug)
     language.activate_for(request, study)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     visit = platforms.recalled(request.session, slug)
     assignment_id = visit.assignment_id if visit else ""
     if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user):
@@ -110,6 +123,8 @@ def _private(response):
 def work_consent(request, slug):
     """The worker agrees to the study's consent / introduction page and goes on to their first item."""
     study = get_object_or_404(Study, slug=slug)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     task_page.give_consent(study, request.user)
     return redirect("crowd-work", slug=study.slug)
 
@@ -119,6 +134,8 @@ def work_done(request, slug):
     """Completion: the study's code and link; MTurk workers' assignment goes back to MTurk."""
     study = get_object_or_404(Study, slug=slug)
     language.activate_for(request, study)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     context = task_page.completion_context(study, request.user, platforms.recalled(request.session, slug))
     response = render(request, "crowd/done.html", context)
     return _frameable_by_mturk(response) if "mturk" in context else response
@@ -126,8 +143,9 @@ def work_done(request, slug):
 
 @roles_allowed(*WORKERS)
 def past_answer(request, pk):
-    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404."""
-    claim = get_object_or_404(selectors.handed_in_claims_of(request.user), pk=pk)
+    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404, and so is
+    one a platform worker's session does not reach (`platforms.reachable_claims`)."""
+    claim = get_object_or_404(platforms.reachable_claims(request, selectors.handed_in_claims_of(request.user)), pk=pk)
     language.activate_for(request, claim.study)
     return render(request, "crowd/past_answer.html", task_page.past_answer_context(claim))
 
@@ -152,6 +170,7 @@ def set_language(request):
 
 def _enter(request, study: Study, visit):
     user = platforms.worker_for(visit)
+    platforms.enter(study, visit, user)  # 409 for another session of the worker's run: nobody is signed in
     login(request, user, backend=platforms.BACKEND)
     platforms.remember(request.session, study.slug, visit)
     return redirect("crowd-work", slug=study.slug)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, review, submissions
-from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
+from annotation.crowd.models import Claim, Draft, PlatformEntry, Study, StudyItem, Submission, WorkerProfile
 from annotation.crowd.study_forms import StudySettingsForm
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
@@ -443,6 +443,137 @@ def test_behind_a_proxy_the_rate_limit_reads_the_configured_address_header(proli
     second = Client(REMOTE_ADDR=proxy, HTTP_X_REAL_IP="198.51.100.2").get(url, PROLIFIC_PARAMS)
     again = Client(REMOTE_ADDR=proxy, HTTP_X_REAL_IP="198.51.100.1").get(url, PROLIFIC_PARAMS)
     assert (first.status_code, second.status_code, again.status_code) == (302, 302, 429)
+
+
+# --- Entry bound to the platform's session -----------------------------------------------------
+
+def enter_and_answer(client, link, study, params, answer=GOOD):
+    """The worker opens the link, gets an item and hands in `answer`; their claim."""
+    assert client.get(reverse(link, kwargs={"slug": study.slug}), params).status_code == 302
+    assert client.get(reverse("crowd-work", kwargs={"slug": study.slug})).status_code == 200
+    user = get_user_model().objects.get(pk=client.session["_auth_user_id"])
+    claim = Claim.objects.get(worker=user, study=study, status=Claim.Status.ACTIVE)
+    submissions.submit(claim, user, answer)
+    return claim
+
+
+def test_a_known_prolific_pid_with_another_session_neither_signs_in_nor_shows_the_answers(prolific_study):
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-prolific", prolific_study,
+                             {**PROLIFIC_PARAMS}, {**GOOD, "description": "My private answer."})
+    past = reverse("crowd-past-answer", args=[claim.pk])
+    assert "My private answer." in worker.get(past).content.decode()
+
+    replay = Client()
+    response = replay.get(reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug}),
+                          {**PROLIFIC_PARAMS, "SESSION_ID": "another-session"})
+
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Started from another session" in page and "another Prolific session with this worker id" in page
+    assert "My private answer." not in page
+    assert "_auth_user_id" not in replay.session
+    assert replay.get(past).status_code == 302  # to the login page: nobody is signed in
+    assert "My private answer." not in replay.get(reverse("my-tasks"), follow=True).content.decode()
+    entry = PlatformEntry.objects.get()
+    assert (entry.session_id, entry.run, entry.refused_entries, entry.worker) == ("se456", "", 1, claim.worker)
+
+
+def test_the_same_prolific_session_comes_back_in(prolific_study):
+    """A refresh and a closed tab (a new browser with the same link) reach the worker's work again."""
+    first = Client()
+    claim = enter_and_answer(first, "crowd-entry-prolific", prolific_study, PROLIFIC_PARAMS)
+    url = reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug})
+    assert first.get(url, PROLIFIC_PARAMS).status_code == 302
+    work = first.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))
+    assert work.status_code == 200 and external_id(work)
+
+    again = Client()
+    assert again.get(url, PROLIFIC_PARAMS).status_code == 302
+    assert again.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 200
+    assert external_id(again.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))) == external_id(work)
+    assert PlatformEntry.objects.get().refused_entries == 0
+
+
+def test_a_first_link_to_another_study_reaches_none_of_the_earlier_answers(prolific_study):
+    """A returning worker's new session in another Prolific study is let in; whoever holds it (the worker, or
+    someone who knows the PID and made a session up) reaches that study's work only."""
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-prolific", prolific_study, PROLIFIC_PARAMS,
+                             {**GOOD, "description": "My private answer."})
+    other = make_study("second-prolific", recruitment_platform="prolific", platform_study_id="st999")
+
+    newcomer = Client()
+    response = newcomer.get(reverse("crowd-entry-prolific", kwargs={"slug": other.slug}),
+                            {**PROLIFIC_PARAMS, "STUDY_ID": "st999", "SESSION_ID": "made-up"})
+
+    assert response.status_code == 302 and int(newcomer.session["_auth_user_id"]) == claim.worker_id
+    assert newcomer.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 404
+    tasks = newcomer.get(reverse("my-tasks")).content.decode()
+    assert reverse("crowd-past-answer", args=[claim.pk]) not in tasks
+    assert reverse("crowd-work", kwargs={"slug": prolific_study.slug}) not in tasks
+    refused = newcomer.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))
+    assert refused.status_code == 403 and "My private answer." not in refused.content.decode()
+    assert newcomer.get(reverse("crowd-work-done", kwargs={"slug": prolific_study.slug})).status_code == 403
+    api = APIClient()
+    api.cookies = newcomer.cookies
+    assert api.get("/api/claims/").json()["results"] == []
+    assert api.get(f"/api/claims/{claim.pk}/").status_code == 404
+    assert api.post(f"/api/studies/{prolific_study.slug}/claim/").status_code == 403
+    # the other study's own work goes on as usual
+    assert newcomer.get(reverse("crowd-work", kwargs={"slug": other.slug})).status_code == 200
+    # and the worker's own session still reaches their answer
+    assert "My private answer." in worker.get(reverse("crowd-past-answer", args=[claim.pk])).content.decode()
+
+
+def test_a_known_mturk_worker_id_with_another_assignment_of_the_hit_is_refused(mturk_study):
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-mturk", mturk_study, MTURK_PARAMS,
+                             {**GOOD, "description": "My private answer."})
+    url = reverse("crowd-entry-mturk", kwargs={"slug": mturk_study.slug})
+
+    replay = Client()
+    response = replay.get(url, {**MTURK_PARAMS, "assignmentId": "3ASSIGN0099"})
+
+    assert response.status_code == 409 and "frame-ancestors" in response["Content-Security-Policy"]
+    assert "another Mechanical Turk session with this worker id" in response.content.decode()
+    assert "_auth_user_id" not in replay.session
+    assert replay.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 302
+    # the same assignment comes back in
+    again = Client()
+    assert again.get(url, MTURK_PARAMS).status_code == 302
+    assert "My private answer." in again.get(reverse("crowd-past-answer", args=[claim.pk])).content.decode()
+
+
+def test_another_hit_of_the_study_is_a_new_session_that_reaches_only_its_own_work(mturk_study):
+    worker = Client()
+    handed_in = enter_and_answer(worker, "crowd-entry-mturk", mturk_study, MTURK_PARAMS)
+    worker.get(reverse("crowd-work", kwargs={"slug": mturk_study.slug}))
+    left_open = Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE)
+    submissions.save_draft(left_open, handed_in.worker, {"description": "Half a thought"})
+
+    second = Client()
+    params = {**MTURK_PARAMS, "hitId": "3HIT0002", "assignmentId": "3ASSIGN0002"}
+    assert second.get(reverse("crowd-entry-mturk", kwargs={"slug": mturk_study.slug}), params).status_code == 302
+
+    left_open.refresh_from_db()
+    assert left_open.status == Claim.Status.RETURNED  # its draft is not shown to the new assignment
+    work = second.get(reverse("crowd-work", kwargs={"slug": mturk_study.slug})).content.decode()
+    assert "Half a thought" not in work
+    assert Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE).platform_assignment_id == \
+        "3ASSIGN0002"
+    assert second.get(reverse("crowd-past-answer", args=[handed_in.pk])).status_code == 404
+    assert PlatformEntry.objects.filter(run="3HIT0002", session_id="3ASSIGN0002").exists()
+
+
+def test_the_refusal_of_another_session_is_in_the_study_s_language():
+    study = make_study("in-italian", recruitment_platform="prolific", platform_study_id="st123", language="it")
+    url = reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
+    assert Client().get(url, PROLIFIC_PARAMS).status_code == 302
+    response = Client().get(url, {**PROLIFIC_PARAMS, "SESSION_ID": "another-session"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Avviato da un&#x27;altra sessione" in page and "un&#x27;altra sessione Prolific" in page
 
 
 # --- My tasks and queues ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ import io
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -481,6 +482,25 @@ def test_a_pair_sent_back_is_filtered_again_and_its_new_decision_counts(study, p
     filtration.record_decisions(returns, user=curator)
     kept.refresh_from_db()
     assert kept.outcome == "rejected" and pool_record(kept) is None
+
+
+def test_a_pair_sent_back_is_not_frozen_until_the_filtration_keeps_it_again(study, proposed, curator):
+    keeper, expert, second = (make_user(name, ANNOTATOR) for name in ("keeper", "expert", "refilterer"))
+    kept = filter_pair(study, keeper, {"verdict": "accept"})
+    filtration.record_decisions(study, user=curator)
+    item = pool_record(kept).item
+    returns = filtration.return_to_filtration(item, "The answer is wrong: she holds his hand.", expert).study
+
+    with pytest.raises(ValidationError) as refused:
+        freeze(item.version)
+    assert refused.value.items == [(item.external_id, refused.value.items[0][1])]
+    assert refused.value.items[0][1].startswith("sent back to filtration in the CVRR-ES curation by expert on ")
+    assert refused.value.items[0][1].endswith(": The answer is wrong: she holds his hand.")
+
+    filter_pair(returns, second, {"verdict": "correct", "corrected_answer": "To help him cross."})
+    filtration.record_decisions(returns, user=curator)
+    frozen = freeze(item.version)  # the filtration's new decision is the latest: the pair is kept
+    assert frozen.frozen and frozen.items.get().payload["answer"] == "To help him cross."
 
 
 def test_only_kept_pairs_of_unfrozen_pools_go_back(proposed, curator, captioned):
