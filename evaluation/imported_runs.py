@@ -96,8 +96,12 @@ def checksum(path: Path) -> tuple[str, int]:
 
 
 def detect_format(path: Path, fmt: str | None = None) -> str:
-    """The format asked for, else the one told from the file (`kits.detect`), else the platform's JSON lines."""
-    fmt = fmt or kits.detect(path) or PLATFORM_FORMAT
+    """The format asked for, else the one told from the file (`kits.detect`), else the platform's JSON lines;
+    ImportRefused for an unknown format or a file whose first line cannot be read."""
+    try:
+        fmt = fmt or kits.detect(path) or PLATFORM_FORMAT
+    except kits.KitError as exc:
+        raise ImportRefused(str(exc)) from None
     if fmt not in FORMATS:
         raise ImportRefused(f"Unknown predictions format {fmt!r}; known: {', '.join(FORMATS)}.")
     return fmt

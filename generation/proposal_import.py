@@ -21,6 +21,7 @@ import json
 
 from django.db import transaction
 
+from config import json_text
 from config.roles import ADMIN, CURATOR, has_role
 from generation.models import Proposal, ProposalSet
 from generation.proposals import IMPORTED_BACKEND, ProposalError, task_kind
@@ -45,7 +46,7 @@ def rows_from_jsonl(text: str) -> list:
     rows, problems = [], []
     for number, line in enumerate((line for line in (text or "").splitlines() if line.strip()), start=1):
         try:
-            rows.append(json.loads(line))
+            rows.append(json_text.loads(line))
         except json.JSONDecodeError as exc:
             problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             rows.append(None)

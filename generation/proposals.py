@@ -45,7 +45,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from config import state
+from config import json_text, state
 from config.roles import ADMIN, CURATOR, has_role
 from generation import frames, jobs
 from generation.backends._hf import check_params
@@ -344,7 +344,7 @@ class ProposalTask:
             except ValueError as exc:
                 return [_malformed(str(exc))]
         try:
-            value = json.loads(text)
+            value = json_text.loads(text)
         except json.JSONDecodeError as exc:
             return [_malformed(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
         if not self.many:

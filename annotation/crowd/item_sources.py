@@ -28,6 +28,7 @@ from annotation.crowd import assignment, kinds
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion, Image, Video
+from config import json_text
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 10_000
@@ -74,7 +75,7 @@ def _decode(raw: bytes, batch: Batch) -> str | None:
 
 def _json_value(text: str, name: str):
     try:
-        return json.loads(text)
+        return json_text.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name} is not valid JSON ({exc.msg})") from None
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotation.importers.base import Problems, at_line, relative
+from config import json_text
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".json")
 
@@ -44,8 +45,7 @@ def read_json(path: Path, root: Path, problems: Problems):
     """The parsed file, or None after adding a problem that says where the JSON breaks."""
     where = relative(path, root)
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            return json.load(handle)
+        return json_text.load(path)
     except json.JSONDecodeError as exc:
         problems.add(where, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
     except UnicodeDecodeError as exc:
@@ -189,7 +189,7 @@ def _read_json_rows(path, root, problems, *, aliases, required) -> Table | None:
             if not line.strip():
                 continue
             try:
-                entries.append((at_line(file, number), {"line": number}, json.loads(line)))
+                entries.append((at_line(file, number), {"line": number}, json_text.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.add(at_line(file, number), f"not valid JSON ({exc.msg} at column {exc.colno})")
     table = Table(file=file, columns=None)

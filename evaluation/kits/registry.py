@@ -48,7 +48,8 @@ class KitFormat:
         raise NotImplementedError
 
     def recognises(self, path: Path) -> bool:
-        """Whether a file looks like this kit's output (by its extension, or its first line)."""
+        """Whether a file looks like this kit's output (by its extension, or its first line); KitError for a first
+        line that cannot be read at all."""
         raise NotImplementedError
 
     def rows(self, path: Path) -> Iterator[KitRow]:
@@ -85,6 +86,7 @@ def labels() -> dict[str, str]:
 
 
 def detect(path: Path) -> str | None:
-    """The one kit format whose output the file looks like, or None (none, or more than one)."""
+    """The one kit format whose output the file looks like, or None (none, or more than one); KitError for a file
+    whose first line cannot be read at all (nested too deep)."""
     found = [name for name, kit in _FORMATS.items() if kit.recognises(path)]
     return found[0] if len(found) == 1 else None
