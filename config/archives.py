@@ -25,7 +25,15 @@ READ_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplemente
 
 
 class ArchiveRefused(ValueError):
-    """An archive that cannot be read within the limits; the message says which and why."""
+    """An archive that cannot be read within the limits: `name` and `reason`; the message is "name: reason"."""
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(f"{name}: {reason}.")
+        self.name, self.reason = name, reason
+
+
+class ArchiveDamaged(ArchiveRefused):
+    """Not a zip archive at all, or a damaged one (as opposed to one past the limits)."""
 
 
 def max_members() -> int:
@@ -36,8 +44,8 @@ def max_bytes() -> int:
     return settings.IMPORT_ZIP_MAX_MB * 1024 * 1024
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):,.0f} MB"
+def _size(size: int) -> str:
+    return f"{size:,} bytes" if size < 1024 * 1024 else f"{size / (1024 * 1024):,.0f} MB"
 
 
 def open_zip(file, name: str, *, byte_limit: int | None = None, extracting: bool = False) -> zipfile.ZipFile:
@@ -46,7 +54,7 @@ def open_zip(file, name: str, *, byte_limit: int | None = None, extracting: bool
     try:
         archive = zipfile.ZipFile(file)
     except READ_ERRORS as exc:
-        raise ArchiveRefused(f"{name}: not a zip archive, or a damaged one ({exc}).") from None
+        raise ArchiveDamaged(name, f"not a zip archive, or a damaged one ({exc})") from None
     try:
         check_members(archive, name, byte_limit=byte_limit, extracting=extracting)
     except ArchiveRefused:
@@ -59,16 +67,16 @@ def check_members(archive: zipfile.ZipFile, name: str, *, byte_limit: int | None
                   extracting: bool = False) -> None:
     members = archive.infolist()
     if len(members) > max_members():
-        raise ArchiveRefused(f"{name} holds {len(members):,} files; an archive may hold at most {max_members():,}.")
-    limit = min(byte_limit, max_bytes()) if byte_limit else max_bytes()
+        raise ArchiveRefused(name, f"{len(members):,} files, where an archive may hold at most {max_members():,}")
+    limit = max_bytes() if byte_limit is None else min(byte_limit, max_bytes())
     total = sum(member.file_size for member in members)
     if total > limit:
-        raise ArchiveRefused(f"{name} is {_megabytes(total)} once extracted; the limit is {_megabytes(limit)}.")
+        raise ArchiveRefused(name, f"{_size(total)} once extracted, where the limit is {_size(limit)}")
     for member in members:
         if member.flag_bits & 0x1:
-            raise ArchiveRefused(f"{name}: {member.filename!r} is encrypted; upload an archive without a password.")
+            raise ArchiveRefused(name, f"{member.filename!r} is encrypted; upload an archive without a password")
         if extracting and safe_parts(member.filename) is None:
-            raise ArchiveRefused(f"{name}: unsafe path {member.filename!r} (a name must stay inside the archive).")
+            raise ArchiveRefused(name, f"unsafe path {member.filename!r} (a name must stay inside the archive)")
 
 
 def safe_parts(filename: str) -> tuple[str, ...] | None:
@@ -88,7 +96,7 @@ def read_member(archive: zipfile.ZipFile, member, name: str):
             while chunk := source.read(CHUNK):
                 yield chunk
     except READ_ERRORS as exc:
-        raise ArchiveRefused(f"{name}: {label!r} cannot be read: the archive is damaged ({exc}).") from None
+        raise ArchiveDamaged(name, f"{label!r} cannot be read: the archive is damaged ({exc})") from None
 
 
 def extract(file, name: str, folder: Path) -> list[Path]:

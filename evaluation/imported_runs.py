@@ -107,6 +107,19 @@ def detect_format(path: Path, fmt: str | None = None) -> str:
     return fmt
 
 
+def check_file(path: Path, fmt: str) -> None:
+    """ImportRefused for a file that is no file of its kit's at all (`KitFormat.check`: the wrong type, a damaged
+    workbook, not UTF-8 text), before a job reads its rows."""
+    if fmt == PLATFORM_FORMAT:
+        return
+    try:
+        kits.get(fmt).check(path)
+    except kits.KitError as exc:
+        raise ImportRefused(str(exc)) from None
+    except OSError as exc:
+        raise ImportRefused(f"Cannot read {path.name}: {exc.strerror}.") from None
+
+
 def _predictions(path: Path, reading: _Reading, requests: list) -> Iterator[dict]:
     """The file's predictions (request id, response, sample, judgment) one at a time, kit rows joined to
     `requests` (in the export order) as `score` joins them."""

@@ -90,11 +90,11 @@ def test_a_zip_bomb_is_refused_before_it_is_extracted(curator_client, astronaut,
     settings.IMPORT_ZIP_MAX_MB = 1
     bomb = zipped({"zeros.bin": bytes(2 * 1024 * 1024)}, zipfile.ZIP_DEFLATED)
     assert len(bomb) < 10 * 1024
-    assert_refused(post_sources(curator_client, bomb), "images.zip is 2 MB once extracted; the limit is 1 MB.",
+    assert_refused(post_sources(curator_client, bomb), "images.zip: 2 MB once extracted, where the limit is 1 MB.",
                    media_root=media_root)
     settings.IMPORT_ZIP_MAX_MB, settings.IMPORT_ZIP_MAX_MEMBERS = 2048, 3
     many = zipped({"astronaut.png": astronaut.read_bytes(), **{f"empty-{n}.txt": b"" for n in range(3)}})
-    assert_refused(post_sources(curator_client, many), "images.zip holds 4 files; an archive may hold at most 3.",
+    assert_refused(post_sources(curator_client, many), "images.zip: 4 files, where an archive may hold at most 3.",
                    media_root=media_root)
 
 

@@ -19,6 +19,7 @@ Uploaded files:
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -28,7 +29,7 @@ from annotation.crowd import assignment, kinds
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion, Image, Video
-from config import json_text
+from config import json_text, table_limits
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 10_000
@@ -95,13 +96,30 @@ def _jsonl_rows(text: str, batch: Batch) -> None:
         batch.add(number, row)
 
 
+def _csv_records(text: str, batch: Batch) -> Iterator[tuple[int, dict]]:
+    """(line, {column: value}) of each row below the header, as `csv.DictReader` makes them (a short row's missing
+    values None; blank lines skipped), within `config.table_limits`; a malformed file is a problem of the batch."""
+    reader = table_limits.Reader(io.StringIO(text), "the file", where=lambda line: f"line {line}")
+    try:
+        header = next(reader, None)
+        if not header or "external_id" not in header:
+            batch.problem(1, "the header row needs an 'external_id' column")
+            return
+        for values in reader:
+            if not values:
+                continue
+            if len(values) > len(header):
+                yield reader.line_num, {None: values[len(header):]}
+            else:
+                yield reader.line_num, dict(zip(header, values + [None] * (len(header) - len(values)), strict=True))
+    except table_limits.TableRefused as exc:
+        batch.problem(exc.line, exc.reason)
+    except csv.Error as exc:
+        batch.problem(reader.line_num, f"not valid CSV ({exc})")
+
+
 def _csv_rows(text: str, batch: Batch) -> None:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "external_id" not in reader.fieldnames:
-        batch.problem(1, "the header row needs an 'external_id' column")
-        return
-    for record in reader:
-        number = reader.line_num
+    for number, record in _csv_records(text, batch):
         if None in record:
             batch.problem(number, "more values than columns")
             continue

@@ -52,6 +52,10 @@ class KitFormat:
         line that cannot be read at all."""
         raise NotImplementedError
 
+    def check(self, path: Path) -> None:
+        """KitError when the file is no file of this kit's at all (the wrong type, damaged, not UTF-8 text), from
+        what its start shows; its rows are checked as they are read."""
+
     def rows(self, path: Path) -> Iterator[KitRow]:
         """The rows of a kit's output file one at a time, as they are read (a large file is never held whole);
         KitError naming the line or row of what is malformed, when the reading reaches it."""
