@@ -11,7 +11,6 @@ views call `request_json(request)`. Both raise errors with an HTTP `status` and 
 """
 
 import json
-import re
 from typing import Any
 
 from django.conf import settings
@@ -21,9 +20,7 @@ from rest_framework.parsers import JSONParser
 
 from config import json_text
 
-# the only ways a NUL or a lone surrogate gets into parsed JSON: raw ones are invalid JSON or UTF-8
-SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
-BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+SUSPECT_ESCAPE, BAD_CHARACTER = json_text.SUSPECT_ESCAPE, json_text.BAD_CHARACTER
 
 
 class JsonBodyError(Exception):

@@ -49,7 +49,7 @@ def rows_from_jsonl(text: str) -> list:
     rows, problems = [], []
     for number, line in enumerate((line for line in (text or "").splitlines() if line.strip()), start=1):
         try:
-            rows.append(json_text.loads(line))
+            rows.append(json_text.loads(line, keep_nul=True))  # cleaned and counted when stored
         except json.JSONDecodeError as exc:
             problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             rows.append(None)

@@ -344,7 +344,7 @@ class ProposalTask:
             except ValueError as exc:
                 return [_malformed(str(exc))]
         try:
-            value = json_text.loads(text)
+            value = json_text.loads(text, keep_nul=True)  # model output: cleaned where it is stored
         except json.JSONDecodeError as exc:
             return [_malformed(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
         if not self.many:

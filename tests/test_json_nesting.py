@@ -1,8 +1,11 @@
 """JSON nested too deep in a file people bring is refused with the line it is on, never a crash: one shared
 reader (`config.json_text`, `IMPORT_JSON_MAX_DEPTH`) behind every JSON and JSON Lines import (predictions made
 elsewhere on the API, the page and the command line, with format auto-detection; crowd study items; imported
-proposals; release and C-VQA source files), and nothing is written then."""
+proposals; release and C-VQA source files), and nothing is written then. The same reader refuses text the
+database cannot store (a NUL character, a lone surrogate) in people's data; model output keeps it, to be
+cleaned where it is stored (tests/test_model_text_nul.py)."""
 
+import html
 import json
 
 import pytest
@@ -146,4 +149,39 @@ def test_cvqa_source_files_nested_too_deep_are_refused_on_the_page_and_the_comma
     (tmp_path / "v2_annotations.json").write_text('{"annotations": []}')
     with pytest.raises(CommandError, match=REFUSAL):
         call_command("import_cvqa_sources", str(tmp_path), "--version", "s", "--format", "vqa")
+    assert not BenchmarkVersion.objects.filter(benchmark__slug="cvqa").exists()
+
+
+# --- Text the database cannot store --------------------------------------------------------------------------
+
+def test_the_shared_reader_refuses_nul_and_lone_surrogates_unless_reading_model_output():
+    with pytest.raises(json_text.JsonNotStorable) as caught:
+        json_text.loads('{"a": 1,\n "b": "x\\u0000y"}')
+    assert str(caught.value) == "holds a NUL character (\\u0000), which cannot be stored (at line 2, column 9)"
+    with pytest.raises(json_text.JsonNotStorable, match=r"a lone surrogate \(\\ud83d\), which is not valid Unicode"):
+        json_text.loads('{"\\ud83d": 1}')
+    assert json_text.loads('{"a": "\\\\u0000 \\ud83d\\ude00"}') == {"a": "\\u0000 \U0001f600"}  # no NUL, a pair
+    assert json_text.loads('["x\\u0000y"]', keep_nul=True) == ["x\x00y"]
+
+
+def test_study_items_and_source_files_holding_nul_are_refused_naming_the_row(curator, curator_client, astronaut):
+    study = create_study("nul", form=FORM, items=0, state=Study.State.DRAFT)
+    text = ('{"external_id": "a", "payload": {"caption": "fine"}}\n'
+            '{"external_id": "b", "payload": {"caption": "a\\u0000b"}}\n'
+            '{"external_id": "c", "payload": {"caption": "a\\ud800b"}}\n')
+    response = logged_in_client(curator).post(reverse("crowd-study-items", args=[study.slug]), {
+        "source": "file", "file": SimpleUploadedFile("items.jsonl", text.encode())})
+    assert response.status_code == 400
+    assert response.context["outcome"].problems == [
+        {"row": 2, "problem": "the line is not valid JSON (holds a NUL character (\\u0000), which cannot be stored)"},
+        {"row": 3, "problem": "the line is not valid JSON (holds a lone surrogate (\\ud800), which is not valid "
+                              "Unicode)"}]
+    assert not study.items.exists()
+    questions = '{"questions": [{"image_id": 1, "question": "How\\u0000 many?", "question_id": 1}]}'
+    response = curator_client.post(reverse("cvqa-sources"), {
+        "version": "s", "format": "vqa", "questions": SimpleUploadedFile("q.json", questions.encode()),
+        "annotations": SimpleUploadedFile("a.json", b'{"annotations": []}'),
+        "images": SimpleUploadedFile("x.png", astronaut.read_bytes())})
+    assert response.status_code == 400
+    assert "questions.json: not valid JSON (holds a NUL character" in html.unescape(response.content.decode())
     assert not BenchmarkVersion.objects.filter(benchmark__slug="cvqa").exists()

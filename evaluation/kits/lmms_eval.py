@@ -78,7 +78,7 @@ class LmmsEval(KitFormat):
         try:
             with open(path, encoding="utf-8") as lines:
                 number, first = next(((n, line) for n, line in enumerate(lines, start=1) if line.strip()), (1, ""))
-            record = json_text.loads(first)
+            record = json_text.loads(first, keep_nul=True)
         except json_text.JsonTooDeep as exc:
             raise KitError(f"{path.name} line {number}: {exc}.") from None
         except (OSError, ValueError):
@@ -89,7 +89,7 @@ class LmmsEval(KitFormat):
     def rows(self, path: Path) -> Iterator[KitRow]:
         with open(path, encoding="utf-8") as lines:
             try:
-                for where, record in jsonl.records(lines, path.name):
+                for where, record in jsonl.records(lines, path.name, keep_nul=True):
                     yield self.row(where, record)
             except UnicodeDecodeError:
                 raise KitError(f"{path.name}: not UTF-8 text.") from None

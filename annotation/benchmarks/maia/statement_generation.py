@@ -106,7 +106,7 @@ def read_true_statements(text: str) -> dict:
     blank lines are skipped) or a JSON list of 8 strings. ValueError says what is wrong."""
     if text.startswith("["):
         try:
-            value = json_text.loads(text)
+            value = json_text.loads(text, keep_nul=True)  # model output
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
         if len(value) != N_ANSWERS:
