@@ -165,6 +165,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
 JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Files people bring (uploads, imports, the CLI): JSON and JSON Lines nested deeper are refused, naming the line
+# (config.json_text); zip archives hold at most so many members and bytes once extracted (config.archives);
+# tables (CSV, TSV, .xlsx) hold at most so many rows, characters a cell and megabytes (config.table_limits).
+IMPORT_JSON_MAX_DEPTH = env_int("IMPORT_JSON_MAX_DEPTH", 128)
+IMPORT_ZIP_MAX_MEMBERS = env_int("IMPORT_ZIP_MAX_MEMBERS", 10_000)
+IMPORT_ZIP_MAX_MB = env_int("IMPORT_ZIP_MAX_MB", 2048)
+IMPORT_TABLE_MAX_ROWS = env_int("IMPORT_TABLE_MAX_ROWS", 1_000_000)
+IMPORT_TABLE_MAX_CELL_CHARS = env_int("IMPORT_TABLE_MAX_CELL_CHARS", 8 * 1024 * 1024)
+IMPORT_TABLE_MAX_MB = env_int("IMPORT_TABLE_MAX_MB", 512)
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # A local text-embedding model (a folder transformers' AutoModel loads, e.g. a sentence-embedding or NLI
 # encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled

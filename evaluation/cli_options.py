@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import json
-
 from django.core.management import CommandError
 
+from config import json_text
 from evaluation import benchmarks
 
 
@@ -28,7 +27,7 @@ def parse_option(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise CommandError(f"--backend-option takes key=value (got {text!r}).")
     try:
-        parsed = json.loads(value)
+        parsed = json_text.loads(value)
     except ValueError:
         parsed = value
     return key.strip(), parsed

@@ -33,7 +33,9 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, IntegerField, Q, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkVersion
@@ -42,7 +44,7 @@ from evaluation import heartbeats, runner, subsets
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk
-from generation import jobs
+from generation import jobs, model_text
 from generation.backends import registry
 from generation.backends.base import BackendError
 from generation.frames import FramePolicy
@@ -349,12 +351,21 @@ def refresh_progress(run_id: int) -> Progress:
     return progress
 
 
+def nul_removed(run: EvaluationRun) -> int:
+    """The NUL characters removed from the run's predictions' text (`generation.model_text`: each prediction
+    counts its own in `params`), which the database could not have kept."""
+    found = run.predictions.filter(params__has_key=model_text.NUL_KEY).aggregate(
+        total=Sum(Cast(KeyTextTransform(model_text.NUL_KEY, "params"), IntegerField())))["total"]
+    return found or 0
+
+
 def summary(run: EvaluationRun) -> dict:
     run.refresh_from_db()
     elapsed = (run.finished_at or timezone.now()) - run.started_at if run.started_at else None
     return {"run": run.pk, "status": run.status, "message": run.message, "total": run.total_predictions,
             "predictions": run.completed_predictions, "from_cache": run.cached_predictions,
-            "errors": run.failed_predictions, "seconds": round(elapsed.total_seconds(), 3) if elapsed else None}
+            "errors": run.failed_predictions, "nul_removed": nul_removed(run),
+            "seconds": round(elapsed.total_seconds(), 3) if elapsed else None}
 
 
 def _sync_job(run: EvaluationRun) -> None:

@@ -77,18 +77,24 @@ class RunSerializer(RunProgressSerializer):
     variants = JSONListField(read_only=True, help_text="the task variants run; empty: every variant of the benchmark")
     describer = JSONObjectField(read_only=True, help_text="image-to-text: {backend, model_id, revision, "
                                                           "resolved_revision, options}")
+    nul_removed = serializers.SerializerMethodField()
 
     class Meta(RunProgressSerializer.Meta):
         fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
                   "backend", "backend_options", "input_strategy", "prompting", "option_order", "frames", "frame_policy",
                   "generation_params", "seed", "variants", "limit", "subset", "n_samples", "describer", "batch_size",
                   "chunk_size", "workers", "total_requests", *RunProgressSerializer.Meta.fields[1:], "job",
-                  "created_by", "created_at", "transitions"]
+                  "created_by", "created_at", "transitions", "nul_removed"]
         read_only_fields = fields
 
     def get_frames(self, run) -> str:
         """The frame policy as a spec (`uniform:8@448`)."""
         return frame_spec(run)
+
+    def get_nul_removed(self, run) -> int:
+        """NUL characters removed from the model's replies before they were stored (the database keeps none);
+        each prediction counts its own in `params.nul_removed`."""
+        return runs.nul_removed(run)
 
 
 class PredictionSerializer(serializers.ModelSerializer):

@@ -206,7 +206,7 @@ def _detail(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
         "run": run, **_run_row(run), "error": error, "transitions": run.transitions,
         "predictions": predictions, "prediction_rows": rows,
         "backend_options": _pretty(run.backend_options), "generation_params": _pretty(run.generation_params),
-        "cot_reasoning": results.cot_reasoning(run),
+        "cot_reasoning": results.cot_reasoning(run), "nul_removed": runs.nul_removed(run),
         "can_cancel": can_control and run.status in (EvaluationRun.Status.PENDING, EvaluationRun.Status.RUNNING),
         "can_resume": can_control and run.status in (EvaluationRun.Status.FAILED, EvaluationRun.Status.CANCELLED),
     }, status=status)

@@ -116,7 +116,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         study = self.get_object()
         if study.state == Study.State.CLOSED:
             return Response({"error": "A closed study takes no new items."}, status=409)
-        rows = StudyItemInSerializer(data=request.data, many=True)
+        rows = StudyItemInSerializer(data=request.data, many=True, context={"study": study})
         rows.is_valid(raise_exception=True)
         ids = [row["external_id"] for row in rows.validated_data]
         clashes = set(StudyItem.objects.filter(study=study, external_id__in=ids).values_list("external_id", flat=True))

@@ -27,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.blackswan import variants, versions
 from annotation.importers.base import text
 from annotation.importers.files import FileIndex
+from config import json_text
 from generation.media_probe import VIDEO_EXTENSIONS
 from generation.models import Job
 
@@ -105,7 +106,7 @@ class Command(BaseCommand):
     @staticmethod
     def _records(path: Path) -> list:
         try:
-            records = json.loads(path.read_text(encoding="utf-8-sig"))
+            records = json_text.load(path)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror or exc}.") from None
         except json.JSONDecodeError as exc:

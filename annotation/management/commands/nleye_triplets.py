@@ -9,12 +9,11 @@ The proposals are decided like any other: in the proposals queue (`/generation/`
 review study (`manage.py review_proposals`); an accepted or corrected one writes the triplet's prompts.
 """
 
-import json
-
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.nleye import prompts, stages, triplets
+from config import json_text
 from generation.proposals import ProposalError
 
 
@@ -24,7 +23,7 @@ def backend_option(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise CommandError(f"--backend-option takes key=value (got {text!r}).")
     try:
-        return key.strip(), json.loads(value)
+        return key.strip(), json_text.loads(value)
     except ValueError:
         return key.strip(), value
 

@@ -125,7 +125,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Run {result['run']} {result['status']}: {result['predictions']}/{result['total']} predictions, "
             f"{result['from_cache']} from cache, {result['errors']} errors, "
-            f"{time.monotonic() - started:.1f} s")
+            + (f"{result['nul_removed']} NUL characters removed from the replies, " if result["nul_removed"] else "")
+            + f"{time.monotonic() - started:.1f} s")
         if run.status != EvaluationRun.Status.SUCCEEDED:
             raise CommandError(f"Run {run.pk} {run.status}: {run.message}. "
                                f"Resume it with: manage.py evaluate --resume {run.pk}")

@@ -115,7 +115,10 @@ class Command(BaseCommand):
     def _from_file(self, options):
         version, request_options, variants = request_setup(options)
         path = Path(options["predictions"])
-        fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT
+        try:
+            fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT
+        except kits.KitError as exc:
+            raise CommandError(str(exc)) from None
         setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
                    "seed": request_options.seed, "option_order": request_options.option_order,
                    "variants": list(variants), "predictions": options["predictions"], "predictions_format": fmt}
