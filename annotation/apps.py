@@ -14,7 +14,12 @@ class AnnotationConfig(AppConfig):
             version_exports,
         )
         from annotation.benchmarks import registry
-        from annotation.blackswan import localization_study, splits, versions  # noqa: F401  (BlackSwan jobs and kinds)
+        from annotation.blackswan import (  # noqa: F401  (BlackSwan jobs and kinds; the staged reveal's veto)
+            localization_study,
+            reveal_guard,
+            splits,
+            versions,
+        )
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
