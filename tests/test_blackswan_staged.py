@@ -541,7 +541,7 @@ def test_the_mturk_preview_of_a_staged_study_shows_no_video(study, client):
 def test_a_staged_item_without_its_split_is_refused_clearly(study, worker, split):
     item = StudyItem.objects.get(study=study)
     StudyItem.objects.filter(pk=item.pk).update(payload={"split_id": 987654})
-    response = logged_in_client(worker).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = logged_in_client(worker).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     assert response.status_code == 409
     assert "/media/files/" not in response.content.decode()
 

@@ -73,6 +73,13 @@ def active_claim(study: Study, worker) -> Claim | None:
     return Claim.objects.filter(study=study, worker=worker, status=Claim.Status.ACTIVE).select_related("item").first()
 
 
+def current_claim(study: Study, worker, *, now=None) -> Claim | None:
+    """The worker's active claim in the study whose lease still runs; reads only (claims and times out nothing)."""
+    return (Claim.objects.select_related("item", "draft")
+            .filter(study=study, worker=worker, status=Claim.Status.ACTIVE, lease_expires_at__gt=now or timezone.now())
+            .first())
+
+
 def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = "",
                facts: eligibility.Standing | None = None) -> Claim | None:
     """Give the worker their current claim, or a new one; None when nothing is left for them.
