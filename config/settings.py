@@ -1,8 +1,9 @@
 """Settings, all read from the environment (see README, "Production").
 
-With no environment at all the platform runs in development mode on an embedded
-default: a SQLite file in the project folder and a file-system Celery broker, so
-background jobs run in a worker process without Redis.
+DEBUG is off unless the environment turns it on (DJANGO_DEBUG=true: `make demo` and the test
+settings do); with it off, DJANGO_SECRET_KEY is required. Everything else has an embedded
+default that needs no services: a SQLite file in the project folder and a file-system Celery
+broker, so background jobs run in a worker process without Redis.
 """
 
 from pathlib import Path
@@ -15,12 +16,13 @@ from config.env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PLATFORM_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+DEBUG = env_bool("DJANGO_DEBUG", False)
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (its default). "
+                                   "For development set DJANGO_DEBUG=true, as `make demo` does.")
     SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])

@@ -204,7 +204,7 @@ def test_a_qualified_expert_sees_the_video_the_dimension_the_question_and_the_an
     study = create_expert_study(pool, curator, seed=1, size=6).study
     expert = make_user("expert", ANNOTATOR)
     expert_group.grant(expert, curator)
-    page = logged_in_client(expert).get(reverse("crowd-work", args=[study.slug]))
+    page = logged_in_client(expert).post(reverse("crowd-work", args=[study.slug]), follow=True)
     html = page.content.decode()
     assert page.status_code == 200
     assert f'src="{reverse("media-video-file", kwargs={"pk": video.pk})}"' in html

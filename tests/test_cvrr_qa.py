@@ -330,7 +330,7 @@ def test_the_filtration_item_shows_video_caption_dimension_description_pair_and_
     assert [o["text"].split(":")[0] for o in fields["verdict"]["options"]] == ["Keep", "Fix", "Remove"]
     assert [o["id"] for o in fields["reason"]["options"]] == ["unrelated", "not_answerable", "answer_in_question"]
 
-    page = annotator_client.get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    page = annotator_client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).content.decode()
     assert f'src="{reverse("media-video-file", kwargs={"pk": video.pk})}"' in page
     for text in (CAPTION, info.name, info.description, PAIRS[0]["question"], "answer in the question"):
         assert text.replace("'", "&#x27;") in page

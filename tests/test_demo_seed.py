@@ -284,7 +284,7 @@ def test_the_demo_has_an_open_maia_answer_study_in_italian(seeded):
     assert {len(item.payload["answers"]) for item in drafts} == {3}
     client = Client()
     client.force_login(get_user_model().objects.get(username="annotator"))
-    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = client.post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert "<video" in page and "rispondi solo dalle immagini" in page
     assert any(item.payload["question"] in page for item in drafts)
 
@@ -312,7 +312,7 @@ def test_the_demo_has_a_cvqa_verification_study_and_a_synthetic_version(seeded):
                                    "(no model)", outcome="accepted").count() == 4
     client = Client()
     client.force_login(get_user_model().objects.get(username="annotator"))
-    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = client.post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert "Is the new question still about the image?" in page and "<img" in page
     curator = Client()
     curator.force_login(get_user_model().objects.get(username="curator"))

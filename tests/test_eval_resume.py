@@ -40,7 +40,7 @@ def toy(monkeypatch):
 def worker_env(media_root: Path, var_dir: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DJANGO_"))}
     env.update(DATABASE_URL=database_url(connection.settings_dict), MEDIA_ROOT=str(media_root),
-               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", DJANGO_DEBUG="true")
     return env
 
 

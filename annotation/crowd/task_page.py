@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.blackswan import staged
-from annotation.crowd import consent, eligibility, forms, kinds, platforms, progress
+from annotation.crowd import assignment, consent, eligibility, forms, kinds, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
@@ -153,6 +153,13 @@ def task_context(study: Study, claim: Claim) -> dict:
         "claim": claim, "draft": draft, "preview": False, "show_instructions": earlier == 0,
         "items_done": earlier, **item_media(claim.item, study), **_standing(study, claim.worker),
     }
+
+
+def start_context(study: Study, worker, visit=None) -> dict:
+    """The page a worker without an item in hand sees: the study, where they stand, and a button that
+    claims the next item (`/work/<slug>/` with POST). StudyNotOpen / NotEligible when they may not claim."""
+    assignment.check_may_claim(study, eligibility.standing(study, worker))
+    return {"study": study, "visit": visit, **_standing(study, worker)}
 
 
 def _standing(study: Study, worker) -> dict:

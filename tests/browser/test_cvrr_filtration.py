@@ -44,7 +44,7 @@ def submit_and_go_on(page) -> None:
 
 
 def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, make_user, login, video,
-                                                   scripted):  # noqa: F811
+                                                   scripted, start_work):  # noqa: F811
     curator, annotator = make_user("cora", CURATOR), make_user("ann", ANNOTATOR)
     item = make_video("v1", media=video)
     scripted.REPLIES[CAPTION] = json.dumps(PAIRS)
@@ -65,7 +65,7 @@ def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, ma
 
     page.context.clear_cookies()
     login(page, annotator)
-    page.goto(live_server.url + f"/work/{filtration.studies().get().slug}/")
+    start_work(page, filtration.studies().get().slug)
     info = qa_generation.DEFAULT_DIMENSIONS[DIMENSION]
     shown = page.locator(".task-item")
     for text in (CAPTION, info.name, info.description, PAIRS[0]["question"]):

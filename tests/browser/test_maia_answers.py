@@ -23,7 +23,7 @@ pytestmark = [
 
 
 def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server, browser_page, make_user, login,
-                                                                      bikes, settings, monkeypatch):
+                                                                      bikes, settings, monkeypatch, start_work):
     curator = make_user("cora", CURATOR)
     worker = make_user("wanda", ANNOTATOR)
     video = ingest_path(bikes, user=curator)
@@ -38,7 +38,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
 
     # 1. The worker reads the question, its category and the reminder, and writes an answer.
     page = login(browser_page, worker)
-    page.goto(f"{live_server.url}/work/{study.slug}/")
+    start_work(page, study.slug)
     expect(page.locator("video")).to_have_count(1)
     expect(page.get_by_text(QUESTION)).to_be_visible()
     expect(page.get_by_text("Di che cosa chiede la categoria")).to_be_visible()
@@ -53,7 +53,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answered:
         submit.click()
     assert answered.value.status == 201, answered.value.text()
-    expect(page.get_by_role("link", name="Elemento successivo")).to_be_visible()
+    expect(page.get_by_role("button", name="Elemento successivo")).to_be_visible()
     submission = study.claims.get(worker=worker).submission
     assert submission.data == {"answer": ODD_ANSWER}
 
