@@ -491,7 +491,7 @@ def test_behind_a_proxy_the_rate_limit_reads_the_configured_address_header(proli
 def enter_and_answer(client, link, study, params, answer=GOOD):
     """The worker opens the link, gets an item and hands in `answer`; their claim."""
     assert client.get(reverse(link, kwargs={"slug": study.slug}), params).status_code == 302
-    assert client.get(reverse("crowd-work", kwargs={"slug": study.slug})).status_code == 200
+    assert client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).status_code == 200
     user = get_user_model().objects.get(pk=client.session["_auth_user_id"])
     claim = Claim.objects.get(worker=user, study=study, status=Claim.Status.ACTIVE)
     submissions.submit(claim, user, answer)
@@ -526,7 +526,7 @@ def test_the_same_prolific_session_comes_back_in(prolific_study):
     claim = enter_and_answer(first, "crowd-entry-prolific", prolific_study, PROLIFIC_PARAMS)
     url = reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug})
     assert first.get(url, PROLIFIC_PARAMS).status_code == 302
-    work = first.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))
+    work = first.post(reverse("crowd-work", kwargs={"slug": prolific_study.slug}), follow=True)
     assert work.status_code == 200 and external_id(work)
 
     again = Client()
@@ -589,7 +589,7 @@ def test_a_known_mturk_worker_id_with_another_assignment_of_the_hit_is_refused(m
 def test_another_hit_of_the_study_is_a_new_session_that_reaches_only_its_own_work(mturk_study):
     worker = Client()
     handed_in = enter_and_answer(worker, "crowd-entry-mturk", mturk_study, MTURK_PARAMS)
-    worker.get(reverse("crowd-work", kwargs={"slug": mturk_study.slug}))
+    worker.post(reverse("crowd-work", kwargs={"slug": mturk_study.slug}))
     left_open = Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE)
     submissions.save_draft(left_open, handed_in.worker, {"description": "Half a thought"})
 
@@ -599,7 +599,7 @@ def test_another_hit_of_the_study_is_a_new_session_that_reaches_only_its_own_wor
 
     left_open.refresh_from_db()
     assert left_open.status == Claim.Status.RETURNED  # its draft is not shown to the new assignment
-    work = second.get(reverse("crowd-work", kwargs={"slug": mturk_study.slug})).content.decode()
+    work = second.post(reverse("crowd-work", kwargs={"slug": mturk_study.slug}), follow=True).content.decode()
     assert "Half a thought" not in work
     assert Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE).platform_assignment_id == \
         "3ASSIGN0002"
