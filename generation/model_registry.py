@@ -112,7 +112,11 @@ def find(reference, *, use: str, backend: str = "") -> RegisteredModel:
     named = [e for e in every if e.name == reference] or (
         [e for e in every if str(e.pk) == reference] if reference.isdigit() else [])
     if not named:
-        named = [e for e in every if _matches(e, reference) and (not backend or e.backend == backend)]
+        named = [e for e in every if _matches(e, reference)]
+    if backend and named and not any(e.backend == backend for e in named):
+        registered = " or ".join(sorted({e.backend for e in named}))
+        raise ModelRefused(f"The model {reference!r} is registered with the {registered} backend, not {backend!r}.")
+    named = [e for e in named if not backend or e.backend == backend]
     usable = [e for e in named if e.enabled and e.allows(use)]
     if len(usable) == 1:
         return usable[0]
@@ -131,7 +135,7 @@ def parse_option(text: str) -> tuple[str, object]:
     ModelRefused when there is no `=` or no key."""
     key, sep, value = str(text).partition("=")
     if not sep or not key.strip():
-        raise ModelRefused(f"An option is key=value (got {text!r}).")
+        raise ModelRefused(f"A backend option takes key=value (got {text!r}).")
     try:
         parsed = json.loads(value)
     except ValueError:
@@ -180,8 +184,6 @@ def choose(reference, *, use: str, backend: str = "", revision: str = "", option
     """The registered model `reference` names for `use`, with `options` added to the entry's own load
     options. `backend` and `revision`, when given, must be the entry's (the entry pins them)."""
     entry = find(reference, use=use, backend=backend)
-    if backend and backend != entry.backend:
-        raise ModelRefused(f"{entry.name} is registered with the {entry.backend} backend, not {backend}.")
     revision = str(revision or "").strip()
     if revision and revision != entry.revision:
         pinned = f"pinned to revision {entry.revision!r}" if entry.revision else "registered without a revision"

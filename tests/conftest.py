@@ -515,3 +515,12 @@ def tiny_registry(db, tiny_models_dir) -> dict:
     from tests.registry_support import register_tiny_models
 
     return register_tiny_models(tiny_models_dir)
+
+
+@pytest.fixture
+def tiny_sd_registry(db, tiny_sd) -> dict:
+    """The tiny Stable Diffusion pipelines registered as the demo registers them ("tiny-sd-text2image" for image
+    generation and inpainting, "tiny-sd-inpaint" for inpainting)."""
+    from tests.registry_support import register_tiny_sd
+
+    return register_tiny_sd(tiny_sd)

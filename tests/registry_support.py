@@ -28,3 +28,21 @@ def register_tiny_models(folder: Path) -> dict[str, RegisteredModel]:
     """The tiny models built under `folder` (`generation.tiny_models`), registered as the demo registers them."""
     paths = {name: Path(folder) / name for name in TINY_MODEL_NAMES if (Path(folder) / name).is_dir()}
     return {entry.name: entry for entry in model_registry.register_tiny_models(paths)}
+
+
+def register_models(backend: str, *model_ids: str) -> list[RegisteredModel]:
+    """Each model id registered (named after it) with `backend` (a test double's, as it is installed)."""
+    return [register_model(model_id, backend=backend) for model_id in model_ids]
+
+
+def register_api_model(server, model_id: str = "gpt-test", *, name: str = "", **options) -> RegisteredModel:
+    """An OpenAI-compatible model served by a local test server (tests/openai_test_server.py): its endpoint is
+    the server's, no key, no retries unless `options` say otherwise."""
+    return register_model(model_id, backend="openai", name=name or model_id.replace("/", "-"),
+                          endpoint=server.base_url, options={"max_retries": 0, **options})
+
+
+def register_tiny_sd(tiny_sd) -> dict[str, RegisteredModel]:
+    """The tiny Stable Diffusion pipelines (the `tiny_sd` fixture), registered as the demo registers them."""
+    paths = {"sd-text2image": tiny_sd.text2image, "sd-inpaint": tiny_sd.inpaint}
+    return {entry.name: entry for entry in model_registry.register_tiny_models(paths)}

@@ -39,7 +39,7 @@ def version(curator):
 
 
 @pytest.fixture
-def item(version):
+def item(version, tiny_sd_registry):
     item = BenchmarkItem.objects.create(version=version, external_id="t-1", payload={
         "kind": "triplet", "premise": PREMISE, "hypothesis1": "The glass is empty and the boy smiles.",
         "hypothesis2": "The glass is full and on the floor.", "label": 1})
@@ -367,7 +367,9 @@ def test_bad_masks_are_refused_with_400_and_leave_nothing(curator_client, django
     ({"scheduler": "MagicScheduler"}, "Unknown scheduler"),
     ({"width": "60"}, "multiple of 8"),
     ({"prompt": "  "}, "Write a prompt"),
-    ({"model_id": "/no/such/folder"}, "does not exist"),
+    ({"model_id": "/no/such/folder"}, "Unknown model '/no/such/folder': it is not in the model registry"),
+    ({"model_id": "tiny-sd-inpaint"}, "not registered for image generation"),
+    ({"revision": "main"}, "registered without a revision"),
     ({"mode": "image2image"}, "starts from a parent image"),
     ({"mode": "image2image", "parent": "attempt:987654"}, "is not an attempt of item"),
     ({"mode": "image2image", "parent": "video:1"}, "Unknown parent"),
