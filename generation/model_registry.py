@@ -24,7 +24,6 @@ from django.db import transaction
 
 from config.roles import ADMIN, has_role
 from generation.backends import registry
-from generation.tiny_models import REGISTRY_ENTRIES
 from generation.registered_models import (
     RegisteredModel,
     Use,
@@ -32,6 +31,7 @@ from generation.registered_models import (
     check_key_variable,
     key_variables,
 )
+from generation.tiny_models import REGISTRY_ENTRIES
 
 
 class ModelRefused(ValueError):

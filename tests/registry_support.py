@@ -15,8 +15,9 @@ def register_model(model_id: str, *, backend: str, uses=None, name: str = "", **
     fits). A test double's backend (installed in the backend registry for the test) is stored as it is."""
     name = name or "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in str(model_id).strip("/"))[-100:]
     name = name.lstrip("._-") or "model"
-    if uses is None:
-        uses = [use for use, backends in USE_BACKENDS.items() if backend in backends] or list(USE_BACKENDS)
+    if uses is None:  # every use the backend fits; a test double's chat backend: the uses that chat
+        uses = [use for use, backends in USE_BACKENDS.items() if backend in backends] or [
+            use for use, backends in USE_BACKENDS.items() if "causal_lm" in backends]
     if backend in registry.MODEL_BACKENDS:
         return model_registry.register(name, backend=backend, model_id=str(model_id), uses=uses, **fields)
     entry, _ = RegisteredModel.objects.update_or_create(

@@ -489,7 +489,7 @@ def test_the_console_starts_a_set_and_shows_it(source_version, curator_client, c
 @pytest.mark.parametrize(("data", "message"), [
     ({"backend": "cvqa_script", "model_id": ""}, "Choose a model"),
     ({"backend": "nope", "model_id": "m"}, "registered with the cvqa_script backend, not 'nope'"),
-    ({**MODEL, "backend_options": "api_key_env=DATABASE_URL"}, "'api_key_env' is set by an admin"),
+    ({**MODEL, "backend_options": "api_key_env=DATABASE_URL"}, "option 'api_key_env'"),
     ({**MODEL, "group": "boolean"}, "go to group direct or indirect"),
     ({**MODEL, "max_examples": "x"}, "number of examples"),
     ({**MODEL, "target": "sources-1"}, "holds source questions"),

@@ -123,7 +123,8 @@ def test_an_unregistered_model_folder_is_refused_before_the_run_exists(version, 
         evaluate("--benchmark", "cvrr", "--version", "cmd", "--model", str(tmp_path / "no-such-model"))
     assert str(caught.value) == (
         f"Unknown model {str(tmp_path / 'no-such-model')!r}: it is not in the model registry; models registered for "
-        "evaluation runs (answering, describing media): tiny-causal-lm, tiny-llava, tiny-llava-onevision, tiny-qwen2-vl.")
+        "evaluation runs (answering, describing media): tiny-causal-lm, tiny-llava, tiny-llava-onevision, "
+        "tiny-qwen2-vl.")
     assert not EvaluationRun.objects.exists()
 
 

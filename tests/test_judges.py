@@ -587,7 +587,7 @@ def test_the_judge_command_defaults_to_the_authors_judge(monkeypatch):
         asked.append(model)
         raise judges.JudgeError(f"cannot reach {model}")
 
-    monkeypatch.setattr(judges, "judge_spec", refuse)
+    monkeypatch.setattr(judges, "registered_spec", refuse)
     with pytest.raises(CommandError, match="cannot reach meta-llama/Llama-3.1-8B-Instruct"):
         call_command("judge", "--run", str(run.pk), "--kind", "llm_match", stdout=StringIO())
     assert asked == ["meta-llama/Llama-3.1-8B-Instruct"]

@@ -754,7 +754,7 @@ def test_the_generate_endpoint_answers_bad_input_with_a_400_and_creates_nothing(
     assert not ProposalSet.objects.exists() and not Job.objects.exists()
 
 
-def test_a_frozen_version_has_no_generation(curator_client, curator):
+def test_a_frozen_version_has_no_generation(curator_client, curator, scripted):
     version = imported_version("frozen")
     page = curator_client.get(reverse("maia-statement-console", kwargs={"version_id": version.pk})).content.decode()
     assert "This version is frozen" in page and 'id="start-form"' not in page

@@ -88,7 +88,8 @@ def test_an_unregistered_or_disabled_model_is_refused_with_what_is_registered(re
         model_registry.choose("off-lm", use="judge")
     with pytest.raises(model_registry.ModelRefused, match="not registered for proposals"):
         model_registry.choose("judge-lm", use="proposals")
-    by_name, by_path = model_registry.choose("judge-lm", use="judge"), model_registry.choose("/models/judge", use="judge")
+    by_name = model_registry.choose("judge-lm", use="judge")
+    by_path = model_registry.choose("/models/judge", use="judge")
     assert by_name.entry == by_path.entry and by_path.model_id == "/models/judge"
 
 

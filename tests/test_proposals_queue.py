@@ -203,7 +203,7 @@ def test_start_proposals_with_the_inputs_of_an_earlier_set(curator_client, facts
 
 @pytest.mark.parametrize(("form", "message"), [
     ({"backend": "scripted", "model_id": "m"}, "Choose at least one video or image"),
-    ({"backend": "nowhere", "model_id": "m", "image": ["IMAGE"]}, "registered with the scripted backend, not 'nowhere'"),
+    ({"backend": "nowhere", "model_id": "m", "image": ["IMAGE"]}, "with the scripted backend, not 'nowhere'"),
     ({"backend": "clip", "model_id": "m", "image": ["IMAGE"]}, "registered with the scripted backend, not 'clip'"),
     ({"backend": "scripted", "model_id": " ", "image": ["IMAGE"]}, "Choose a model: models registered for proposals"),
     ({"model_id": "/models/typed", "image": ["IMAGE"]}, "Unknown model '/models/typed'"),
