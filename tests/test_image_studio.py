@@ -242,8 +242,9 @@ def test_a_second_job_in_the_same_worker_reuses_the_loaded_pipeline(curator_clie
 
 
 def test_a_generation_that_fails_leaves_the_attempt_failed_with_the_reason_and_no_image(
-        curator_client, django_capture_on_commit_callbacks, item, media_root):
-    # a hub id passes the checks, but offline and not in the cache it cannot be loaded
+        curator_client, django_capture_on_commit_callbacks, item, media_root, register_model):
+    # a registered hub id passes the checks, but offline and not in the cache it cannot be loaded
+    register_model("nobody/no-such-model", backend="diffusion")
     attempt = attempt_of(start(curator_client, django_capture_on_commit_callbacks, item,
                                **form("nobody/no-such-model")))
     attempt.refresh_from_db()
