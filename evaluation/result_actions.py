@@ -116,10 +116,10 @@ def _model(model: str) -> str:
     return model
 
 
-def _judge_model(model: str, user) -> str:
+def _judge_model(model: str) -> str:
     """The name of the registered judge `model` names (the job resolves it again); ResultActionError."""
     try:
-        return judges.registered_judge(_model(model), admin=model_registry.is_admin(user)).name
+        return judges.registered_judge(_model(model)).name
     except judges.JudgeError as exc:
         raise ResultActionError(str(exc)) from None
 
@@ -159,7 +159,7 @@ def start_judge(run: EvaluationRun, user, *, kind: str, model: str, decoding: st
     `decoding` free (the authors') or choices (`evaluation.judges.base`)."""
     _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
     _check_decoding(kind, decoding)
-    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _judge_model(model, user),
+    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _judge_model(model),
                                            "decoding": decoding}, user=user)
 
 
@@ -188,7 +188,7 @@ def start_human_judge(version, user, *, kind: str, model: str, decoding: str = j
     _offered(kind, human_judge_offers(version), "judge of people's answers", version.benchmark.slug)
     _check_decoding(kind, decoding)
     return jobs.enqueue(HUMAN_JUDGE_JOB, params={"version": version.pk, "kind": kind,
-                                                 "judge_model": _judge_model(model, user), "decoding": decoding},
+                                                 "judge_model": _judge_model(model), "decoding": decoding},
                         user=user)
 
 

@@ -20,7 +20,6 @@ import json
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from config.roles import ADMIN, has_role
 from generation.backends import registry
@@ -145,8 +144,8 @@ def parse_option(text: str) -> tuple[str, object]:
 
 def options_from_text(text: str) -> dict:
     """Options written on a page: one `key=value` per line or separated by commas (`parse_option`)."""
-    entries = [part.strip() for line in (text or "").splitlines() for part in line.split(",") if part.strip()]
-    return dict(parse_option(entry) for entry in entries)
+    parts = [part.strip() for line in (text or "").splitlines() for part in line.split(",") if part.strip()]
+    return dict(parse_option(part) for part in parts)
 
 
 def check_admin_values(options: dict) -> None:
@@ -217,8 +216,7 @@ def register(name: str, *, backend: str, model_id: str, uses, **fields) -> Regis
     except ValidationError as exc:
         raise ModelRefused("; ".join(f"{field}: {' '.join(messages)}" if field != "__all__" else " ".join(messages)
                                      for field, messages in exc.message_dict.items())) from None
-    with transaction.atomic():
-        entry.save()
+    entry.save()
     return entry
 
 
@@ -227,8 +225,6 @@ def remove(name: str) -> None:
     deleted, _ = RegisteredModel.objects.filter(name=name).delete()
     if not deleted:
         raise ModelRefused(f"There is no registered model {name!r}; registered: {', '.join(names()) or 'none'}.")
-
-
 
 def register_tiny_models(paths: dict) -> list[RegisteredModel]:
     """Register the tiny models built by `generation.tiny_models` ({tiny model name: folder}) under their

@@ -444,7 +444,8 @@ def test_subsets_and_kept_clip_scores_are_read_only_records_in_the_admin(version
 
 
 def test_the_results_page_draws_subsets_and_starts_the_paper_s_human_performance(version, researcher_client,
-                                                                                  expert, tiny_models_dir, tiny_registry,
+                                                                                  expert, tiny_models_dir,
+                                                                                  tiny_registry,
                                                                                   django_capture_on_commit_callbacks):
     page = reverse("results-version", args=[version.pk])
     text = researcher_client.get(page).content.decode()

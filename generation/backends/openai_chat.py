@@ -78,6 +78,7 @@ OPTIONS = ("timeout", "max_concurrency", "max_retries", "backoff_base", "backoff
 ADMIN_OPTIONS = ("base_url", "api_key_env", "extra_body")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 BODY_EXCERPT_CHARS = 500
 
@@ -178,6 +179,8 @@ class OpenAIChat:
             raise BackendError("openai: max_retries must not be negative")
         if timeout <= 0:
             raise BackendError("openai: timeout must be positive")
+        if max_tokens_field not in MAX_TOKENS_FIELDS:
+            raise BackendError(f"openai: max_tokens_field is one of {', '.join(MAX_TOKENS_FIELDS)}")
         self.model_id = model_id
         self.revision = revision or ""
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
