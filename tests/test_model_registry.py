@@ -229,6 +229,32 @@ def test_the_models_page_lists_entries_for_staff(api_model, researcher_client, a
     assert annotator_client.get(reverse("models")).status_code == 403
 
 
+def test_admins_manage_entries_in_the_django_admin_and_nobody_else_reaches_them(admin_user, curator, researcher):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(admin_user)
+    add = "/admin/generation/registeredmodel/add/"
+    form = {"name": "remote-judge", "description": "", "backend": "openai", "model_id": "gpt-4o", "revision": "",
+            "uses": ["judge"], "endpoint": "https://api.example.org/v1", "key_variable": "OPENAI_API_KEY",
+            "options": "{}", "allowed_options": "[]", "enabled": "on"}
+    refused = client.post(add, {**form, "endpoint": "file:///etc/passwd"})
+    assert refused.status_code == 200 and "http:// or https://" in refused.content.decode()
+    assert not RegisteredModel.objects.exists()
+    page = client.get(add).content.decode()
+    assert '<option value="OPENAI_API_KEY">' in page and "DATABASE_URL" not in page  # the key variables listed
+    assert client.post(add, form).status_code == 302
+    entry = RegisteredModel.objects.get()
+    assert (entry.uses, entry.endpoint, entry.key_variable) == (["judge"], "https://api.example.org/v1",
+                                                                "OPENAI_API_KEY")
+    for user in (curator, researcher):
+        other = Client()
+        other.force_login(user)
+        assert other.get("/admin/generation/registeredmodel/").status_code in (302, 403)
+        assert other.post(add, {**form, "name": "mine"}).status_code in (302, 403)
+    assert RegisteredModel.objects.count() == 1
+
+
 # --- Commands -----------------------------------------------------------------------------------------
 
 def test_the_models_command_adds_lists_and_removes_entries(db, capsys):
