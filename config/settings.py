@@ -184,6 +184,9 @@ SCENE_EMBEDDING_MODEL = env_str("SCENE_EMBEDDING_MODEL", "")
 # The NLI classifier the MAIA answer-pool checks use when none is named (a hub id or a local folder, e.g. a
 # multilingual MNLI/XNLI model such as MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7).
 MAIA_NLI_MODEL = env_str("MAIA_NLI_MODEL", "")
+# The environment variables a registered model (generation.model_registry) may name as its API key: an admin
+# picks one of these on the entry, and nothing else is ever read as a key. Comma-separated names.
+MODEL_KEY_VARIABLES = tuple(env_list("MODEL_KEY_VARIABLES", ["OPENAI_API_KEY"]))
 # Stable Diffusion checkpoints (with their pipelines) kept loaded per worker process (generation.diffusion).
 DIFFUSION_PIPELINE_CACHE_SIZE = env_int("DIFFUSION_PIPELINE_CACHE_SIZE", 2)
 
@@ -268,6 +271,9 @@ EVAL_CHUNK_HEARTBEAT_SECONDS = env_int("EVAL_CHUNK_HEARTBEAT_SECONDS", 30)
 EVAL_CHUNK_SILENT_AFTER_SECONDS = env_int("EVAL_CHUNK_SILENT_AFTER_SECONDS", 300)
 EVAL_CHUNK_MAX_ATTEMPTS = env_int("EVAL_CHUNK_MAX_ATTEMPTS", 3)
 EVAL_CHUNK_REQUEUE_EVERY_SECONDS = env_int("EVAL_CHUNK_REQUEUE_EVERY_SECONDS", 60)
+# While a chunk's model calls are in flight, whether its run was cancelled is looked up this often (seconds,
+# evaluation.cancel_watch): a cancelled run's API backend stops retrying and waiting within about this long.
+EVAL_CANCEL_POLL_SECONDS = float(env_str("EVAL_CANCEL_POLL_SECONDS", "1"))
 if EVAL_CHUNK_SILENT_AFTER_SECONDS < 2 * EVAL_CHUNK_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("EVAL_CHUNK_SILENT_AFTER_SECONDS must be at least twice EVAL_CHUNK_HEARTBEAT_SECONDS.")
 CELERY_BEAT_SCHEDULE = {
@@ -281,14 +287,6 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_BEAT_SCHEDULE["clean-media"] = {"task": "annotation.clean_media",
                                        "schedule": float(MEDIA_CLEAN_INTERVAL_SECONDS)}
 JOB_QUEUES = ("default", "generation", "gpu")
-
-# --- Image studio ---------------------------------------------------------------------------
-# The checkpoints the studio's model pickers offer first (hub ids or local folders), comma-separated;
-# models used in earlier attempts are offered after them.
-DIFFUSION_MODELS = {
-    "text2image": env_list("DIFFUSION_TEXT2IMAGE_MODELS", ["stable-diffusion-v1-5/stable-diffusion-v1-5"]),
-    "inpaint": env_list("DIFFUSION_INPAINT_MODELS", ["stable-diffusion-v1-5/stable-diffusion-inpainting"]),
-}
 
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------
 SESSION_COOKIE_SECURE = not DEBUG

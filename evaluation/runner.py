@@ -25,7 +25,10 @@ Executing (`Executor.execute`) a list of planned requests, in batches of the run
   `evaluation.cache`); identical deterministic calls within a batch are sent once; successful
   deterministic answers are stored;
 - predictions are inserted ignoring conflicts on (run, request_id, sample_index), so a chunk that
-  runs twice never duplicates one. A failed request is recorded with `error` (never cached).
+  runs twice never duplicates one. A failed request is recorded with `error` (never cached);
+- while a batch's calls run, `cancelled()` (when given) is asked every few seconds from a thread
+  (`evaluation.cancel_watch`): once it answers True the backend stops retrying and waiting (API
+  backends), and the requests left fail with an error saying so.
 
 Token counts: `prompt_tokens` is the call's prompt; for n samples from one call the call's
 completion tokens are split over the samples (the sum is exact).
@@ -41,7 +44,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from evaluation import benchmarks, cache, judge_references, scoring
+from evaluation import benchmarks, cache, cancel_watch, judge_references, scoring
 from evaluation.benchmarks.base import EvalRequest, RequestOptions
 from evaluation.inputs import DEFAULT_FRAME_POLICY, InputError, MediaResolver, MediaSettings
 from evaluation.models import EvaluationRun, Prediction
@@ -288,16 +291,19 @@ def fill_captions(prompt: str, captions: dict[str, str]) -> str:
 class Executor:
     """Executes planned requests of one run (see the module docstring).
 
-    `should_stop()` is asked before every batch (a cancelled run stops there); `after_batch(stats)`
+    `should_stop()` is asked before every batch (a cancelled run stops there); `cancelled()`, a read-only
+    check safe from another thread, every few seconds while a batch's calls run; `after_batch(stats)`
     is told after each batch's predictions are written.
     """
 
     def __init__(self, run: EvaluationRun, *, pool: BackendPool | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
-                 after_batch: Callable[[ExecutionStats], None] = lambda stats: None):
+                 after_batch: Callable[[ExecutionStats], None] = lambda stats: None,
+                 cancelled: Callable[[], bool] | None = None):
         self.run = run
         self.pool = pool or BackendPool()
         self.should_stop = should_stop
+        self.cancelled = cancelled
         self.after_batch = after_batch
         self.resolver = MediaResolver(MediaSettings(run.input_strategy, frame_policy_of(run)))
         self.predictor = predictor_spec(run)
@@ -439,7 +445,8 @@ class Executor:
             backend = self.pool.get(spec, batch_size=self.batch_size)
             stats.model_calls += len(to_send)
             try:
-                results = backend.generate(to_send)
+                with cancel_watch.CancelWatch(self.cancelled) as stop:
+                    results = registry.generate(backend, to_send, stop=stop)
             except BackendError:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded on every prediction of the batch, retried on resume

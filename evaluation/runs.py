@@ -19,8 +19,9 @@ slowest chunk, or a chunk still running is handed to a second worker (harmless: 
 idempotent, but the work is done twice); lower `chunk_size` for slow models rather than raising
 the timeout without end. Each chunk checks the
 run's status before every batch, so cancelling stops running chunks at their next batch and
-pending chunks before they start. Progress (predictions done, throughput, ETA) is kept on the run
-and on its job.
+pending chunks before they start; while a batch's calls run, the status is looked up every
+`EVAL_CANCEL_POLL_SECONDS` (`evaluation.cancel_watch`), so an API backend stops retrying within
+seconds. Progress (predictions done, throughput, ETA) is kept on the run and on its job.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkVersion
 from config import state
-from evaluation import heartbeats, runner, subsets
+from evaluation import cancel_watch, heartbeats, runner, subsets
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk
@@ -428,7 +429,8 @@ def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None =
             raise runner.PlanError(f"{len(lost)} requests of this chunk are no longer planned (first: {lost[0]!r}); "
                                    f"the benchmark module changed: resume the run to plan it again")
         executor = runner.Executor(run, pool=pool, should_stop=lambda: _should_stop(run.pk),
-                                   after_batch=lambda stats: refresh_progress(run.pk))
+                                   after_batch=lambda stats: refresh_progress(run.pk),
+                                   cancelled=lambda: cancel_watch.run_cancelled(run.pk))
         with heartbeats.Heartbeat(chunk_id, chunk.attempts):
             stats = executor.execute([planned[rid] for rid in chunk.request_ids])
     except Exception as exc:  # noqa: BLE001 - the chunk and the run say why; resuming retries

@@ -61,7 +61,7 @@ def workers(db) -> dict:
 
 
 @pytest.fixture
-def judge_model(tiny_models_dir) -> str:
+def judge_model(tiny_models_dir, tiny_registry) -> str:
     return str(tiny_models_dir / "causal-lm")
 
 

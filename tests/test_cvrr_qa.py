@@ -34,6 +34,7 @@ from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import create_study, logged_in_client, make_user
 from tests.openai_test_server import Reply, openai_test_server
+from tests.registry_support import register_api_model, register_models
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +103,8 @@ class CaptionBackend:
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("caption_script", "scripted/qa", "scripted/cli", "m")  # what the forms and the command pick
     monkeypatch.setitem(registry.LOADERS, "caption_script", ("tests.test_cvrr_qa", "CaptionBackend"))
     monkeypatch.setattr(CaptionBackend, "REPLIES", {})
     monkeypatch.setattr(CaptionBackend, "prompts_seen", [])
@@ -610,11 +612,12 @@ def test_an_openai_compatible_server_s_pairs_go_from_the_page_through_filtration
                                "finish_reason": "stop"}],
                   "usage": {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}}
     with openai_test_server() as server:
+        register_api_model(server)
         server.script(Reply(body=completion))
         with django_capture_on_commit_callbacks(execute=True):
             response = curator_client.post(reverse("cvrr-qa-generate"), {
                 "item": str(captioned.pk), "pairs": "2", "backend": "openai", "model_id": "gpt-test",
-                "max_new_tokens": "300", "backend_options": f"base_url={server.base_url}\nmax_retries=0"})
+                "max_new_tokens": "300"})
         assert response.status_code == 201, response.json()
         [body] = server.bodies
     answer = response.json()

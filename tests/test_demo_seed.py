@@ -17,7 +17,7 @@ from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset
 from evaluation import results
 from evaluation.models import EvaluationRun, Judgment, RunModelMetric
 from frontend.navigation import ENTRIES
-from generation.models import Proposal
+from generation.models import Proposal, RegisteredModel
 
 pytestmark = pytest.mark.django_db
 
@@ -143,6 +143,13 @@ def test_the_demo_version_has_a_judged_tiny_model_run(seeded):
     client.force_login(get_user_model().objects.get(username="researcher"))
     metrics = client.get(reverse("results-run-json", args=[run.pk])).json()
     assert metrics["predictions"]["answered"] == run.predictions.count()
+    # the tiny models are registered, so the pages offer them
+    assert set(RegisteredModel.objects.values_list("name", flat=True)) == {
+        "tiny-qwen2-vl", "tiny-causal-lm", "tiny-nli", "tiny-bertscore", "tiny-clip", "tiny-sd-text2image",
+        "tiny-sd-inpaint"}
+    assert RegisteredModel.objects.get(name="tiny-qwen2-vl").model_id == run.model_id
+    runs_page = client.get(reverse("runs")).content.decode()
+    assert '<option value="tiny-qwen2-vl" data-backend="transformers"' in runs_page
 
 
 def leaderboard_cells(html: str) -> dict[int, dict[str, str]]:

@@ -46,7 +46,7 @@ def worker_env(media_root: Path, var_dir: Path) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_run_killed_with_sigkill_resumes_with_exactly_one_prediction_per_sample(
-        astronaut, tiny_models_dir, media_root, tmp_path):
+        astronaut, tiny_models_dir, tiny_registry, media_root, tmp_path):
     image = ingest_path(astronaut)
     version = make_version("killed", [(f"item-{i:02d}", {"premise": image}, ["open", "sampled"])
                                       for i in range(ITEMS)])

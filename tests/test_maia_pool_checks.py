@@ -95,7 +95,7 @@ def test_check_pool_frames_every_ordered_pair_and_each_answer_with_its_question(
     assert all(c["p"] == 0.9 for c in contradictions)
 
 
-def test_tiny_nli_model_records_one_check_per_pool(version, curator, tiny_models_dir):
+def test_tiny_nli_model_records_one_check_per_pool(version, curator, tiny_models_dir, tiny_registry):
     scorer = pool_checks.load_scorer(str(tiny_models_dir / "nli"))
     results = pool_checks.run_checks(version, curator, scorer, model_id="tiny", threshold=0.5)
     assert [r.external_id for r in results] == ["p1", "p2", "p3"]
@@ -188,7 +188,7 @@ def test_a_pool_whose_contradiction_a_curator_confirmed_is_not_frozen(curator):
 
 # --- command -----------------------------------------------------------------------------------------
 
-def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, capsys):
+def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, tiny_registry, capsys):
     call_command("maia_pool_checks", "run", "--version", "pools-1", "--nli-model", str(tiny_models_dir / "nli"),
                  "--user", curator.username)
     assert "3 pool(s) checked" in capsys.readouterr().out
@@ -202,7 +202,7 @@ def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, 
                      "--user", annotator.username)
     with pytest.raises(CommandError, match="no MAIA version"):
         call_command("maia_pool_checks", "report", "--version", "nope")
-    with pytest.raises(CommandError, match="Cannot load"):
+    with pytest.raises(CommandError, match="Unknown model '/no/such/model': it is not in the model registry"):
         call_command("maia_pool_checks", "run", "--version", "pools-1", "--nli-model", "/no/such/model",
                      "--user", curator.username)
     assert ItemCheck.objects.count() == 3

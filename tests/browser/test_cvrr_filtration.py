@@ -53,8 +53,7 @@ def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, ma
     page.goto(live_server.url + "/cvrr/qa/")
     page.locator(f'tr[data-item-id="{item.pk}"] input[name="item"]').check()
     page.locator('input[name="pairs"]').fill("3")
-    page.locator("#start-backend").select_option("caption_script")
-    page.locator("#start-model").fill("scripted/qa")
+    page.locator("#start-model").select_option("scripted-qa")  # a registered model
     page.get_by_role("button", name="Propose QA pairs for the selected videos").click()
     expect(page.locator("#start-status .set-job")).to_contain_text("Job #")
     assert Proposal.objects.filter(status="ok").count() == 3

@@ -13,6 +13,7 @@ from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import ingest_path
+from tests.registry_support import register_model
 from tests.test_maia_pool_checks import AGREEING, ODD_ANSWER, QUESTION, ForcedScorer
 
 pytestmark = [
@@ -76,6 +77,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
 
         # 3. The pool checks run from the report; the contradicting pool waits on the review page.
         settings.MAIA_NLI_MODEL = "forced"
+        register_model("forced", backend="nli")  # the setting names a registered NLI model
         monkeypatch.setattr(pool_checks, "load_scorer", lambda model_id=None: ForcedScorer())
         curator_page.goto(f"{live_server.url}/maia/versions/{version.pk}/pools/")
         curator_page.get_by_role("button", name="Run pool checks").click()

@@ -55,7 +55,8 @@ from annotation.benchmarks.maia import stages
 from annotation.benchmarks.maia.stopwords_it import STOPWORDS
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion
-from generation.backends.registry import load_backend
+from generation import model_registry
+from generation.registered_models import Use
 
 SLUG = "maia"
 ASPECT = "pool_agreement"
@@ -183,17 +184,26 @@ def pool_item(item_id: int) -> BenchmarkItem:
     return item
 
 
-def configured_model(model_id: str | None = None) -> str:
-    """The NLI model named, else settings.MAIA_NLI_MODEL; PoolCheckError when neither names one."""
+def nli_model(model_id: str | None = None) -> model_registry.ModelChoice:
+    """The registered NLI model named (its registry name, or the model id or folder an entry holds), else the
+    one settings.MAIA_NLI_MODEL names; PoolCheckError when neither names one or the registry refuses it."""
     model_id = (model_id or getattr(settings, "MAIA_NLI_MODEL", "") or "").strip()
     if not model_id:
         raise PoolCheckError("Name an NLI model (--nli-model, or the MAIA_NLI_MODEL setting).")
-    return model_id
+    try:
+        return model_registry.choose(model_id, use=Use.NLI)
+    except model_registry.ModelRefused as exc:
+        raise PoolCheckError(str(exc)) from None
+
+
+def configured_model(model_id: str | None = None) -> str:
+    """The model id of the NLI model named, else of settings.MAIA_NLI_MODEL (`nli_model`)."""
+    return nli_model(model_id).model_id
 
 
 def load_scorer(model_id: str | None = None):
-    """The NLI classifier named, else settings.MAIA_NLI_MODEL."""
-    return load_backend("nli", configured_model(model_id))
+    """The NLI classifier named, else settings.MAIA_NLI_MODEL (`nli_model`)."""
+    return nli_model(model_id).load()
 
 
 def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
