@@ -50,8 +50,9 @@ def no_nul_anywhere(*querysets) -> bool:
                    for field in row._meta.concrete_fields)
 
 
-def test_a_run_whose_model_replies_with_nul_succeeds_and_counts_them(image, monkeypatch, researcher):
+def test_a_run_whose_model_replies_with_nul_succeeds_and_counts_them(image, monkeypatch, researcher, register_model):
     install(monkeypatch, NulReplies)
+    register_model("scripted/nul", backend="nul-replies", uses=["evaluation"])
     frozen("cvqa", "n1", [(f"q{n}", cvqa_payload(str(n)), {"image": image}) for n in range(3)])
     out, _ = run_command("evaluate", "--benchmark", "cvqa", "--version", "n1", "--model", "scripted/nul",
                          "--backend", "nul-replies", "--batch-size", "4")
@@ -70,7 +71,8 @@ def test_a_run_whose_model_replies_with_nul_succeeds_and_counts_them(image, monk
     assert 'id="run-nul-removed">12 from the model' in page
 
 
-def test_a_judge_replying_with_nul_stores_its_verdicts_without_them(monkeypatch):
+def test_a_judge_replying_with_nul_stores_its_verdicts_without_them(monkeypatch, register_model):
+    register_model("judge-test", backend="openai", uses=["judge"])  # its endpoint given on the command line
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
     run = cvrr_run("nul-1", {"q1": "q1 waves", "q2": "q2 sits"})
@@ -125,7 +127,7 @@ def test_imported_predictions_and_proposals_are_stored_without_nul(tmp_path, ima
     assert no_nul_anywhere(Proposal.objects.all())
 
 
-def test_the_tiny_qwen2_vl_run_succeeds_with_the_nul_it_writes_counted(image, tiny_models_dir):
+def test_the_tiny_qwen2_vl_run_succeeds_with_the_nul_it_writes_counted(image, tiny_models_dir, tiny_registry):
     """The tiny random Qwen2-VL writes NUL characters in answers to questions of random words."""
     rng = random.Random(0)
     words = ("what", "how", "many", "is", "there", "a", "the", "cup", "dog", "cat", "man", "video", "image", "frame",
