@@ -304,8 +304,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     def _claim(self, pk) -> Claim:
         """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
         claim = submissions.load_claim(pk) if str(pk).isdigit() else None
-        if claim is None or claim.worker_id != self.request.user.pk or not platforms.reachable_claims(
-                self.request, Claim.objects.filter(pk=claim.pk)).exists():
+        if claim is None or claim.worker_id != self.request.user.pk or not platforms.reaches_claim(self.request, claim):
             raise CrowdError("No such claim.", status=404)
         return claim
 

@@ -264,10 +264,11 @@ def enter(study: Study, visit: Visit, user) -> PlatformEntry:
 
 
 def reach(request) -> dict[str, Visit] | None:
-    """The runs a platform worker's browser session entered by link, by study slug; None when the signed-in
-    account is no platform worker's (its reach is not limited)."""
+    """The runs a platform worker's browser session entered by link, by study slug; None when the request is
+    no sign-in by link (its reach is not limited: platform accounts have no password, so only a link signs
+    them in, and every link writes its run into the session) or the account is no platform worker's."""
     user = request.user
-    if not user.is_authenticated:
+    if not user.is_authenticated or not request.session.get(SESSION_KEY):
         return None
     profile = WorkerProfile.objects.filter(user=user).only("platform", "platform_worker_id").first()
     if profile is None or profile.platform not in (PROLIFIC, MTURK):
@@ -287,6 +288,12 @@ def check_reach(request, study: Study) -> None:
     if runs is not None and study.slug not in runs:
         raise CrowdError(_("This study was not opened from its link in this browser. Please open it from the "
                            "platform you are working on."), status=403)
+
+
+def reaches_claim(request, claim: Claim) -> bool:
+    """Whether the session reaches `claim` (`reachable_claims`); no query unless the session entered by link."""
+    runs = reach(request)
+    return runs is None or narrow(Claim.objects.filter(pk=claim.pk), runs).exists()
 
 
 def reachable_claims(request, claims):
