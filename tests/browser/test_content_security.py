@@ -268,3 +268,4 @@ def test_api_docs_and_admin_work_under_the_policy(live_server, browser_page, mak
     # Redoc's bundle always asks Redocly's site for its logo; the policy refuses it, which is what it is for
     unexpected = [problem for problem in problems if REDOC_LOGO not in problem]
     assert unexpected == [] and page.js_errors == [], unexpected
+    page.csp_violations[:] = [refusal for refusal in page.csp_violations if REDOC_LOGO not in refusal]
