@@ -12,7 +12,7 @@ from config.auth_api import TokenView, WhoAmIView
 from config.content_security import API_DOCS
 from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
-from generation.api import JobViewSet
+from generation.api import JobViewSet, RegisteredModelViewSet
 
 router = DefaultRouter()
 router.include_root_view = False
@@ -27,6 +27,7 @@ router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
+router.register("models", RegisteredModelViewSet, basename="api-model")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
 
