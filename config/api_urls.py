@@ -1,5 +1,6 @@
+from csp.decorators import csp_replace
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
@@ -8,6 +9,7 @@ from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from annotation.image_studio_api import ImageAttemptViewSet
 from config.auth_api import TokenView, WhoAmIView
+from config.content_security import API_DOCS
 from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
 from generation.api import JobViewSet, RegisteredModelViewSet
@@ -38,6 +40,8 @@ urlpatterns = [
     path("auth/token/", TokenView.as_view(), name="api-token"),
     path("auth/me/", WhoAmIView.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # Swagger UI's start-up script is a file of its own (`?script`), not inline; Redoc's page loads no web fonts
+    path("docs/", csp_replace(API_DOCS)(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
+    path("redoc/", csp_replace(API_DOCS)(SpectacularRedocView.as_view(
+        url_name="api-schema", template_name="api/redoc.html")), name="api-redoc"),
 ]

@@ -9,6 +9,7 @@ broker, so background jobs run in a worker process without Redis.
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_str
@@ -41,6 +42,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_filters",
+    "csp",
     "generation",
     "annotation",
     "evaluation",
@@ -51,6 +53,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # the Content-Security-Policy below, on every response that passes here (pages, API, errors, media)
+    "csp.middleware.CSPMiddleware",
     "config.middleware.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -306,6 +310,28 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp) on every response: scripts, styles, images, media and requests come from
+# this site only, so an inline <script>, an inline event handler (onclick=…), a javascript: URL and an inline
+# style do not run. Pages keep their code in frontend/static and pass data in data- attributes. A view that
+# needs more says so itself (django-csp's csp_update / csp_replace decorators, config.content_security):
+# the API docs (Swagger UI, Redoc), the crowd pages Mechanical Turk frames, SVG charts.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "media-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "worker-src": [SELF],
+        "frame-src": [NONE],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,7 @@ render. What a page shows is built in `annotation.crowd.task_page` (worker pages
 to the engine's REST endpoints from `frontend/static/frontend/task.js`.
 """
 
+from csp.constants import SELF
 from django.contrib.auth import login
 from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -34,12 +35,15 @@ from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.crowd.study_forms import StudySettingsForm, WorkerListsForm, save_settings
 from annotation.crowd.worker_forms import AttributeRulesForm
+from config.content_security import replace_directives
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
 WORKERS = (ANNOTATOR, CURATOR, ADMIN)
 CURATORS = (CURATOR, ADMIN)
-MTURK_FRAME_ANCESTORS = "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
+MTURK_ORIGINS = [f"https://{host}" for host in sorted(platforms.MTURK_SUBMIT_HOSTS)]
+# MTurk frames its workers' pages, and the completion page's form hands the assignment back to MTurk.
+MTURK_FRAMED = {"frame-ancestors": [SELF, *MTURK_ORIGINS], "form-action": [SELF, *MTURK_ORIGINS]}
 
 # the "My tasks" and "Queues" pages of frontend.views build their context here
 
@@ -74,8 +78,7 @@ def _unreached(request, study: Study):
 def _frameable_by_mturk(response):
     """MTurk shows an ExternalQuestion inside an iframe on its own site; allow exactly that."""
     response.xframe_options_exempt = True
-    response["Content-Security-Policy"] = MTURK_FRAME_ANCESTORS
-    return response
+    return replace_directives(response, MTURK_FRAMED)
 
 
 # --- Worker pages ----------------------------------------------------------------------------------

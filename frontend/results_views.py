@@ -4,6 +4,7 @@ The numbers come from `evaluation.results` (scored like `manage.py score --run`,
 
 import json
 
+from csp.decorators import csp_replace
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, JsonResponse
@@ -11,6 +12,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation import selectors as annotation_selectors
 from annotation.media import max_upload_bytes
+from config.content_security import INLINE_STYLES
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import (
@@ -97,6 +99,7 @@ def results_version(request, pk):
 
 
 @roles_allowed(RESEARCHER, ADMIN)
+@csp_replace(INLINE_STYLES)  # matplotlib's SVG styles its shapes inline, also when opened on its own
 def results_chart(request, pk, series, kind, fmt):
     version = version_of(pk)
     try:

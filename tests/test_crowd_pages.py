@@ -218,7 +218,7 @@ def test_instructions_markdown_shows_no_raw_html_or_script_links(alice):
     assert "<h1>Steps</h1>" in page
     assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
     assert "javascript:" not in page
-    assert '<a href="https://example.org/">there</a>' in page
+    assert '<a href="https://example.org/" rel="noopener noreferrer">there</a>' in page
     assert "<b onclick" not in page
 
 

@@ -45,7 +45,7 @@ def submitted(study, worker, data=ANSWERS, active_seconds=12.5):
 def test_markdown_renders_formatting_and_safe_links():
     html = instructions.render_markdown("# Steps\n\n1. Look **closely**\n2. Write [to us](mailto:team@example.org)")
     assert "<h1>Steps</h1>" in html and "<strong>closely</strong>" in html and "<ol>" in html
-    assert '<a href="mailto:team@example.org">to us</a>' in html
+    assert '<a href="mailto:team@example.org" rel="noopener noreferrer">to us</a>' in html
 
 
 def test_markdown_shows_raw_html_as_text_and_drops_script_links():
@@ -53,9 +53,9 @@ def test_markdown_shows_raw_html_as_text_and_drops_script_links():
                                         '![i](data:image/png;base64,AAAA) <i onclick="y">z</i> [ok](https://a.example/)')
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "javascript:" not in html and "data:image" not in html
-    assert '<a href="#">x</a>' in html and 'src="#"' in html
+    assert '<a rel="noopener noreferrer">x</a>' in html and '<img alt="i">' in html
     assert "<i onclick" not in html
-    assert '<a href="https://a.example/">ok</a>' in html
+    assert '<a href="https://a.example/" rel="noopener noreferrer">ok</a>' in html
 
 
 def test_empty_instructions_render_to_nothing():

@@ -457,10 +457,20 @@
 
   /* ---- Start ---------------------------------------------------------------------------------- */
 
-  function loadStrip() {
+  function videoAspect() {
     const [w, h] = app.dataset.aspect.split("/").map(Number);
+    return w > 0 && h > 0 ? [w, h] : [16, 9];
+  }
+
+  function sizeBoundaryFrames() {
+    const [w, h] = videoAspect();
+    document.querySelectorAll(".frame-pair img").forEach((img) => { img.style.aspectRatio = `${w} / ${h}`; });
+  }
+
+  function loadStrip() {
+    const [w, h] = videoAspect();
     const strip = $("timeline-strip");
-    const tileWidth = strip.clientHeight * (w / h || 16 / 9);
+    const tileWidth = strip.clientHeight * (w / h);
     const count = Math.max(4, Math.min(40, Math.round(strip.clientWidth / tileWidth) || 12));
     const img = $("thumb-strip");
     img.addEventListener("load", () => { img.hidden = false; app.dataset.thumbnails = String(count); }, { once: true });
@@ -524,6 +534,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    sizeBoundaryFrames();
     start();
     loadSplits();
   });
