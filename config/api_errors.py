@@ -6,6 +6,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config.api_rendering import render_as_json
+
 
 def exception_handler(exc, context):
     """DRF's handler, plus a top-level `error` string every client can show as is.
@@ -13,7 +15,9 @@ def exception_handler(exc, context):
     Service errors that carry an HTTP `status` and a `message` (the crowd engine's, the media
     library's) become that status with the message, and their `details` when they have any.
     A refusal whose messages form a list (a list of rows, each refused) keeps them under `errors`.
+    The body is JSON also on a route that renders something else (a CSV download).
     """
+    render_as_json(context["request"])
     status = getattr(exc, "status", None)
     message = getattr(exc, "message", None)
     if isinstance(status, int) and 400 <= status < 500 and isinstance(message, str):

@@ -17,8 +17,9 @@ from drf_spectacular import openapi
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.drainage import add_trace_message
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, get_view_model
 from rest_framework.permissions import AllowAny
+from rest_framework.schemas.utils import get_pk_description
 
 from config.api_errors import ErrorSerializer
 from config.api_fields import JSONListField, JSONObjectField, JSONValueField
@@ -140,6 +141,19 @@ class AutoSchema(openapi.AutoSchema):
             })
         operation["responses"] = dict(sorted(responses.items()))
         return operation
+
+    def _resolve_path_parameters(self, variables):
+        """drf-spectacular's, with the object lookup's description kept where the path converter gives its type
+        (`<id:pk>`, `<slug:slug>`: `config.api_routes`)."""
+        parameters = super()._resolve_path_parameters(variables)
+        model = get_view_model(self.view, emit_warnings=False)
+        lookup_field = getattr(self.view, "lookup_field", "pk")
+        lookup = "id" if lookup_field == "pk" else getattr(self.view, "lookup_url_kwarg", None) or lookup_field
+        for parameter in parameters:
+            if model is not None and parameter["name"] == lookup and not parameter.get("description"):
+                field = model._meta.pk if lookup_field == "pk" else model._meta.get_field(lookup_field)
+                parameter["description"] = str(field.help_text or get_pk_description(model, field))
+        return parameters
 
     def get_paginated_name(self, serializer_name: str) -> str:
         """A paginator whose pages carry more than the list names its own component (`component_name`)."""

@@ -203,6 +203,8 @@ REST_FRAMEWORK = {
     # drf-spectacular's, plus each operation's refusals with the platform's error body
     "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    # OPTIONS on any route: DRF's description of the view, also for views without a serializer
+    "DEFAULT_METADATA_CLASS": "config.api_metadata.ApiMetadata",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vision-language benchmark platform API",
@@ -216,6 +218,10 @@ SPECTACULAR_SETTINGS = {
     # `check --deploy` checks the deployment alone; check the API schema with
     # `manage.py spectacular --validate --fail-on-warn --file /dev/null`.
     "ENABLE_DJANGO_DEPLOY_CHECK": False,
+    # every route also answers with a format suffix (config.api_routes); the schema lists each route once
+    "PREPROCESSING_HOOKS": ["drf_spectacular.hooks.preprocess_exclude_path_format"],
+    # `<id:pk>` in addresses: the ids a bigint key can hold (config.ids.MIN_ID, MAX_ID)
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
     # Choice sets shared by several fields, or with a name used twice, get one stable name each.
     "ENUM_NAME_OVERRIDES": {
         "BenchmarkSlugEnum": "annotation.benchmarks.registry.choices",  # the registered benchmarks

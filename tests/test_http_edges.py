@@ -1,0 +1,183 @@
+"""Requests at the edges of HTTP get a 4xx with the platform's error body (a page on pages), never a 500:
+format suffixes on every API route (`config.api_routes`), OPTIONS on every route (`config.api_metadata`),
+ids out of range, with a dot or negative in addresses (`config.ids`), and addresses the API does not have
+(`config.not_found`)."""
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from config.ids import MAX_ID, IdConverter
+from tests import test_permission_matrix
+from tests.conftest import logged_in_api, logged_in_client
+from tests.test_permission_matrix import MATRIX, project_patterns
+
+pytestmark = pytest.mark.django_db
+
+# the objects the permission matrix's addresses name (a video, an image, a draft version, a job, a run)
+finished_run = test_permission_matrix.finished_run
+url_objects = test_permission_matrix.url_objects
+
+OUT_OF_RANGE = (MAX_ID + 1, 10**30)
+NOT_API = ("api-schema", "api-docs", "api-redoc")
+
+
+def matrix_url(name: str, objects: dict) -> str:
+    kwargs = {key: objects.get(value, value) if isinstance(value, str) else value
+              for key, value in MATRIX[name].kwargs.items()}
+    return reverse(name, kwargs=kwargs)
+
+
+def api_routes(objects: dict):
+    """(url name, address, HTTP methods) of every API operation's route."""
+    for name, _route, callback in project_patterns():
+        if not name.startswith("api-") or name in NOT_API:
+            continue
+        actions = getattr(callback, "actions", None)
+        if actions:
+            methods = sorted(method.upper() for method in actions)
+        else:
+            view = callback.cls
+            methods = [m.upper() for m in view.http_method_names if m not in ("options", "head") and hasattr(view, m)]
+        yield name, matrix_url(name, objects), methods
+
+
+def is_json(response) -> bool:
+    return response["Content-Type"].split(";")[0] == "application/json"
+
+
+def assert_json_404(response):
+    assert response.status_code == 404, response.content[:300]
+    assert is_json(response) and response.json()["error"], response.content[:300]
+
+
+def assert_page_404(response):
+    assert response.status_code == 404, response.content[:300]
+    assert response["Content-Type"].startswith("text/html") and b"Not found" in response.content
+
+
+# --- Format suffixes ------------------------------------------------------------------------------------
+
+def test_every_api_route_answers_its_format_suffix(admin_user, url_objects):
+    api = logged_in_api(admin_user)
+    failures, checked = [], 0
+    for name, url, methods in api_routes(url_objects):
+        suffixed = url.rstrip("/") + ".json"
+        for method in methods:
+            response = api.generic(method, suffixed)
+            checked += 1
+            if response.status_code >= 500 or not is_json(response):
+                failures.append(f"{method} {suffixed} ({name}): {response.status_code} {response['Content-Type']}")
+    assert checked > 60
+    assert not failures, "\n".join(failures)
+
+
+def test_a_format_suffix_answers_as_the_route_does(curator, video, draft_version):
+    api = logged_in_api(curator)
+    for url in (f"/api/videos/{video.pk}/", "/api/videos/", f"/api/versions/{draft_version.pk}/items/",
+                f"/api/versions/{draft_version.pk}/"):
+        plain = api.get(url)
+        suffixed = api.get(url.rstrip("/") + ".json")
+        assert suffixed.status_code == plain.status_code == 200
+        assert suffixed.json() == plain.json()
+    # a write through the suffix is the write: an empty draft cannot be frozen, either way
+    refused = api.post(f"/api/versions/{draft_version.pk}/freeze.json")
+    assert refused.status_code == api.post(f"/api/versions/{draft_version.pk}/freeze/").status_code == 400
+    assert refused.json()["error"]
+
+
+def test_an_unknown_format_is_a_json_404(curator, video):
+    api = logged_in_api(curator)
+    assert_json_404(api.get(f"/api/videos/{video.pk}.xml"))
+    assert_json_404(api.get("/api/videos/?format=xml"))
+
+
+# --- Addresses the API does not have ------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["/api/videos/1.5/", "/api/videos/1.5.5/", "/api/videos/abc/", "/api/videos/-1/",
+                                 "/api/videos/0/", "/api/claims/1.5/stage/", "/api/no-such-thing/",
+                                 "/api/nleye/triplets/-7.2e-276/", "/api/runs/null%2Cnull/failure-tags/"])
+def test_an_address_the_api_does_not_have_is_a_json_404(curator, url):
+    assert_json_404(logged_in_api(curator).get(url))
+    assert_json_404(logged_in_api(curator).post(url))
+
+
+def test_an_address_no_page_has_is_the_not_found_page(curator):
+    assert_page_404(logged_in_client(curator).get("/library/videos/1.5/"))
+    assert_page_404(logged_in_client(curator).get("/no-such-page/"))
+
+
+# --- Ids out of range in addresses ------------------------------------------------------------------------
+
+def id_routes():
+    """(url name, the names of its id arguments) of every route that takes an id."""
+    for name, route, _callback in project_patterns():
+        if "<id:" in route:
+            yield name, [part.split(":")[1].split(">")[0] for part in route.split("<")[1:] if part.startswith("id:")]
+
+
+def test_every_id_in_an_address_goes_through_the_id_converter():
+    def walk(patterns):
+        for entry in patterns:
+            if isinstance(entry, URLResolver) and entry.namespace != "admin":
+                yield from walk(entry.url_patterns)
+            elif isinstance(entry, URLPattern):
+                yield entry
+
+    checked = 0
+    for pattern in walk(get_resolver().url_patterns):
+        names = pattern.pattern.regex.groupindex
+        ids = [name for name in names if name == "pk" or name.endswith("_id")]
+        converters = getattr(pattern.pattern, "converters", {})
+        for name in ids:
+            checked += 1
+            assert isinstance(converters.get(name), IdConverter), f"{pattern.pattern}: {name} is not an <id:…>"
+    assert checked > 100
+
+
+@pytest.mark.parametrize("value", OUT_OF_RANGE)
+def test_an_id_out_of_range_in_any_address_is_a_404(admin_user, url_objects, value):
+    api, pages = logged_in_api(admin_user), logged_in_client(admin_user)
+    failures, checked = [], 0
+    for name, ids in id_routes():
+        if name not in MATRIX:
+            continue
+        kwargs = {key: value if key in ids else url_objects.get(given, given) if isinstance(given, str) else given
+                  for key, given in MATRIX[name].kwargs.items()}
+        url = reverse(name, kwargs=kwargs)
+        for method in ("GET", "POST"):
+            client = api if url.startswith("/api/") else pages
+            response = client.generic(method, url)
+            checked += 1
+            wanted = is_json(response) if url.startswith("/api/") else b"Not found" in response.content
+            if response.status_code != 404 or not wanted:
+                failures.append(f"{method} {url}: {response.status_code} {response['Content-Type']}")
+    assert checked > 100
+    assert not failures, "\n".join(failures)
+
+
+# --- OPTIONS ----------------------------------------------------------------------------------------------
+
+def test_options_on_every_route_is_answered(role_users, url_objects):
+    failures, checked = [], 0
+    clients = {role: (logged_in_api(user), logged_in_client(user)) for role, user in role_users.items()}
+    clients["anonymous"] = (logged_in_api(None), logged_in_client(None))
+    for name, _route, _callback in project_patterns():
+        if name not in MATRIX:
+            continue
+        url = matrix_url(name, url_objects)
+        for who, (api, pages) in clients.items():
+            response = (api if url.startswith("/api/") else pages).options(url)
+            checked += 1
+            if response.status_code >= 500 or (url.startswith("/api/") and name not in NOT_API
+                                               and not is_json(response)):
+                failures.append(f"OPTIONS {url} as {who}: {response.status_code} {response['Content-Type']}")
+    assert checked > 500
+    assert not failures, "\n".join(failures)
+
+
+def test_options_describes_the_nleye_triplet_endpoints(curator):
+    api = logged_in_api(curator)
+    for action in ("checks", "explanation"):
+        response = api.options(f"/api/nleye/triplets/{MAX_ID}/{action}/")
+        assert response.status_code == 200, response.content
+        assert response.json()["name"] and "application/json" in response.json()["parses"]
