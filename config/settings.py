@@ -49,6 +49,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.RefuseOversizedBodiesMiddleware",
     "config.middleware.RefuseNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -165,6 +166,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
 JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# A multipart body over the upload limit is refused before it is read, and a file past it as soon as it passes
+# (config.uploads); then Django's own handlers keep small files in memory and larger ones in a temporary file.
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # A local text-embedding model (a folder transformers' AutoModel loads, e.g. a sentence-embedding or NLI
 # encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled

@@ -1,14 +1,17 @@
 """Requests at the edges of HTTP get a 4xx with the platform's error body (a page on pages), never a 500:
 format suffixes on every API route (`config.api_routes`), OPTIONS on every route (`config.api_metadata`),
-ids out of range, with a dot or negative in addresses (`config.ids`), and addresses the API does not have
-(`config.not_found`)."""
+ids out of range, with a dot or negative in addresses (`config.ids`), addresses the API does not have
+(`config.not_found`), and bodies over their limit, refused before they are read (`config.uploads`)."""
+
+import io
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from annotation.models import Image, Video
 from config.ids import MAX_ID, IdConverter
 from tests import test_permission_matrix
-from tests.conftest import logged_in_api, logged_in_client
+from tests.conftest import files_under, logged_in_api, logged_in_client
 from tests.test_permission_matrix import MATRIX, project_patterns
 
 pytestmark = pytest.mark.django_db
@@ -181,3 +184,127 @@ def test_options_describes_the_nleye_triplet_endpoints(curator):
         response = api.options(f"/api/nleye/triplets/{MAX_ID}/{action}/")
         assert response.status_code == 200, response.content
         assert response.json()["name"] and "application/json" in response.json()["parses"]
+
+
+# --- Bodies over the limit ----------------------------------------------------------------------------
+
+class CountingStream(io.BytesIO):
+    """A request body that counts the bytes the server reads of it."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.served = 0
+
+    def read(self, size=-1):
+        chunk = super().read(size)
+        self.served += len(chunk)
+        return chunk
+
+    def readline(self, size=-1):
+        line = super().readline(size)
+        self.served += len(line)
+        return line
+
+
+BOUNDARY = "edge-boundary"
+
+
+def multipart(fields: dict, files: dict) -> bytes:
+    parts = [f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+             for name, value in fields.items()]
+    parts += [f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+              f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n"
+              for name, (filename, data) in files.items()]
+    return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
+
+
+def send(client, url: str, body: bytes, content_type: str, *, declared: int | None = None):
+    """POST `body` as a stream whose reads are counted; `declared` is the Content-Length it claims."""
+    stream = CountingStream(body)
+    response = client.generic("POST", url, content_type=content_type, CONTENT_TYPE=content_type,
+                              CONTENT_LENGTH=str(declared or len(body)), **{"wsgi.input": stream})
+    return response, stream
+
+
+def assert_json_refusal(response, status: int, words: str):
+    assert response.status_code == status, response.content[:300]
+    assert is_json(response) and words in response.json()["error"], response.content[:300]
+
+
+def assert_page_refusal(response, status: int, words: str):
+    assert response.status_code == status, response.content[:300]
+    assert response["Content-Type"].startswith("text/html") and words in response.content.decode()
+
+
+def nothing_uploaded(media_root) -> bool:
+    return not Video.objects.exists() and not Image.objects.exists() and not files_under(media_root)
+
+
+UPLOAD = "multipart/form-data; boundary=" + BOUNDARY
+
+
+def test_an_upload_declared_over_the_limit_is_refused_before_it_is_read(curator, settings, media_root):
+    settings.MEDIA_MAX_UPLOAD_MB = 1
+    body = multipart({"title": "big"}, {"file": ("big.mp4", b"\0" * (3 * 2**20))})
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response, stream = send(logged_in_api(curator), "/api/videos/", body, UPLOAD)
+    assert_json_refusal(response, 413, "The upload is larger than the 1 MB the platform accepts.")
+    assert stream.served == 0 and nothing_uploaded(media_root)
+
+    response, stream = send(logged_in_client(curator), reverse("proposals-import"), body, UPLOAD)
+    assert_page_refusal(response, 413, "The upload is larger than the 1 MB the platform accepts.")
+    assert stream.served == 0
+
+
+def test_reading_an_upload_stops_where_its_file_passes_the_limit(curator, settings, media_root, tmp_path):
+    """A declared length within bounds (the other fields' allowance) does not let a file past the limit in:
+    reading stops at its first chunk past it, and what was read of it is deleted."""
+    settings.MEDIA_MAX_UPLOAD_MB = 1
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    settings.FILE_UPLOAD_TEMP_DIR = str(uploads)
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1000  # the file goes to a temporary file as it is read
+    body = multipart({"title": "big"}, {"file": ("big.mp4", b"\0" * (3 * 2**20))})
+    response, stream = send(logged_in_api(curator), "/api/videos/", body, UPLOAD)
+    assert_json_refusal(response, 413, "'big.mp4' is larger than the 1 MB the platform accepts.")
+    assert stream.served < 2**20 + 2**18 < len(body)
+    assert nothing_uploaded(media_root) and not list(uploads.iterdir())
+
+    response, stream = send(logged_in_client(curator), reverse("proposals-import"), body, UPLOAD)
+    assert_page_refusal(response, 413, "&#x27;big.mp4&#x27; is larger than the 1 MB the platform accepts.")
+    assert stream.served < 2**20 + 2**18 and not list(uploads.iterdir())
+
+
+def test_a_form_body_over_the_limit_is_413_with_the_error_body(curator, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 200
+    body = ("username=" + "x" * 300 + "&password=y").encode()
+    response, stream = send(logged_in_api(None), "/api/auth/token/", body, "application/x-www-form-urlencoded")
+    assert_json_refusal(response, 413, "The request body is larger than the 200 bytes the platform accepts.")
+    assert stream.served == 0
+    response, _ = send(logged_in_client(curator), reverse("blackswan-variants"), body,
+                       "application/x-www-form-urlencoded")
+    assert_page_refusal(response, 413, "The request body is larger than the 200 bytes the platform accepts.")
+
+
+def test_a_multipart_form_whose_fields_are_over_the_limit_is_413(curator, settings, media_root):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    body = multipart({"title": "t" * 3000}, {"file": ("small.mp4", b"\0" * 100)})
+    response, _ = send(logged_in_api(curator), "/api/videos/", body, UPLOAD)
+    assert_json_refusal(response, 413, "The form's fields are larger than the 1000 bytes the platform accepts")
+    assert nothing_uploaded(media_root)
+    response, _ = send(logged_in_client(curator), reverse("proposals-import"), body, UPLOAD)
+    assert_page_refusal(response, 413, "The form&#x27;s fields are larger than the 1000 bytes")
+
+
+def test_a_form_with_too_many_fields_is_400_with_the_error_body(curator, settings, media_root):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
+    fields = {f"f{n}": "x" for n in range(10)}
+    body = "&".join(f"{name}={value}" for name, value in fields.items()).encode()
+    response, _ = send(logged_in_api(None), "/api/auth/token/", body, "application/x-www-form-urlencoded")
+    assert_json_refusal(response, 400, "The form sends more than 5 fields.")
+    response, _ = send(logged_in_api(curator), "/api/videos/", multipart(fields, {}), UPLOAD)
+    assert_json_refusal(response, 400, "The form sends more than 5 fields.")
+    response, _ = send(logged_in_client(curator), reverse("blackswan-variants"), body,
+                       "application/x-www-form-urlencoded")
+    assert_page_refusal(response, 400, "The form sends more than 5 fields.")
+    assert nothing_uploaded(media_root)
