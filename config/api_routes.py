@@ -52,4 +52,5 @@ def _format_as_parameter(pattern: URLPattern) -> URLPattern:
         request.GET = query
         return view(request, *args, **kwargs)
 
+    view_with_format_parameter.unsuffixed = view  # the same operation (`config.query_parameters`)
     return URLPattern(pattern.pattern, view_with_format_parameter, pattern.default_args, pattern.name)

@@ -3,7 +3,8 @@ with the platform's error body (`config.api_errors`), and each list's filters co
 
 Which refusals an operation documents is read from the operation itself:
 
-- 400 for a body (a write) or filter parameters; 413 and 415 where a body is accepted;
+- 400 everywhere: a query parameter the operation does not take (`config.query_parameters`), and a body
+  (a write) or a filter value that is refused; 413 and 415 where a body is accepted;
 - 403 unless the endpoint is public (not signed in, or the role or ownership does not allow it);
 - 404 for an object route (a path parameter) and for a paginated list (a page past the last);
 - 409 for writes: a state that does not allow them (done, frozen, closed, taken, changed meanwhile);
@@ -25,11 +26,11 @@ from config.api_errors import ErrorSerializer
 from config.api_fields import JSONListField, JSONObjectField, JSONValueField
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
-PAGE_PARAMETERS = {"page", "page_size", "format"}
 
 ERROR_DESCRIPTIONS = {
-    400: "Refused input: a field, a filter value or the body is not valid. `error` says what to fix; each refused "
-         "field or filter carries its messages under its own name.",
+    400: "Refused input: a field, a filter value or the body is not valid, or the query names a parameter the "
+         "operation does not take. `error` says what to fix; each refused field, filter or unknown parameter "
+         "carries its messages under its own name.",
     403: "Not signed in, or the caller's role (or, for some objects, not being their owner) does not allow this.",
     404: "No such object, or none the caller may see; for a list, a page past the last one.",
     409: "The object's current state does not allow this (already done, frozen, closed, taken, or changed "
@@ -161,13 +162,10 @@ class AutoSchema(openapi.AutoSchema):
 
     def error_statuses(self, operation: dict) -> list[int]:
         parameters = operation.get("parameters", [])
-        filters = [p for p in parameters if p["in"] == "query" and p["name"] not in PAGE_PARAMETERS]
         paginated = any(p["in"] == "query" and p["name"] == "page" for p in parameters)
         has_body = "requestBody" in operation
         write = self.method in WRITES
-        statuses = set()
-        if write or has_body or filters:
-            statuses.add(400)
+        statuses = {400}
         if not self._is_public():
             statuses.add(403)
         if any(p["in"] == "path" for p in parameters) or paginated:

@@ -1,4 +1,5 @@
-"""Guards every request passes before its view: bodies over their limit and NUL characters.
+"""Guards every request passes before its view: bodies over their limit, NUL characters, and query parameters
+the API does not take.
 
 A body over its limit is answered 413 before it is read (`config.uploads`), with the API's error body under
 /api/ (or for a JSON body) and a page elsewhere; so is Django's refusal of a form the guards below read (fields over
@@ -11,13 +12,15 @@ filter or a lookup would end as a server error. Pages' forms are checked whether
 multipart; the API's multipart uploads are left to DRF, whose serializers' text fields refuse NUL
 (and whose upload views must not have their files parsed early). JSON bodies get the same check,
 and more, in `config.json_bodies`.
+
+An API operation refuses query parameters its schema does not list (400 naming them: `config.query_parameters`).
 """
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from config import uploads
+from config import query_parameters, uploads
 
 API_PREFIX = "/api/"
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -77,3 +80,16 @@ class RefuseNulCharactersMiddleware:
             return JsonResponse({"error": message}, status=400)
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
+
+class RefuseUnknownQueryParametersMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if not request.path.startswith(API_PREFIX) or not request.GET:
+            return None
+        body = query_parameters.refusal(view_func, request.method, request.GET.keys())
+        return JsonResponse(body, status=400) if body else None

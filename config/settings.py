@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.RefuseOversizedBodiesMiddleware",
     "config.middleware.RefuseNulCharactersMiddleware",
+    "config.middleware.RefuseUnknownQueryParametersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
