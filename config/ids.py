@@ -7,8 +7,8 @@ rule lives here and is used everywhere:
 
 - addresses: the path converter `id` (`<id:pk>`; the API's router uses it for every `pk` lookup): a value
   out of range matches no route, so the answer is the plain 404 (JSON under /api/, the page elsewhere);
-- query filters: `IdFilter` (django-filter) and request bodies: `IdField` (DRF): out of range is a 400
-  that names the parameter or field;
+- query filters: `IdChoiceFilter` (django-filter) and request bodies: `IdField` (DRF): out of range is a
+  400 that names the parameter or field;
 - anything else that reads an id from a request: `parse_id`.
 """
 
@@ -50,17 +50,19 @@ class IdConverter:
         return str(int(value))
 
 
-class IdFormField(forms.IntegerField):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("min_value", MIN_ID)
-        kwargs.setdefault("max_value", MAX_ID)
-        super().__init__(*args, **kwargs)
+class IdChoiceField(forms.ModelChoiceField):
+    """A model choice by id: an id out of range is refused as such before the database is asked."""
+
+    def to_python(self, value):
+        if value not in self.empty_values and parse_id(value) is None:
+            raise forms.ValidationError(OUT_OF_RANGE, code="invalid_choice")
+        return super().to_python(value)
 
 
-class IdFilter(filters.NumberFilter):
-    """`?<name>=<id>`: a query filter on an id (a key or a foreign key); out of range is a 400."""
+class IdChoiceFilter(filters.ModelChoiceFilter):
+    """`?<name>=<id>`: only rows whose foreign key is the object with this id (out of range: a 400)."""
 
-    field_class = IdFormField
+    field_class = IdChoiceField
 
 
 class IdField(serializers.IntegerField):

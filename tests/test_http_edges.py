@@ -8,11 +8,15 @@ import io
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Image, Video
+from annotation.curation_models import ImageAttempt
+from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, Image, ItemMedia, Video
 from config.ids import MAX_ID, IdConverter
+from config.ids import OUT_OF_RANGE as ID_RANGE
+from evaluation.models import EvaluationRun
 from tests import test_permission_matrix
-from tests.conftest import files_under, logged_in_api, logged_in_client
+from tests.conftest import create_study, files_under, logged_in_api, logged_in_client
 from tests.test_permission_matrix import MATRIX, project_patterns
+from tests.test_runs_page import cvrr_version
 
 pytestmark = pytest.mark.django_db
 
@@ -308,3 +312,51 @@ def test_a_form_with_too_many_fields_is_400_with_the_error_body(curator, setting
                        "application/x-www-form-urlencoded")
     assert_page_refusal(response, 400, "The form sends more than 5 fields.")
     assert nothing_uploaded(media_root)
+
+
+# --- Ids and numbers out of range in query filters and bodies ------------------------------------------
+
+@pytest.fixture
+def triplet(curator, image):
+    version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="nleye"), label="pool",
+                                              created_by=curator)
+    item = BenchmarkItem.objects.create(version=version, external_id="t1", payload={
+        "kind": "triplet", "premise": "A wet floor.", "hypothesis1": "He slips.", "hypothesis2": "He dances.",
+        "label": 1})
+    ItemMedia.objects.create(item=item, role="premise", image=image)
+    return item
+
+
+@pytest.mark.parametrize("value", OUT_OF_RANGE)
+def test_an_id_out_of_range_in_a_query_filter_is_a_400_naming_it(curator, researcher, value):
+    for user, url, name in ((researcher, f"/api/runs/?version={value}", "version"),
+                            (curator, f"/api/image-attempts/?item={value}", "item")):
+        response = logged_in_api(user).get(url)
+        assert response.status_code == 400, response.content
+        assert response.json()[name] == [ID_RANGE] and response.json()["error"] == f"{name}: {ID_RANGE}"
+
+
+@pytest.mark.parametrize("value", OUT_OF_RANGE)
+def test_an_id_out_of_range_in_a_body_is_a_400(curator, triplet, value):
+    api = logged_in_api(curator)
+    create_study("pets", form={"fields": [{"name": "label", "type": "single_choice", "options": ["a", "b"]}]})
+    response = api.post("/api/studies/pets/review/", {"submission_ids": [value], "action": "approve"}, format="json")
+    assert response.status_code == 400, response.content
+    assert "less than or equal to 9223372036854775807" in response.json()["error"]
+    attempt = {"item": triplet.pk, "slot": "premise", "mode": "image2image", "prompt": "a kitchen",
+               "model_id": "tiny/sd", "parent": f"image:{value}"}
+    response = api.post("/api/image-attempts/", attempt, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == f"Unknown parent 'image:{value}': give attempt:<id> or image:<id>."
+    assert not ImageAttempt.objects.exists()
+
+
+def test_a_run_option_too_large_for_its_column_is_refused_on_the_api_and_the_page(researcher, video):
+    version = cvrr_version(video)
+    options = {"version": version.pk, "model_id": "org/chat-model", "backend": "openai", "seed": 2**63}
+    response = logged_in_api(researcher).post("/api/runs/", options, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"].startswith("seed: Ensure this value is less than or equal to")
+    page = logged_in_client(researcher).post(reverse("runs"), {**options, "batch_size": 8, "chunk_size": 64})
+    assert page.status_code == 400 and "seed: Ensure this value is less than or equal to" in page.content.decode()
+    assert not EvaluationRun.objects.exists()
