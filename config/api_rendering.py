@@ -7,5 +7,6 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 
 def render_as_json(request) -> None:
     """Answer `request` (DRF's) in JSON unless it was negotiated as JSON or as the browsable API."""
-    if not isinstance(getattr(request, "accepted_renderer", None), JSONRenderer | BrowsableAPIRenderer):
+    if request is not None and not isinstance(getattr(request, "accepted_renderer", None),
+                                              JSONRenderer | BrowsableAPIRenderer):
         request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type

@@ -50,7 +50,8 @@ MESSAGES = ResolvedComponent(
 
 JSON_VALUE = ResolvedComponent(
     name="JsonValue", type=ResolvedComponent.SCHEMA, object="JsonValue",
-    schema={"description": "Any JSON value: a string, a number, a boolean, a list or an object of JSON values.",
+    schema={"description": "Any JSON value: a string, a number, a boolean, null, a list or an object of JSON values.",
+            "nullable": True,
             "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"},
                       {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
                       {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}}]})
