@@ -1,6 +1,10 @@
 # Two commands do everything on a fresh machine (Python 3.11+):
 #   make demo   install, migrate, seed demo data, serve http://127.0.0.1:8000 with background jobs
 #   make test   install what the tests need and run the whole suite
+# DEBUG is off unless the environment says otherwise (config/settings.py); the commands here (the demo,
+# migrations, messages, the worker, the tests) run in development mode unless DJANGO_DEBUG is set.
+export DJANGO_DEBUG ?= true
+
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python

@@ -8,16 +8,25 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from annotation import (  # noqa: F401  (job kinds; OpenAPI schema)
+            decisions,
             image_studio_jobs,
             media_jobs,
             openapi,
             version_exports,
+            versions,
         )
         from annotation.benchmarks import registry
-        from annotation.blackswan import localization_study, splits, versions  # noqa: F401  (BlackSwan jobs and kinds)
+        from annotation.blackswan import (  # noqa: F401  (BlackSwan jobs and kinds; the staged reveal's veto)
+            localization_study,
+            reveal_guard,
+            splits,
+        )
+        from annotation.blackswan import versions as blackswan_versions  # noqa: F401  (its build job)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 
         registry.discover()  # every package under annotation/benchmarks/ registers its benchmark
+        # no version is frozen with an item whose latest human decision rejected it or sent it back
+        versions.register_freeze_check(decisions.freeze_check, phrase=decisions.REFUSAL_PHRASE)
         # after every app's migrations, so that the role groups get the permissions of apps migrated later
         post_migrate.connect(on_post_migrate, dispatch_uid="annotation-bootstrap")

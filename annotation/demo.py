@@ -20,7 +20,7 @@ from annotation.media_import import import_files
 from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
 from annotation.versions import add_item, freeze
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
-from generation import jobs
+from generation import jobs, model_registry
 from generation.tiny_models import build_tiny_models
 
 DEMO_USERS = [
@@ -194,10 +194,13 @@ def ensure_demo_caption_study(curator, say=lambda line: None) -> Study | None:
 def ensure_demo_models(say=lambda line: None) -> dict:
     """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder, a CLIP and the
     Stable Diffusion text-to-image and inpainting pipelines) for demo runs, their scoring and the image
-    studio on CPU."""
+    studio on CPU, registered in the model registry so that the pages offer them."""
     folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
     say(f"Building tiny demo models under {folder} (once) ...")
-    return {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}
+    built = {name: str(path) for name, path in build_tiny_models(folder, DEMO_MODELS).items()}
+    registered = model_registry.register_tiny_models(built)
+    say(f"Registered them in the model registry: {', '.join(entry.name for entry in registered)}")
+    return built
 
 
 # Steps that higher layers add to the demo (evaluation's judged tiny-model runs), registered in their

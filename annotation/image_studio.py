@@ -8,7 +8,9 @@ item's slots are those, then any other role it already holds an image under. Eve
   any slot, or an image the item already uses) with a strength, or inpainting of a parent with a
   mask (a PNG of the parent's size, white = regenerate). Everything is checked before anything is
   written: who asks (curators and admins), the version (not frozen), the slot, the parent, the mask,
-  the parameters (through `generation.diffusion.ImageRequest`). The row, its mask file and its job
+  the parameters (through `generation.diffusion.ImageRequest`), the model (a registered one for image
+  generation, or for inpainting: `generation.model_registry`; the attempt records its model id and
+  revision). The row, its mask file and its job
   are written together or not at all.
 - `run_attempt_job` (job kind `image_attempt`): runs `generation.diffusion.generate` and stores the
   PNG, the provenance, the revision and the duration; a generation that fails leaves the attempt
@@ -44,7 +46,8 @@ from annotation.curation_models import CurationRecord, ImageAttempt
 from annotation.models import BenchmarkItem, FrozenError, Image, ItemMedia, MediaAsset
 from config.ids import parse_id
 from config.roles import ADMIN, CURATOR, has_role
-from generation import diffusion, jobs
+from generation import diffusion, jobs, model_registry
+from generation.registered_models import Use
 
 JOB_KIND = "image_attempt"
 MODES = tuple(ImageAttempt.Mode.values)
@@ -223,9 +226,12 @@ def parse_settings(data: Mapping, *, item: BenchmarkItem | None = None) -> Attem
     prompt = _text(data, "prompt").strip()
     if not prompt:
         raise StudioError("Write a prompt.")
-    model_id = _text(data, "model_id").strip()
-    if not model_id:
-        raise StudioError("Choose a model (a hub id or a local folder).")
+    try:  # a registered checkpoint: its model id and pinned revision are what the attempt records
+        use = Use.INPAINTING if mode == ImageAttempt.Mode.INPAINT else Use.IMAGE_GENERATION
+        chosen = model_registry.choose(_text(data, "model_id").strip(), revision=_text(data, "revision").strip(),
+                                       use=use)
+    except model_registry.ModelRefused as exc:
+        raise StudioError(str(exc)) from None
     raw_seed = data.get("seed")
     if raw_seed is None or (isinstance(raw_seed, str) and not raw_seed.strip()):
         if item is None:
@@ -243,8 +249,8 @@ def parse_settings(data: Mapping, *, item: BenchmarkItem | None = None) -> Attem
         raise StudioError(f"Unknown scheduler {scheduler!r}; choose one of {', '.join(diffusion.schedulers())}.")
     suffix = diffusion.PHOTOREALISTIC_SUFFIX if data.get("suffix") is None else _text(data, "suffix")
     return AttemptSettings(
-        mode=mode, prompt=prompt, seed=seed, model_id=model_id, suffix=suffix,
-        negative_prompt=_text(data, "negative_prompt").strip(), revision=_text(data, "revision").strip(),
+        mode=mode, prompt=prompt, seed=seed, model_id=chosen.model_id, suffix=suffix,
+        negative_prompt=_text(data, "negative_prompt").strip(), revision=chosen.revision,
         scheduler=scheduler, steps=_number(data, "steps", int, "Steps"),
         guidance=_number(data, "guidance", float, "Guidance"), width=_number(data, "width", int, "Width"),
         height=_number(data, "height", int, "Height"), strength=_number(data, "strength", float, "Strength"))

@@ -59,11 +59,14 @@ class AttemptRequestSerializer(serializers.Serializer):
     slot = serializers.CharField()
     mode = serializers.ChoiceField(choices=ImageAttempt.Mode.choices)
     prompt = serializers.CharField()
-    model_id = serializers.CharField()
+    model_id = serializers.CharField(help_text="a registered image-generation (inpainting: inpainting) model: its "
+                                               "name, or the model id or folder its entry holds")
     suffix = serializers.CharField(required=False, allow_blank=True)
     seed = serializers.IntegerField(required=False)
     negative_prompt = serializers.CharField(required=False, allow_blank=True)
-    revision = serializers.CharField(required=False, allow_blank=True)
+    revision = serializers.CharField(required=False, allow_blank=True,
+                                     help_text="empty: the registered model's pinned revision; else it must be "
+                                               "that one")
     scheduler = serializers.CharField(required=False, allow_blank=True)
     steps = serializers.IntegerField(required=False)
     guidance = serializers.FloatField(required=False)

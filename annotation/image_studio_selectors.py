@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db.models import Count
 
 from annotation.benchmarks import registry
 from annotation.curation_models import ImageAttempt
 from annotation.image_studio import ACTIVE, image_slots
 from annotation.models import BenchmarkItem, BenchmarkVersion, Image, ItemMedia
+from generation import model_registry
+from generation.registered_models import Use
 
 
 def studio_benchmark_slugs() -> list[str]:
@@ -164,27 +165,7 @@ def attempt_tree(item: BenchmarkItem, attempts: list[ImageAttempt] | None = None
     return roots
 
 
-def recent_model_ids(modes: tuple[str, ...], limit: int = 10) -> list[str]:
-    """Model ids of the latest attempts in these modes, most recent first, each once."""
-    seen: list[str] = []
-    for model_id in (ImageAttempt.objects.filter(mode__in=modes).order_by("-created_at", "-pk")
-                     .values_list("model_id", flat=True)[:200]):
-        if model_id not in seen:
-            seen.append(model_id)
-        if len(seen) >= limit:
-            break
-    return seen
-
-
-def model_choices() -> dict[str, list[str]]:
-    """The models the studio offers: the configured ones, then the ones used lately."""
-    configured = getattr(settings, "DIFFUSION_MODELS", {}) or {}
-    text = list(configured.get("text2image", []))
-    inpaint = list(configured.get("inpaint", []))
-    for model_id in recent_model_ids((ImageAttempt.Mode.TEXT_TO_IMAGE, ImageAttempt.Mode.IMAGE_TO_IMAGE)):
-        if model_id not in text:
-            text.append(model_id)
-    for model_id in recent_model_ids((ImageAttempt.Mode.INPAINT,)):
-        if model_id not in inpaint:
-            inpaint.append(model_id)
-    return {"text2image": text, "inpaint": inpaint}
+def model_choices() -> dict[str, list]:
+    """The models the studio offers: the registered ones for image generation and for inpainting."""
+    return {"text2image": model_registry.entries(Use.IMAGE_GENERATION),
+            "inpaint": model_registry.entries(Use.INPAINTING)}

@@ -258,6 +258,7 @@ class ItemMedia(models.Model):
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,
+    PlatformEntry,
     Qualification,
     QualificationAttempt,
     QualificationTest,

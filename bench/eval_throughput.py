@@ -52,7 +52,8 @@ def parse_args(argv=None):
 
 def setup_django(work: Path) -> None:
     os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": f"sqlite:///{work / 'bench.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "true",
+        "DATABASE_URL": f"sqlite:///{work / 'bench.sqlite3'}",
         "PLATFORM_VAR_DIR": str(work / "var"), "HF_HUB_OFFLINE": "1", "LOG_LEVEL": "WARNING",
         "CELERY_TASK_ALWAYS_EAGER": "true",
     })

@@ -78,7 +78,7 @@ def parse_args(argv=None):
 
 def django_env(database_url: str, work: Path) -> dict:
     env = dict(os.environ)
-    env.update({"DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": database_url,
+    env.update({"DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "true", "DATABASE_URL": database_url,
                 "PLATFORM_VAR_DIR": str(work / "var"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                 "HF_HOME": str(work / "hf"), "LOG_LEVEL": "WARNING", "CELERY_TASK_ALWAYS_EAGER": "true"})
     return env

@@ -10,7 +10,7 @@ from config.api_routes import ApiRouter, with_format_suffixes
 from config.auth_api import TokenView, WhoAmIView
 from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
-from generation.api import JobViewSet
+from generation.api import JobViewSet, RegisteredModelViewSet
 
 PAGE_METHODS = ["get", "head"]
 
@@ -26,6 +26,7 @@ router.register("benchmarks", BenchmarkViewSet, basename="api-benchmark")
 router.register("versions", BenchmarkVersionViewSet, basename="api-version")
 router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
+router.register("models", RegisteredModelViewSet, basename="api-model")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
 

@@ -13,7 +13,6 @@ or a bare value is a 400, not an error on its first `.get`.
 """
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +21,9 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
-# the only ways a NUL or a lone surrogate gets into parsed JSON: raw ones are invalid JSON or UTF-8
-SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
-BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+from config import json_text
+
+SUSPECT_ESCAPE, BAD_CHARACTER = json_text.SUSPECT_ESCAPE, json_text.BAD_CHARACTER
 
 
 class JsonBodyError(Exception):
@@ -83,8 +82,9 @@ def loads(raw: bytes, encoding: str = "utf-8") -> Any:
     except (UnicodeDecodeError, LookupError) as exc:
         raise JsonBodyError(f"The request body is not valid {encoding} text.") from exc
     try:
+        json_text.check_depth(text, settings.JSON_BODY_MAX_DEPTH)  # before parsing, as files are checked
         value = json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError as exc:
+    except (json_text.JsonTooDeep, RecursionError) as exc:
         raise JsonBodyError(_too_deep()) from exc
     except ValueError as exc:
         raise JsonBodyError(f"The request body is not valid JSON: {exc}") from exc

@@ -1,8 +1,9 @@
 """Settings, all read from the environment (see README, "Production").
 
-With no environment at all the platform runs in development mode on an embedded
-default: a SQLite file in the project folder and a file-system Celery broker, so
-background jobs run in a worker process without Redis.
+DEBUG is off unless the environment turns it on (DJANGO_DEBUG=true: `make demo` and the test
+settings do); with it off, DJANGO_SECRET_KEY is required. Everything else has an embedded
+default that needs no services: a SQLite file in the project folder and a file-system Celery
+broker, so background jobs run in a worker process without Redis.
 """
 
 from pathlib import Path
@@ -15,12 +16,13 @@ from config.env import env_bool, env_int, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PLATFORM_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+DEBUG = env_bool("DJANGO_DEBUG", False)
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (its default). "
+                                   "For development set DJANGO_DEBUG=true, as `make demo` does.")
     SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
@@ -174,6 +176,15 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
+# Files people bring (uploads, imports, the CLI): JSON and JSON Lines nested deeper are refused, naming the line
+# (config.json_text); zip archives hold at most so many members and bytes once extracted (config.archives);
+# tables (CSV, TSV, .xlsx) hold at most so many rows, characters a cell and megabytes (config.table_limits).
+IMPORT_JSON_MAX_DEPTH = env_int("IMPORT_JSON_MAX_DEPTH", 128)
+IMPORT_ZIP_MAX_MEMBERS = env_int("IMPORT_ZIP_MAX_MEMBERS", 10_000)
+IMPORT_ZIP_MAX_MB = env_int("IMPORT_ZIP_MAX_MB", 2048)
+IMPORT_TABLE_MAX_ROWS = env_int("IMPORT_TABLE_MAX_ROWS", 1_000_000)
+IMPORT_TABLE_MAX_CELL_CHARS = env_int("IMPORT_TABLE_MAX_CELL_CHARS", 8 * 1024 * 1024)
+IMPORT_TABLE_MAX_MB = env_int("IMPORT_TABLE_MAX_MB", 512)
 MODEL_CACHE_DIR = Path(env_str("MODEL_CACHE_DIR", str(VAR_DIR / "models")))
 # A local text-embedding model (a folder transformers' AutoModel loads, e.g. a sentence-embedding or NLI
 # encoder): when set, the near-duplicate finder of written scenes also ranks by meaning (mean-pooled
@@ -182,6 +193,9 @@ SCENE_EMBEDDING_MODEL = env_str("SCENE_EMBEDDING_MODEL", "")
 # The NLI classifier the MAIA answer-pool checks use when none is named (a hub id or a local folder, e.g. a
 # multilingual MNLI/XNLI model such as MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7).
 MAIA_NLI_MODEL = env_str("MAIA_NLI_MODEL", "")
+# The environment variables a registered model (generation.model_registry) may name as its API key: an admin
+# picks one of these on the entry, and nothing else is ever read as a key. Comma-separated names.
+MODEL_KEY_VARIABLES = tuple(env_list("MODEL_KEY_VARIABLES", ["OPENAI_API_KEY"]))
 # Stable Diffusion checkpoints (with their pipelines) kept loaded per worker process (generation.diffusion).
 DIFFUSION_PIPELINE_CACHE_SIZE = env_int("DIFFUSION_PIPELINE_CACHE_SIZE", 2)
 
@@ -272,6 +286,9 @@ EVAL_CHUNK_HEARTBEAT_SECONDS = env_int("EVAL_CHUNK_HEARTBEAT_SECONDS", 30)
 EVAL_CHUNK_SILENT_AFTER_SECONDS = env_int("EVAL_CHUNK_SILENT_AFTER_SECONDS", 300)
 EVAL_CHUNK_MAX_ATTEMPTS = env_int("EVAL_CHUNK_MAX_ATTEMPTS", 3)
 EVAL_CHUNK_REQUEUE_EVERY_SECONDS = env_int("EVAL_CHUNK_REQUEUE_EVERY_SECONDS", 60)
+# While a chunk's model calls are in flight, whether its run was cancelled is looked up this often (seconds,
+# evaluation.cancel_watch): a cancelled run's API backend stops retrying and waiting within about this long.
+EVAL_CANCEL_POLL_SECONDS = float(env_str("EVAL_CANCEL_POLL_SECONDS", "1"))
 if EVAL_CHUNK_SILENT_AFTER_SECONDS < 2 * EVAL_CHUNK_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("EVAL_CHUNK_SILENT_AFTER_SECONDS must be at least twice EVAL_CHUNK_HEARTBEAT_SECONDS.")
 CELERY_BEAT_SCHEDULE = {
@@ -285,14 +302,6 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_BEAT_SCHEDULE["clean-media"] = {"task": "annotation.clean_media",
                                        "schedule": float(MEDIA_CLEAN_INTERVAL_SECONDS)}
 JOB_QUEUES = ("default", "generation", "gpu")
-
-# --- Image studio ---------------------------------------------------------------------------
-# The checkpoints the studio's model pickers offer first (hub ids or local folders), comma-separated;
-# models used in earlier attempts are offered after them.
-DIFFUSION_MODELS = {
-    "text2image": env_list("DIFFUSION_TEXT2IMAGE_MODELS", ["stable-diffusion-v1-5/stable-diffusion-v1-5"]),
-    "inpaint": env_list("DIFFUSION_INPAINT_MODELS", ["stable-diffusion-v1-5/stable-diffusion-inpainting"]),
-}
 
 # --- Security (production: DJANGO_DEBUG=false) ----------------------------------------------
 SESSION_COOKIE_SECURE = not DEBUG

@@ -41,11 +41,14 @@ from annotation.models import BenchmarkItem
 from evaluation import benchmarks, runner, runs, scoring
 from evaluation.benchmarks.base import derived_seed, media_links
 from evaluation.models import EvaluationRun, Prediction
+from generation import model_registry
 from generation.backends import registry
 from generation.backends.base import BackendError
+from generation.registered_models import Use
 
 BACKEND = "baseline"
 BASELINES = ("random", "dumb_pixel", "nli", "unimodal")
+MODEL_USES = {"nli": Use.NLI, "unimodal": Use.BASELINE}  # the baselines that answer with registered models
 RANDOM_ANSWERS = {"yes_no": ("yes", "no"), "choice_12": ("1", "2"),
                   "score_1_10": tuple(str(score) for score in range(1, 11))}
 HYPOTHESES = ("hypothesis1", "hypothesis2")
@@ -135,9 +138,15 @@ class Baseline:
     input_strategy = ""  # the strategy the baseline runs under ("" = the run's choice)
     variants: tuple[str, ...] = ()  # the variants it answers (empty: any)
 
-    def __init__(self, *, seed: int = 0, models: tuple = (), revision: str = "", batch_size: int = 16):
+    def __init__(self, *, seed: int = 0, models: tuple = (), revision: str = "", batch_size: int = 16,
+                 model_options: dict | None = None):
         self.seed, self.models, self.revision, self.batch_size = int(seed), tuple(models), revision, batch_size
+        self.model_options = dict(model_options or {})  # model id → its load options
         self.revisions: list[str] = []
+
+    def load(self, backend: str, model: str):
+        return registry.load_backend(backend, model, revision=self.revision,
+                                     **{**self.model_options.get(model, {}), "batch_size": self.batch_size})
 
     def check(self) -> None:
         """Refuse options the baseline cannot use (before anything is stored)."""
@@ -218,7 +227,7 @@ class NliBaseline(Baseline):
                                                    "resolved_revision": self.revisions[0]}]}
 
     def answer(self, run, planned):
-        backend = registry.load_backend("nli", self.models[0], revision=self.revision, batch_size=self.batch_size)
+        backend = self.load("nli", self.models[0])
         texts = {}
         for p in planned:
             source = p.request.source
@@ -262,7 +271,7 @@ class UnimodalBaseline(Baseline):
         statements = sorted({text for p in planned for text in (p.request.options or {}).values()})
         scores: dict[str, dict[str, float]] = {}
         for model in self.models:
-            backend = registry.load_backend("causal_lm", model, revision=self.revision, batch_size=self.batch_size)
+            backend = self.load("causal_lm", model)
             scores[model] = dict(zip(statements, backend.score_logprob(statements), strict=True))
         out = {}
         for p in planned:
@@ -285,15 +294,38 @@ BASELINE_CLASSES = {cls.name: cls for cls in (RandomBaseline, DumbPixelBaseline,
 
 # --- Running one as an evaluation run ---------------------------------------------------------------
 
+def registered_models(baseline: str, references, revision: str = "") -> dict:
+    """`models`, `revision` and `model_options` for `run_baseline` from the registered models `references`
+    name (their registry names, or the model ids or folders their entries hold): the entries' model ids, the
+    revision they are pinned to and their load options. BaselineError when the registry refuses one, or when
+    they are pinned to different revisions."""
+    use = MODEL_USES.get(baseline)
+    if use is None:
+        if references:
+            raise BaselineError(f"The {baseline} baseline takes no model.")
+        return {"models": [], "revision": revision, "model_options": {}}
+    try:
+        chosen = [model_registry.choose(reference, use=use, revision=revision) for reference in references]
+    except model_registry.ModelRefused as exc:
+        raise BaselineError(str(exc)) from None
+    pinned = sorted({choice.revision for choice in chosen})
+    if len(pinned) > 1:
+        revisions = ", ".join(f"{choice.name}: {choice.revision or 'none'}" for choice in chosen)
+        raise BaselineError(f"The {baseline} baseline loads its models at one revision; {revisions}.")
+    return {"models": [choice.model_id for choice in chosen], "revision": pinned[0] if pinned else revision,
+            "model_options": {choice.model_id: choice.options for choice in chosen}}
+
+
 def run_baseline(version, baseline: str, *, seed: int = 0, models=(), revision: str = "", variants=(),
                  limit: int | None = None, input_strategy: str = "", prompting: str = "standard",
-                 batch_size: int = 16, user=None) -> EvaluationRun:
+                 batch_size: int = 16, user=None, model_options: dict | None = None) -> EvaluationRun:
     """Create a run of `baseline` over a frozen version, answer its requests, and settle its status
     (succeeded when every answered request has its predictions). Raises BaselineError for options
-    the baseline cannot use."""
+    the baseline cannot use. Pages and commands name registered models (`registered_models`)."""
     if baseline not in BASELINE_CLASSES:
         raise BaselineError(f"Unknown baseline {baseline!r}; choose one of {', '.join(BASELINES)}.")
-    maker = BASELINE_CLASSES[baseline](seed=seed, models=models, revision=revision, batch_size=batch_size)
+    maker = BASELINE_CLASSES[baseline](seed=seed, models=models, revision=revision, batch_size=batch_size,
+                                       model_options=model_options)
     if not version.frozen:
         raise BaselineError(f"Version {version} is not frozen: freeze it before evaluating on it.")
     slug = version.benchmark.slug

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import json
-
 from django.core.management import CommandError
 
 from evaluation import benchmarks
+from generation import model_registry
 
 
 def add_benchmark_argument(parser, flag: str = "--benchmark", **kwargs) -> None:
@@ -24,11 +23,7 @@ def supporting_text(attribute: str, name: str) -> str:
 
 def parse_option(text: str) -> tuple[str, object]:
     """`key=value`; the value is read as JSON when it is JSON (numbers, true/false, objects), else text."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise CommandError(f"--backend-option takes key=value (got {text!r}).")
     try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = value
-    return key.strip(), parsed
+        return model_registry.parse_option(text)
+    except model_registry.ModelRefused:
+        raise CommandError(f"--backend-option takes key=value (got {text!r}).") from None

@@ -6,7 +6,8 @@ the model's name, a frozen version, options the benchmark takes; `check_upload_s
 then it stores the upload in the job's own folder (`generation.job_files.job_folder`, under
 `MEDIA_ROOT/exports/`, never served publicly), tells or checks its format there (`imported_runs.detect_format`)
 and queues the job with the version, the options, the model's name, the format and the stored file's path
-relative to the export root; a refusal (`ImportRefused`) keeps neither the job nor the file. The job
+relative to the export root; a refusal (`ImportRefused`, also for a file that is no file of its format at all:
+`imported_runs.check_file`) keeps neither the job nor the file. The job
 (`import_job`) calls `imported_runs.import_run` on the stored file, as `manage.py import_run` does, records the
 new run's id and the link to its results page in its result (`run`, `run_url`), and removes the stored file
 when it ends, imported or refused; a malformed file fails the job with the refusal's message and leaves no
@@ -48,7 +49,9 @@ def enqueue_import(version: BenchmarkVersion, upload, *, model_id: str, fmt: str
             with open(path, "wb") as copy:
                 for chunk in upload.chunks():
                     copy.write(chunk)
-            job.params = {"version": version.pk, "model_id": model_id, "fmt": imported_runs.detect_format(path, fmt),
+            fmt = imported_runs.detect_format(path, fmt)
+            imported_runs.check_file(path, fmt)
+            job.params = {"version": version.pk, "model_id": model_id, "fmt": fmt,
                           "options": _options_params(options),
                           "path": path.relative_to(job_files.export_root()).as_posix()}
             job.save(update_fields=["params"])

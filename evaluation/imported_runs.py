@@ -10,7 +10,8 @@ position) for the requests that the given options make (input strategy, promptin
 order: the ones the requests were exported with). It makes an `EvaluationRun` with backend `imported`
 (`runs.IMPORTED_BACKEND`), the given model name, the options, status succeeded (with its history: pending →
 running → succeeded), and its `Prediction` rows as the runner writes them: one per request and sample, the
-raw output the file's response, read by the parsers (`scoring.parse_prediction`); a request the file does
+raw output the file's response (NUL characters removed and counted in its `params`: `generation.model_text`),
+read by the parsers (`scoring.parse_prediction`); a request the file does
 not answer gets a failed row per sample (`error` "no answer in <file>"), as the runner records a request
 whose call failed, so it counts as missing. Each prediction's `prompt` is the request's prompt as the
 export gives it (the media as placeholders) and `inputs` names the file. `backend_options` records where
@@ -46,6 +47,7 @@ from annotation.media import max_upload_bytes
 from evaluation import kits, runner, runs, scoring
 from evaluation.models import EvaluationRun, Prediction
 from evaluation.request_exports import FORMAT_LABELS, FORMATS, PLATFORM_FORMAT
+from generation import model_text
 
 BATCH = 1000  # predictions per INSERT
 MAX_SAMPLE = 32767  # the largest sample index a prediction holds (a small integer column)
@@ -96,11 +98,28 @@ def checksum(path: Path) -> tuple[str, int]:
 
 
 def detect_format(path: Path, fmt: str | None = None) -> str:
-    """The format asked for, else the one told from the file (`kits.detect`), else the platform's JSON lines."""
-    fmt = fmt or kits.detect(path) or PLATFORM_FORMAT
+    """The format asked for, else the one told from the file (`kits.detect`), else the platform's JSON lines;
+    ImportRefused for an unknown format or a file whose first line cannot be read."""
+    try:
+        fmt = fmt or kits.detect(path) or PLATFORM_FORMAT
+    except kits.KitError as exc:
+        raise ImportRefused(str(exc)) from None
     if fmt not in FORMATS:
         raise ImportRefused(f"Unknown predictions format {fmt!r}; known: {', '.join(FORMATS)}.")
     return fmt
+
+
+def check_file(path: Path, fmt: str) -> None:
+    """ImportRefused for a file that is no file of its kit's at all (`KitFormat.check`: the wrong type, a damaged
+    workbook, not UTF-8 text), before a job reads its rows."""
+    if fmt == PLATFORM_FORMAT:
+        return
+    try:
+        kits.get(fmt).check(path)
+    except kits.KitError as exc:
+        raise ImportRefused(str(exc)) from None
+    except OSError as exc:
+        raise ImportRefused(f"Cannot read {path.name}: {exc.strerror}.") from None
 
 
 def _predictions(path: Path, reading: _Reading, requests: list) -> Iterator[dict]:
@@ -158,9 +177,10 @@ class _Writer:
             raise ImportRefused(f"Request {request_id!r}: sample {sample} is beyond the last one a run keeps "
                                 f"({MAX_SAMPLE}).")
         request = entry.request
+        response, removed = model_text.without_nul(prediction.get("response") or "")
         row = Prediction(run=self.run, request_id=request_id, sample_index=sample, item_id=entry.item_pk,
                          variant=request.variant, prompt=_prompt(request), inputs=self.inputs,
-                         raw_output=prediction.get("response") or "")
+                         raw_output=response, params=model_text.noted({}, removed))
         self.batch.append(scoring.parse_prediction(row, request, self.slug))
         self.answered.add(request_id)
         self.written += 1

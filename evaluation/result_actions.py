@@ -8,7 +8,9 @@ kits' layouts, `evaluation.kits`, hold one run's predictions).
 
 Only what the run's benchmark declares is offered and accepted (`judge_kinds`, `scoring_models`,
 `baselines`, `human_evaluations`); anything else is a `ResultActionError` (400). The offers carry the
-default model of each (the judge kind's, CLIP's, BERTScore's), which the page pre-fills.
+default model of each (the judge kind's, CLIP's, BERTScore's), which the page pre-selects when it is
+registered. Every model is picked from the model registry (`generation.model_registry`): a job's params
+name the registered entry, which the job resolves again when it runs.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from config.roles import has_role
 from evaluation import baselines, benchmarks, exports, human_eval, judges, kits, parsers, run_scoring, runs, subsets
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
-from generation import jobs
+from generation import jobs, model_registry
 from generation.backends.base import BackendError
 from generation.jobs import job_handler
+from generation.registered_models import Use
 
 JUDGE_JOB = "judge_run"
 HUMAN_JUDGE_JOB = "judge_human_answers"
@@ -55,6 +58,7 @@ class Offer:
     label: str
     default_model: str = ""
     needs_model: bool = True
+    models: tuple = ()  # the registered models it may use (`generation.model_registry.entries`)
 
 
 def _benchmark(version):
@@ -68,18 +72,31 @@ def _default_judge(kind: str) -> str:
         return ""
 
 
+def _registered(use: str) -> tuple:
+    return tuple(model_registry.entries(use))
+
+
 def judge_offers(run: EvaluationRun) -> list[Offer]:
-    return [Offer(kind, f"{kind} judge", _default_judge(kind)) for kind in _benchmark(run.version).judge_kinds]
+    return [Offer(kind, f"{kind} judge", _default_judge(kind), models=_registered(Use.JUDGE))
+            for kind in _benchmark(run.version).judge_kinds]
 
 
 def scoring_offers(run: EvaluationRun) -> list[Offer]:
-    return [Offer(name, SCORING_LABELS.get(name, name), SCORING_DEFAULTS.get(name, ""))
+    return [Offer(name, SCORING_LABELS.get(name, name), SCORING_DEFAULTS.get(name, ""),
+                  models=_registered(run_scoring.USES[name]))
             for name in run_scoring.kept_models(_benchmark(run.version))]
 
 
 def baseline_offers(version) -> list[Offer]:
     names = ["random", *(name for name in _benchmark(version).baselines if name != "random")]
-    return [Offer(name, f"{name} baseline", needs_model=name in BASELINES_WITH_MODELS) for name in names]
+    return [Offer(name, f"{name} baseline", needs_model=name in BASELINES_WITH_MODELS,
+                  models=_registered(baselines.MODEL_USES[name]) if name in baselines.MODEL_USES else ())
+            for name in names]
+
+
+def clip_models() -> tuple:
+    """The registered CLIP models (the CLIP score of people's answers)."""
+    return _registered(Use.CLIP)
 
 
 def human_offers(version) -> list[Offer]:
@@ -95,8 +112,24 @@ def may_create_studies(user) -> bool:
 def _model(model: str) -> str:
     model = (model or "").strip()
     if not model:
-        raise ResultActionError("Name the model: a hub id or a local folder.")
+        raise ResultActionError("Choose a registered model.")
     return model
+
+
+def _judge_model(model: str) -> str:
+    """The name of the registered judge `model` names (the job resolves it again); ResultActionError."""
+    try:
+        return judges.registered_judge(_model(model)).name
+    except judges.JudgeError as exc:
+        raise ResultActionError(str(exc)) from None
+
+
+def _scoring_model(name: str, model: str, slug: str = "") -> str:
+    """The name of the registered scoring model (clip, bertscore) `model` names; ResultActionError."""
+    try:
+        return run_scoring.registered_model(name, _model(model), slug).name
+    except run_scoring.ScoringModelError as exc:
+        raise ResultActionError(str(exc)) from None
 
 
 def _offered(name: str, offers: list[Offer], what: str, slug: str):
@@ -126,14 +159,14 @@ def start_judge(run: EvaluationRun, user, *, kind: str, model: str, decoding: st
     `decoding` free (the authors') or choices (`evaluation.judges.base`)."""
     _offered(kind, judge_offers(run), "judge", run.version.benchmark.slug)
     _check_decoding(kind, decoding)
-    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _model(model),
+    return jobs.enqueue(JUDGE_JOB, params={"run": run.pk, "kind": kind, "judge_model": _judge_model(model),
                                            "decoding": decoding}, user=user)
 
 
 @job_handler(JUDGE_JOB, queue="gpu", label="Judge a run")
 def judge_job(job, *, run: int, kind: str, judge_model: str, decoding: str = judges.FREE) -> dict:
     found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
-    spec = judges.judge_spec(judge_model)
+    spec = judges.registered_spec(judge_model)
     job.progress(1, f"Judging run {run} with {judge_model}")
     stats = judges.judge_run(found, kind, spec, decoding=decoding, progress=_judge_progress(job))
     counts = judges.judgment_counts(found, kind, spec.model_id)
@@ -145,7 +178,8 @@ def human_judge_offers(version) -> list[Offer]:
     """The judge of people's free-text baseline answers, when the version has such a baseline."""
     if not human_eval.judged_studies(version):
         return []
-    return [Offer(kind, f"{kind} judge", _default_judge(kind)) for kind in _benchmark(version).judge_kinds]
+    return [Offer(kind, f"{kind} judge", _default_judge(kind), models=_registered(Use.JUDGE))
+            for kind in _benchmark(version).judge_kinds]
 
 
 def start_human_judge(version, user, *, kind: str, model: str, decoding: str = judges.FREE):
@@ -153,14 +187,15 @@ def start_human_judge(version, user, *, kind: str, model: str, decoding: str = j
     `kind` on `model`, as a run's answers are judged."""
     _offered(kind, human_judge_offers(version), "judge of people's answers", version.benchmark.slug)
     _check_decoding(kind, decoding)
-    return jobs.enqueue(HUMAN_JUDGE_JOB, params={"version": version.pk, "kind": kind, "judge_model": _model(model),
-                                                 "decoding": decoding}, user=user)
+    return jobs.enqueue(HUMAN_JUDGE_JOB, params={"version": version.pk, "kind": kind,
+                                                 "judge_model": _judge_model(model), "decoding": decoding},
+                        user=user)
 
 
 @job_handler(HUMAN_JUDGE_JOB, queue="gpu", label="Judge people's answers")
 def human_judge_job(job, *, version: int, kind: str, judge_model: str, decoding: str = judges.FREE) -> dict:
     found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
-    spec = judges.judge_spec(judge_model)
+    spec = judges.registered_spec(judge_model)
     job.progress(1, f"Judging people's answers on {found} with {judge_model}")
     try:
         stats = human_eval.judge_version(found, spec, kind=kind, decoding=decoding, progress=_judge_progress(job))
@@ -214,8 +249,8 @@ def start_human_clip(version, user, *, model: str = ""):
     """Queue the CLIP scoring of the people's written answers of the version's baselines."""
     if not human_clip_offered(version):
         raise ResultActionError("This version has no people's written answers to score with CLIP.")
-    return jobs.enqueue(HUMAN_CLIP_JOB, params={"version": version.pk, "clip_model": _model(model or CLIP_MODEL)},
-                        user=user)
+    return jobs.enqueue(HUMAN_CLIP_JOB, params={"version": version.pk,
+                                                "clip_model": _scoring_model("clip", model or CLIP_MODEL)}, user=user)
 
 
 @job_handler(HUMAN_CLIP_JOB, queue="gpu", label="CLIP score of people's answers")
@@ -223,14 +258,15 @@ def human_clip_job(job, *, version: int, clip_model: str) -> dict:
     found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
     job.progress(5, f"Loading the CLIP model {clip_model}")
     try:
-        clip = run_scoring.load_model("clip", clip_model, found.benchmark.slug)
+        chosen = run_scoring.registered_model("clip", clip_model)
+        clip = run_scoring.load_choice("clip", chosen, found.benchmark.slug)
     except run_scoring.ScoringModelError as exc:
         raise RuntimeError(str(exc)) from None
     scored = []
     for study in human_eval.judged_studies(found):
         job.progress(30, f"Scoring the answers of {study.slug}")
         try:
-            scored.append(human_eval.score_human_baseline(study, clip=clip, model_id=clip_model).study.slug)
+            scored.append(human_eval.score_human_baseline(study, clip=clip, model_id=chosen.model_id).study.slug)
         except human_eval.HumanEvalError:
             continue
     return {"message": f"CLIP score of the written answers of {len(scored)} stud{'y' if len(scored) == 1 else 'ies'}",
@@ -246,7 +282,7 @@ def start_scoring(run: EvaluationRun, user, *, models: dict[str, str]):
         _offered(name, offers, "scoring model", run.version.benchmark.slug)
     if not models:
         raise ResultActionError("Choose a scoring model.")
-    chosen = {name: _model(model) for name, model in models.items()}
+    chosen = {name: _scoring_model(name, model, run.version.benchmark.slug) for name, model in models.items()}
     return jobs.enqueue(SCORE_JOB, params={"run": run.pk, "models": chosen}, user=user)
 
 
@@ -264,6 +300,10 @@ def start_baseline(version, user, *, baseline: str, model: str = "", seed: int =
     offers = {offer.name: offer for offer in baseline_offers(version)}
     _offered(baseline, list(offers.values()), "baseline", version.benchmark.slug)
     models = [_model(model)] if offers[baseline].needs_model else []
+    try:
+        baselines.registered_models(baseline, models)  # refused here rather than in the job, which resolves them
+    except baselines.BaselineError as exc:
+        raise ResultActionError(str(exc)) from None
     if not version.frozen:
         raise ResultActionError(f"Version {version} is not frozen: freeze it before evaluating on it.")
     return jobs.enqueue(BASELINE_JOB, params={"version": version.pk, "baseline": baseline, "models": models,
@@ -275,8 +315,8 @@ def baseline_job(job, *, version: int, baseline: str, models: list, seed: int = 
     found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
     job.progress(1, f"Running the {baseline} baseline")
     try:
-        run = baselines.run_baseline(found, baseline, seed=seed, models=models, limit=limit,
-                                     user=job.job.requested_by)
+        run = baselines.run_baseline(found, baseline, seed=seed, limit=limit, user=job.job.requested_by,
+                                     **baselines.registered_models(baseline, models))
     except (baselines.BaselineError, BackendError, runs.RunConfigError) as exc:
         raise RuntimeError(str(exc)) from None
     return {"message": f"Run {run.pk}: {run.status}. {run.message}".strip(), "run": run.pk}

@@ -25,7 +25,10 @@ Executing (`Executor.execute`) a list of planned requests, in batches of the run
   `evaluation.cache`); identical deterministic calls within a batch are sent once; successful
   deterministic answers are stored;
 - predictions are inserted ignoring conflicts on (run, request_id, sample_index), so a chunk that
-  runs twice never duplicates one. A failed request is recorded with `error` (never cached).
+  runs twice never duplicates one. A failed request is recorded with `error` (never cached);
+- while a batch's calls run, `cancelled()` (when given) is asked every few seconds from a thread
+  (`evaluation.cancel_watch`): once it answers True the backend stops retrying and waiting (API
+  backends), and the requests left fail with an error saying so.
 
 Token counts: `prompt_tokens` is the call's prompt; for n samples from one call the call's
 completion tokens are split over the samples (the sum is exact).
@@ -41,10 +44,11 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from evaluation import benchmarks, cache, judge_references, scoring
+from evaluation import benchmarks, cache, cancel_watch, judge_references, scoring
 from evaluation.benchmarks.base import EvalRequest, RequestOptions
 from evaluation.inputs import DEFAULT_FRAME_POLICY, InputError, MediaResolver, MediaSettings
 from evaluation.models import EvaluationRun, Prediction
+from generation import model_text
 from generation.backends import registry
 from generation.backends.base import BackendError, ChatRequest, ChatResult, GenerationParams, Message, TextPart
 from generation.frames import FramePolicy
@@ -209,17 +213,30 @@ class Outcome:
     completion_tokens: int | None = None
     error: str = ""
     from_cache: bool = False
+    nul_removed: list[int] = field(default_factory=list)  # per text (generation.model_text)
+
+    @classmethod
+    def cached(cls, row) -> Outcome:
+        """The answer a `ResponseCache` row keeps."""
+        texts, removed = cache.texts_of(row)
+        return cls(texts, 0.0, row.prompt_tokens, row.completion_tokens, from_cache=True, nul_removed=removed)
 
     @classmethod
     def of(cls, result: ChatResult) -> Outcome:
-        return cls(list(result.texts), result.latency_s, result.prompt_tokens, result.completion_tokens, result.error)
+        return cls(list(result.texts), result.latency_s, result.prompt_tokens, result.completion_tokens, result.error,
+                   nul_removed=list(result.nul_removed))
 
     @property
     def text(self) -> str:
         return self.texts[0] if self.texts else ""
 
+    def removed(self, index: int = 0) -> int:
+        """The NUL characters removed from text `index`."""
+        return self.nul_removed[index] if index < len(self.nul_removed) else 0
+
     def record(self, chat: ChatRequest) -> dict:
-        return {"prompt": chat.describe(), "output": self.text, "params": chat.params.as_dict(),
+        return {"prompt": chat.describe(), "output": self.text, "params": model_text.noted(chat.params.as_dict(),
+                                                                                          self.removed()),
                 "latency_s": self.latency_s, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "from_cache": self.from_cache, "error": self.error}
 
@@ -274,16 +291,19 @@ def fill_captions(prompt: str, captions: dict[str, str]) -> str:
 class Executor:
     """Executes planned requests of one run (see the module docstring).
 
-    `should_stop()` is asked before every batch (a cancelled run stops there); `after_batch(stats)`
+    `should_stop()` is asked before every batch (a cancelled run stops there); `cancelled()`, a read-only
+    check safe from another thread, every few seconds while a batch's calls run; `after_batch(stats)`
     is told after each batch's predictions are written.
     """
 
     def __init__(self, run: EvaluationRun, *, pool: BackendPool | None = None,
                  should_stop: Callable[[], bool] = lambda: False,
-                 after_batch: Callable[[ExecutionStats], None] = lambda stats: None):
+                 after_batch: Callable[[ExecutionStats], None] = lambda stats: None,
+                 cancelled: Callable[[], bool] | None = None):
         self.run = run
         self.pool = pool or BackendPool()
         self.should_stop = should_stop
+        self.cancelled = cancelled
         self.after_batch = after_batch
         self.resolver = MediaResolver(MediaSettings(run.input_strategy, frame_policy_of(run)))
         self.predictor = predictor_spec(run)
@@ -413,9 +433,7 @@ class Executor:
         sent_by_key: dict[str, int] = {}
         for index, (chat, key) in enumerate(zip(chats, keys, strict=True)):
             if key and key in hits:
-                row = hits[key]
-                outcomes[index] = Outcome(list(row.texts), 0.0, row.prompt_tokens, row.completion_tokens,
-                                          from_cache=True)
+                outcomes[index] = Outcome.cached(hits[key])
             elif key and key in sent_by_key:
                 owners[sent_by_key[key]].append(index)
             else:
@@ -427,7 +445,8 @@ class Executor:
             backend = self.pool.get(spec, batch_size=self.batch_size)
             stats.model_calls += len(to_send)
             try:
-                results = backend.generate(to_send)
+                with cancel_watch.CancelWatch(self.cancelled) as stop:
+                    results = registry.generate(backend, to_send, stop=stop)
             except BackendError:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded on every prediction of the batch, retried on resume
@@ -457,15 +476,17 @@ class Executor:
             generation_params(self.run, len(unit.missing)).as_dict()
         params["n_samples"] = samples_for(self.run, request)
         common = {"run": self.run, "request_id": request.request_id, "item_id": unit.planned.item_pk,
-                  "variant": request.variant, "prompt": prompt, "inputs": inputs, "params": params}
+                  "variant": request.variant, "prompt": prompt, "inputs": inputs}
         outcome = unit.outcome
         if unit.error or outcome is None:
-            return [Prediction(sample_index=i, error=unit.error or "no answer", **common) for i in unit.missing]
+            return [Prediction(sample_index=i, error=unit.error or "no answer", params=params, **common)
+                    for i in unit.missing]
         shares = _split(outcome.completion_tokens, len(unit.missing))
         return [scoring.parse_prediction(
                     Prediction(sample_index=sample, raw_output=outcome.texts[k], latency_s=outcome.latency_s,
                                prompt_tokens=outcome.prompt_tokens, completion_tokens=shares[k],
-                               from_cache=outcome.from_cache, **common), request, self.benchmark_slug)
+                               from_cache=outcome.from_cache, params=model_text.noted(params, outcome.removed(k)),
+                               **common), request, self.benchmark_slug)
                 for k, sample in enumerate(unit.missing)]
 
     def _write(self, rows: list[Prediction], request_ids: list[str]) -> None:

@@ -19,8 +19,9 @@ slowest chunk, or a chunk still running is handed to a second worker (harmless: 
 idempotent, but the work is done twice); lower `chunk_size` for slow models rather than raising
 the timeout without end. Each chunk checks the
 run's status before every batch, so cancelling stops running chunks at their next batch and
-pending chunks before they start. Progress (predictions done, throughput, ETA) is kept on the run
-and on its job.
+pending chunks before they start; while a batch's calls run, the status is looked up every
+`EVAL_CANCEL_POLL_SECONDS` (`evaluation.cancel_watch`), so an API backend stops retrying within
+seconds. Progress (predictions done, throughput, ETA) is kept on the run and on its job.
 """
 
 from __future__ import annotations
@@ -34,16 +35,18 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, IntegerField, Q, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkVersion
 from config import state
-from evaluation import heartbeats, runner, subsets
+from evaluation import cancel_watch, heartbeats, runner, subsets
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk
-from generation import jobs
+from generation import jobs, model_text
 from generation.backends import registry
 from generation.backends.base import BackendError
 from generation.frames import FramePolicy
@@ -362,12 +365,21 @@ def refresh_progress(run_id: int) -> Progress:
     return progress
 
 
+def nul_removed(run: EvaluationRun) -> int:
+    """The NUL characters removed from the run's predictions' text (`generation.model_text`: each prediction
+    counts its own in `params`), which the database could not have kept."""
+    found = run.predictions.filter(params__has_key=model_text.NUL_KEY).aggregate(
+        total=Sum(Cast(KeyTextTransform(model_text.NUL_KEY, "params"), IntegerField())))["total"]
+    return found or 0
+
+
 def summary(run: EvaluationRun) -> dict:
     run.refresh_from_db()
     elapsed = (run.finished_at or timezone.now()) - run.started_at if run.started_at else None
     return {"run": run.pk, "status": run.status, "message": run.message, "total": run.total_predictions,
             "predictions": run.completed_predictions, "from_cache": run.cached_predictions,
-            "errors": run.failed_predictions, "seconds": round(elapsed.total_seconds(), 3) if elapsed else None}
+            "errors": run.failed_predictions, "nul_removed": nul_removed(run),
+            "seconds": round(elapsed.total_seconds(), 3) if elapsed else None}
 
 
 def _sync_job(run: EvaluationRun) -> None:
@@ -430,7 +442,8 @@ def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None =
             raise runner.PlanError(f"{len(lost)} requests of this chunk are no longer planned (first: {lost[0]!r}); "
                                    f"the benchmark module changed: resume the run to plan it again")
         executor = runner.Executor(run, pool=pool, should_stop=lambda: _should_stop(run.pk),
-                                   after_batch=lambda stats: refresh_progress(run.pk))
+                                   after_batch=lambda stats: refresh_progress(run.pk),
+                                   cancelled=lambda: cancel_watch.run_cancelled(run.pk))
         with heartbeats.Heartbeat(chunk_id, chunk.attempts):
             stats = executor.execute([planned[rid] for rid in chunk.request_ids])
     except Exception as exc:  # noqa: BLE001 - the chunk and the run say why; resuming retries

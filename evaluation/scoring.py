@@ -78,7 +78,7 @@ def _prediction(record, where: str) -> dict:
 def iter_predictions(lines: Iterable[str], source: str = "predictions") -> Iterator[dict]:
     """Predictions from JSON lines one at a time, as they are read (blank lines skipped); ValueError naming
     the line of a bad one when the reading reaches it."""
-    for where, record in jsonl.records(lines, source):
+    for where, record in jsonl.records(lines, source, keep_nul=True):  # model text: cleaned where it is stored
         yield _prediction(record, where)
 
 

@@ -77,18 +77,24 @@ class RunSerializer(RunProgressSerializer):
     variants = JSONListField(read_only=True, help_text="the task variants run; empty: every variant of the benchmark")
     describer = JSONObjectField(read_only=True, help_text="image-to-text: {backend, model_id, revision, "
                                                           "resolved_revision, options}")
+    nul_removed = serializers.SerializerMethodField()
 
     class Meta(RunProgressSerializer.Meta):
         fields = ["id", "benchmark", "version", "version_label", "model_id", "model_revision", "resolved_revision",
                   "backend", "backend_options", "input_strategy", "prompting", "option_order", "frames", "frame_policy",
                   "generation_params", "seed", "variants", "limit", "subset", "n_samples", "describer", "batch_size",
                   "chunk_size", "workers", "total_requests", *RunProgressSerializer.Meta.fields[1:], "job",
-                  "created_by", "created_at", "transitions"]
+                  "created_by", "created_at", "transitions", "nul_removed"]
         read_only_fields = fields
 
     def get_frames(self, run) -> str:
         """The frame policy as a spec (`uniform:8@448`)."""
         return frame_spec(run)
+
+    def get_nul_removed(self, run) -> int:
+        """NUL characters removed from the model's replies before they were stored (the database keeps none);
+        each prediction counts its own in `params.nul_removed`."""
+        return runs.nul_removed(run)
 
 
 class PredictionSerializer(serializers.ModelSerializer):
@@ -131,10 +137,16 @@ class RunCreateSerializer(VersionChoiceSerializer):
     """The options of a new run: name the version by `version` (id) or by `benchmark` + `version_label`.
     Whether they fit the benchmark and the backend is checked by `evaluation.runs.create_run`."""
 
-    model_id = serializers.CharField(max_length=255, help_text="hub id, local folder, or API model name")
-    backend = serializers.CharField(default="transformers")
-    revision = serializers.CharField(default="", allow_blank=True)
-    backend_options = serializers.DictField(default=dict, help_text="device, dtype, base_url, native_video, …")
+    model_id = serializers.CharField(max_length=255, help_text="a registered model (GET /api/models/): its name, "
+                                                               "its id, or the model id or folder it holds")
+    backend = serializers.CharField(default="", allow_blank=True,
+                                    help_text="empty: the registered model's; else it must be that one")
+    revision = serializers.CharField(default="", allow_blank=True,
+                                     help_text="empty: the registered model's pinned revision; else it must be "
+                                               "that one")
+    backend_options = serializers.DictField(default=dict, help_text="options the backend lets people pass (device, "
+                                                                    "dtype, native_video, …); endpoint, key and "
+                                                                    "trust_remote_code options are an admin's")
     input_strategy = serializers.CharField(default="", allow_blank=True, help_text="empty: the benchmark's default")
     prompting = serializers.CharField(default="standard")
     option_order = serializers.CharField(default="release", help_text="release, or shuffled:<seed>")
@@ -149,8 +161,9 @@ class RunCreateSerializer(VersionChoiceSerializer):
     seed = serializers.IntegerField(default=0)
     variants = serializers.ListField(child=serializers.CharField(), default=list, help_text="empty: every variant")
     describer_model = serializers.CharField(default="", allow_blank=True,
-                                            help_text="image-to-text: the model that captions the media")
-    describer_backend = serializers.CharField(default="transformers")
+                                            help_text="image-to-text: the registered model that captions the media")
+    describer_backend = serializers.CharField(default="", allow_blank=True,
+                                              help_text="empty: the registered describer's")
     subset = serializers.CharField(default="", allow_blank=True, max_length=100,
                                    help_text="the name of a subset of the version: only its requests (empty: all)")
 

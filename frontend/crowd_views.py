@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.crowd import (
     assignment,
@@ -55,9 +55,20 @@ def _refused(request, exc: CrowdError, study: Study | None = None, *, title: str
     titles = {400: _("This link does not work"), 403: _("Not available to you"), 404: _("Not found"),
               409: _("Not available right now"), 413: _("Too large"), 429: _("Too many requests")}
     return render(request, "crowd/error.html", {
-        "study": study, "message": exc.message, "title": title or titles.get(exc.status, _("Not available")),
+        "study": study, "message": exc.message,
+        "title": title or getattr(exc, "title", "") or titles.get(exc.status, _("Not available")),
         "status": exc.status,
     }, status=exc.status)
+
+
+def _unreached(request, study: Study):
+    """The refusal page (403) when a platform worker's browser session did not enter this study by its link
+    (`platforms.check_reach`), else None."""
+    try:
+        platforms.check_reach(request, study)
+    except CrowdError as exc:
+        return _refused(request, exc, study)
+    return None
 
 
 def _frameable_by_mturk(response):
@@ -70,32 +81,56 @@ def _frameable_by_mturk(response):
 # --- Worker pages ----------------------------------------------------------------------------------
 
 @roles_allowed(*WORKERS)
+@require_http_methods(["GET", "HEAD", "POST"])
 def work(request, slug):
-    """The worker's current item (a reload shows the same one), or the next one, or 'nothing left'."""
+    """GET: the worker's current item (a reload shows the same one), or a page whose button asks for the
+    next one, or 'nothing left'; opening the page never claims. POST: claim the next item (or keep the
+    current one) and show it."""
     study = get_object_or_404(Study, slug=slug)
     language.activate_for(request, study)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     visit = platforms.recalled(request.session, slug)
     assignment_id = visit.assignment_id if visit else ""
     if study.state == Study.State.OPEN and task_page.needs_consent(study, request.user):
         response = render(request, "crowd/consent.html", task_page.consent_context(study))
-        return _frameable_by_mturk(response) if assignment_id else response
+    elif request.method == "POST":
+        response = _claim(request, study, visit)
+    else:
+        response = _current_or_start(request, study, visit)
+    return _frameable_by_mturk(response) if assignment_id else response
+
+
+def _claim(request, study: Study, visit):
+    """Claim the worker's next item (their current one if they hold one), then show it with a GET."""
     try:
-        claim = assignment.claim_next(study, request.user, platform_assignment_id=assignment_id)
+        claim = assignment.claim_next(study, request.user, platform_assignment_id=visit.assignment_id if visit else "")
     except CrowdError as exc:
         return _refused(request, exc, study)
     if claim is None:
-        response = render(request, "crowd/no_items.html", task_page.completion_context(study, request.user, visit))
-    else:
-        task_page.attach_assignment(claim, assignment_id)
-        if task_page.is_staged(study):
-            try:
-                context = task_page.staged_task_context(study, claim)
-            except CrowdError as exc:
-                return _refused(request, exc, study)
-            response = _private(render(request, "crowd/blackswan_step.html", {**context, "visit": visit}))
-        else:
-            response = render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
-    return _frameable_by_mturk(response) if assignment_id else response
+        return render(request, "crowd/no_items.html", task_page.completion_context(study, request.user, visit))
+    return redirect("crowd-work", slug=study.slug)
+
+
+def _current_or_start(request, study: Study, visit):
+    """The worker's current item; without one, the page that starts the next item, or 'nothing left'."""
+    claim = assignment.current_claim(study, request.user)
+    if claim is None:
+        try:
+            context = task_page.start_context(study, request.user, visit)
+        except CrowdError as exc:
+            return _refused(request, exc, study)
+        if not context["progress"].has_work:
+            return render(request, "crowd/no_items.html", task_page.completion_context(study, request.user, visit))
+        return render(request, "crowd/start.html", context)
+    task_page.attach_assignment(claim, visit.assignment_id if visit else "")
+    if task_page.is_staged(study):
+        try:
+            context = task_page.staged_task_context(study, claim)
+        except CrowdError as exc:
+            return _refused(request, exc, study)
+        return _private(render(request, "crowd/blackswan_step.html", {**context, "visit": visit}))
+    return render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
 
 
 def _private(response):
@@ -110,8 +145,13 @@ def _private(response):
 def work_consent(request, slug):
     """The worker agrees to the study's consent / introduction page and goes on to their first item."""
     study = get_object_or_404(Study, slug=slug)
+    language.activate_for(request, study)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     task_page.give_consent(study, request.user)
-    return redirect("crowd-work", slug=study.slug)
+    visit = platforms.recalled(request.session, slug)
+    response = _claim(request, study, visit)
+    return _frameable_by_mturk(response) if visit and visit.assignment_id else response
 
 
 @roles_allowed(*WORKERS)
@@ -119,6 +159,8 @@ def work_done(request, slug):
     """Completion: the study's code and link; MTurk workers' assignment goes back to MTurk."""
     study = get_object_or_404(Study, slug=slug)
     language.activate_for(request, study)
+    if (refused := _unreached(request, study)) is not None:
+        return refused
     context = task_page.completion_context(study, request.user, platforms.recalled(request.session, slug))
     response = render(request, "crowd/done.html", context)
     return _frameable_by_mturk(response) if "mturk" in context else response
@@ -126,8 +168,9 @@ def work_done(request, slug):
 
 @roles_allowed(*WORKERS)
 def past_answer(request, pk):
-    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404."""
-    claim = get_object_or_404(selectors.handed_in_claims_of(request.user), pk=pk)
+    """One of the worker's own handed-in items with their answer, read-only; anyone else's is a 404, and so is
+    one a platform worker's session does not reach (`platforms.reachable_claims`)."""
+    claim = get_object_or_404(platforms.reachable_claims(request, selectors.handed_in_claims_of(request.user)), pk=pk)
     language.activate_for(request, claim.study)
     return render(request, "crowd/past_answer.html", task_page.past_answer_context(claim))
 
@@ -152,6 +195,7 @@ def set_language(request):
 
 def _enter(request, study: Study, visit):
     user = platforms.worker_for(visit)
+    platforms.enter(study, visit, user)  # 409 for another session of the worker's run: nobody is signed in
     login(request, user, backend=platforms.BACKEND)
     platforms.remember(request.session, study.slug, visit)
     return redirect("crowd-work", slug=study.slug)

@@ -94,7 +94,8 @@ def generate(request, version_id: int):
     try:
         proposal_set = generation.start_counterfactuals(
             version, user=request.user, numerical_group=data.get("group", groups.DIRECT),
-            target=data.get("target", ""), max_examples=_examples(data.get("max_examples", "")), **model_choice(data))
+            target=data.get("target", ""), max_examples=_examples(data.get("max_examples", "")),
+            **model_choice(data, request.user))
     except ProposalError as exc:
         return JsonResponse({"error": str(exc)}, status=getattr(exc, "status", 400))
     return job_answer(proposal_set, 201)

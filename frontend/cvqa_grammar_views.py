@@ -47,7 +47,7 @@ def start(request, version_id: int):
     """Grammar suggestions over the version's open questions by the picked model; 201 with the job, or 4xx."""
     version = _version(version_id)
     try:
-        proposal_set = grammar.start_grammar(version, user=request.user, **model_choice(request.POST))
+        proposal_set = grammar.start_grammar(version, user=request.user, **model_choice(request.POST, request.user))
     except ProposalError as exc:
         return JsonResponse({"error": str(exc)}, status=getattr(exc, "status", 400))
     return job_answer(proposal_set, 201)

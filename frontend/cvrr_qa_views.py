@@ -60,8 +60,8 @@ def generate(request):
     model; 201 with the job, or 400 with the reason."""
     data = request.POST
     try:
-        proposal_set = qa_generation.start_qa_generation(_item_ids(data), user=request.user,
-                                                         pairs=data.get("pairs", ""), **model_choice(data))
+        proposal_set = qa_generation.start_qa_generation(
+            _item_ids(data), user=request.user, pairs=data.get("pairs", ""), **model_choice(data, request.user))
     except ProposalError as exc:
         return _error(str(exc))
     return job_answer(proposal_set, 201)

@@ -34,7 +34,9 @@ from annotation.benchmarks.maia import (
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from frontend.proposal_views import job_answer, model_choice, picker_context
+from generation import model_registry
 from generation.proposals import ProposalError
+from generation.registered_models import Use
 
 CURATORS = (CURATOR, ADMIN)
 
@@ -55,7 +57,7 @@ def _statements_page(request, version, *, error: str = "", status: int = 200):
         "version": version, "failures": minimal_pairs.failing_pairs(version),
         "bounds": minimal_pairs.Bounds(), "max_length": minimal_pairs.MAX_STATEMENT_LENGTH,
         "report": statement_checks.report(version), "jobs": statement_checks.recent_jobs(version),
-        "nli_default": statement_checks.default_nli_model(),
+        "nli_default": statement_checks.default_nli_model(), "nli_models": model_registry.entries(Use.NLI),
         "false_queue_url": queue_url(statement_generation.FALSE_KIND), "error": error, **picker_context()},
         status=status)
 
@@ -120,7 +122,7 @@ def regenerate(request, version_id: int):
         if item is None or item.version_id != version.pk:
             return _error(f"{version.label} has no question #{item_id}.", 404)
         proposal_set = statement_generation.regenerate_false_statement(item, index, user=request.user,
-                                                                       **model_choice(request.POST))
+                                                                       **model_choice(request.POST, request.user))
     except ProposalError as exc:
         return _error(str(exc))
     return job_answer(proposal_set, 201)
@@ -147,7 +149,7 @@ def generate(request, version_id: int):
     if start is None:
         return _error("Choose true or false statements.")
     try:
-        proposal_set = start(version, user=request.user, **model_choice(request.POST))
+        proposal_set = start(version, user=request.user, **model_choice(request.POST, request.user))
     except ProposalError as exc:
         return _error(str(exc))
     return job_answer(proposal_set, 201)

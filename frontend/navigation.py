@@ -30,6 +30,7 @@ ENTRIES = [
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Judge validation", "judge-validation-samples", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Jobs", "jobs", (CURATOR, RESEARCHER, ADMIN), "System"),
+    NavEntry("Models", "models", (CURATOR, RESEARCHER, ADMIN), "System"),
 ]
 
 

@@ -107,7 +107,7 @@ def augment(request):
     try:
         proposal_set = prompts.start_augmentation(
             _item_ids(data), user=request.user, components=data.get("components", ""),
-            environment=data.get("environment", ""), **model_choice(data))
+            environment=data.get("environment", ""), **model_choice(data, request.user))
     except ProposalError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     return job_answer(proposal_set, 201)

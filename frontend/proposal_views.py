@@ -1,9 +1,9 @@
 """The curator's proposals queue (`/generation/`): every model proposal grouped by its set, with the
 library media it was made from, decided one by one (accept, correct through a form shaped like the
 task kind's fields, reject with a reason) or in bulk; filters by outcome, parse status, task kind and
-model; a form that starts a proposal job (task kind, inputs, backend and model) with its progress; a
-form that imports outputs made elsewhere (a JSON Lines file and who wrote them,
-`generation.proposal_import`), whose refusals are listed by row.
+model; a form that starts a proposal job (task kind, inputs, and a model picked from the model registry,
+`generation.model_registry`) with its progress; a form that imports outputs made elsewhere (a JSON Lines
+file and who wrote them, `generation.proposal_import`), whose refusals are listed by row.
 
 The page is server-rendered; frontend/static/frontend/proposals.js sends its forms with fetch and
 shows the answers in place. The POST endpoints answer JSON: 200/201 with what changed, or a 4xx with
@@ -13,7 +13,6 @@ an `error` a person can read. Decisions go through `generation.proposals.decide`
 
 from urllib.parse import urlencode
 
-from django.core.management import CommandError
 from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
@@ -26,11 +25,10 @@ from annotation.crowd.errors import CrowdError
 from annotation.models import Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
-from evaluation.cli_options import parse_option
-from frontend.run_views import demo_models
-from generation import proposal_import, proposals
+from generation import model_registry, proposal_import, proposals
 from generation import selectors as generation_selectors
 from generation.models import Proposal, ProposalDecision
+from generation.registered_models import Use
 
 PER_PAGE = 50
 MAX_IMPORT_BYTES = 20 * 1024 * 1024
@@ -248,31 +246,26 @@ def job_answer(proposal_set, status: int) -> JsonResponse:
                          "message": f"{proposal_set.name}: job #{job.pk} queued."}, status=status)
 
 
-def backend_options(text: str) -> dict:
-    """One `key=value` per line or separated by commas (e.g. `base_url=http://...`), values read as JSON
-    when they are JSON, as on the runs page."""
-    entries = [part.strip() for line in (text or "").splitlines() for part in line.split(",") if part.strip()]
-    try:
-        return dict(parse_option(entry) for entry in entries)
-    except CommandError as exc:
-        raise proposals.ProposalError(str(exc).replace("--backend-option", "A backend option")) from None
-
-
-def model_choice(data) -> dict:
-    """The model picker's fields (`backend`, `model_id`, `revision`, `backend_options`, `max_new_tokens`,
-    `batch_size`, `name`) as keyword arguments of `start_proposals`; ProposalError for a bad value."""
+def model_choice(data, user) -> dict:
+    """The model picker's fields (`model_id`: a registered model; `backend_options`, `max_new_tokens`,
+    `batch_size`, `name`; `backend` and `revision`, when sent, must be the entry's) as keyword arguments of
+    `start_proposals`; ProposalError for a bad value or a model or option the registry refuses."""
     max_new_tokens = _positive_int(data.get("max_new_tokens", ""), "Max new tokens", 0)
-    return {"backend": data.get("backend", "").strip(), "model_id": data.get("model_id", "").strip(),
-            "revision": data.get("revision", "").strip(),
-            "params": {"max_new_tokens": max_new_tokens} if max_new_tokens else None,
+    try:
+        chosen = model_registry.choose_for(
+            user, data.get("model_id", ""), use=Use.PROPOSALS, backend=data.get("backend", "").strip(),
+            revision=data.get("revision", "").strip(),
+            options=model_registry.options_from_text(data.get("backend_options", "")))
+    except model_registry.ModelRefused as exc:
+        raise proposals.ProposalError(str(exc)) from None
+    return {**chosen.service_kwargs(), "params": {"max_new_tokens": max_new_tokens} if max_new_tokens else None,
             "batch_size": _positive_int(data.get("batch_size", ""), "Batch size", 8),
-            "backend_options": backend_options(data.get("backend_options", "")), "name": data.get("name", "").strip()}
+            "name": data.get("name", "").strip()}
 
 
 def picker_context() -> dict:
     """What the model picker template (`frontend/_model_picker.html`) shows."""
-    return {"backends": proposals.proposal_backends(), "recent_models": generation_selectors.recent_model_ids(),
-            "demo_models": demo_models()}
+    return {"models": model_registry.entries(Use.PROPOSALS)}
 
 
 @roles_allowed(CURATOR, ADMIN)
@@ -282,7 +275,7 @@ def start(request):
     data = request.POST
     try:
         proposal_set = proposals.start_proposals(data.get("task", ""), _entries(data), user=request.user,
-                                                 **model_choice(data))
+                                                 **model_choice(data, request.user))
     except proposals.ProposalError as exc:
         return _error(str(exc))
     return job_answer(proposal_set, 201)

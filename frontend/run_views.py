@@ -1,16 +1,14 @@
 """The researcher's evaluation runs: the list with its "Start a run" form, a run's page (configuration,
 live progress, history, predictions), and cancel/resume. The options are those of `manage.py
-evaluate`; `evaluation.runs.create_run` decides whether they fit, and runs start on the Celery workers.
+evaluate`; the model and the describer are picked from the model registry (`generation.model_registry`);
+`evaluation.runs.create_run` decides whether the options fit, and runs start on the Celery workers.
 Live progress is polled from the API (`/api/runs/<id>/progress/`, frontend/static/frontend/runs.js)."""
 
 import json
-from pathlib import Path
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.core.management import CommandError
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -21,23 +19,17 @@ from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
 from evaluation import benchmarks, results, runs, subsets
 from evaluation.benchmarks.base import RELEASE_ORDER, parse_option_order
-from evaluation.cli_options import parse_option
 from evaluation.inputs import DEFAULT_FRAME_POLICY
 from evaluation.models import EvaluationRun
 from evaluation.run_control import cancel, may_control, resume, start_new_run, visible_runs
 from evaluation.serializers import eta_text, frame_spec, percent
-from generation.backends import registry
+from generation import model_registry
+from generation.registered_models import Use
 
 RUNS_PER_PAGE = 25
 PREDICTIONS_PER_PAGE = 50
 NUMERIC_FIELDS = ("batch_size", "chunk_size", "limit", "n_samples", "temperature", "top_p", "max_new_tokens", "seed")
 FRAME_EXAMPLES = ("uniform:8", "uniform:8@448", "uniform:16@336", "uniform:32", "first", "black:8")
-# tiny demo models that answer with a text-only backend, and those that only score text (not offered)
-TINY_MODEL_BACKENDS = {"causal-lm": "causal_lm", "nli": None, "clip": None}
-
-
-def answer_backends() -> list[str]:
-    return sorted(set(registry.LOADERS) - set(runs.SCORING_BACKENDS))
 
 
 def benchmark_choices(versions) -> dict:
@@ -62,28 +54,16 @@ def union(choices: dict, key: str) -> list[tuple[str, str]]:
     return [(value, " ".join(slugs)) for value, slugs in seen.items()]
 
 
-def demo_models() -> list[dict]:
-    """The tiny demo models built under MODEL_CACHE_DIR/tiny (by `seed_demo`), as suggestions."""
-    folder = Path(settings.MODEL_CACHE_DIR) / "tiny"
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in sorted(p for p in folder.iterdir() if (p / "config.json").is_file()):
-        backend = TINY_MODEL_BACKENDS.get(path.name, "transformers")
-        if backend:
-            found.append({"path": str(path), "name": path.name, "backend": backend})
-    return found
-
-
 class RunForm(forms.Form):
-    """What `manage.py evaluate` takes; types are checked here, fit with the benchmark by create_run."""
+    """What `manage.py evaluate` takes; types are checked here, the model against the registry and the fit
+    with the benchmark by create_run (`evaluation.run_control.start_new_run`)."""
 
     version = forms.ModelChoiceField(queryset=selectors.versions(),
                                      empty_label="Choose a frozen version",
                                      error_messages={"invalid_choice": "There is no such benchmark version."})
     model_id = forms.CharField(label="Model", max_length=255)
-    backend = forms.CharField(initial="transformers")
-    revision = forms.CharField(required=False, max_length=128)
+    backend = forms.CharField(required=False)  # empty: the registered model's
+    revision = forms.CharField(required=False, max_length=128)  # empty: the registered model's
     backend_options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     input_strategy = forms.CharField(required=False)
     prompting = forms.CharField(required=False, initial="standard")
@@ -101,7 +81,7 @@ class RunForm(forms.Form):
     max_new_tokens = forms.IntegerField(required=False)
     seed = forms.IntegerField(initial=0)
     describer_model = forms.CharField(required=False, max_length=255)
-    describer_backend = forms.CharField(required=False, initial="transformers")
+    describer_backend = forms.CharField(required=False)
 
     def __init__(self, *args, variant_choices=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -109,12 +89,10 @@ class RunForm(forms.Form):
 
     def clean_backend_options(self) -> dict:
         """One `key=value` per line (or separated by commas); values are read as JSON when they are JSON."""
-        text = self.cleaned_data.get("backend_options") or ""
-        entries = [part.strip() for line in text.splitlines() for part in line.split(",") if part.strip()]
         try:
-            return dict(parse_option(entry) for entry in entries)
-        except CommandError as exc:
-            raise forms.ValidationError(str(exc).replace("--backend-option", "A backend option")) from None
+            return model_registry.options_from_text(self.cleaned_data.get("backend_options") or "")
+        except model_registry.ModelRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_option_order(self) -> str:
         """`release` (also when left empty) or `shuffled:<seed>`; anything else is a form error."""
@@ -128,7 +106,7 @@ class RunForm(forms.Form):
         data = self.cleaned_data
         describer = None
         if data["describer_model"]:
-            describer = {"model_id": data["describer_model"], "backend": data["describer_backend"] or "transformers"}
+            describer = {"model_id": data["describer_model"], "backend": data["describer_backend"] or ""}
         return {
             "model_id": data["model_id"].strip(), "backend": data["backend"].strip(), "revision": data["revision"],
             "backend_options": data["backend_options"], "input_strategy": data["input_strategy"],
@@ -169,8 +147,8 @@ def runs_page(request):
         "numeric_fields": [form[name] for name in NUMERIC_FIELDS],
         "input_choices": union(choices, "input_strategies"),
         "prompting_choices": union(choices, "prompting_strategies"),
-        "variant_choices": variant_choices, "backends": answer_backends(), "frame_examples": FRAME_EXAMPLES,
-        "demo_models": demo_models(), "default_frames": DEFAULT_FRAME_POLICY,
+        "variant_choices": variant_choices, "frame_examples": FRAME_EXAMPLES,
+        "models": model_registry.entries(Use.EVALUATION), "default_frames": DEFAULT_FRAME_POLICY,
         "subset_choices": subsets.subsets_of(versions),
     }
     return render(request, "frontend/runs.html", context, status=status)
@@ -206,7 +184,7 @@ def _detail(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
         "run": run, **_run_row(run), "error": error, "transitions": run.transitions,
         "predictions": predictions, "prediction_rows": rows,
         "backend_options": _pretty(run.backend_options), "generation_params": _pretty(run.generation_params),
-        "cot_reasoning": results.cot_reasoning(run),
+        "cot_reasoning": results.cot_reasoning(run), "nul_removed": runs.nul_removed(run),
         "can_cancel": can_control and run.status in (EvaluationRun.Status.PENDING, EvaluationRun.Status.RUNNING),
         "can_resume": can_control and run.status in (EvaluationRun.Status.FAILED, EvaluationRun.Status.CANCELLED),
     }, status=status)

@@ -137,8 +137,8 @@ def _studio_context(request, item, slot: str, *, form: dict | None = None, error
     slots = studio.image_slots(item)
     values = studio.defaults(item, slot)
     models = selectors.model_choices()
-    values.update({"model_id": models["text2image"][0] if models["text2image"] else "",
-                   "inpaint_model_id": models["inpaint"][0] if models["inpaint"] else ""})
+    values.update({"model_id": models["text2image"][0].name if models["text2image"] else "",
+                   "inpaint_model_id": models["inpaint"][0].name if models["inpaint"] else ""})
     if form:
         values.update({key: value for key, value in form.items() if key in values or key == "parent"})
     return {

@@ -9,7 +9,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, version_exports, version_pages, versions
-from annotation.crowd import curation, language, task_page
+from annotation.crowd import curation, language, platforms, task_page
 from annotation.media import max_upload_bytes
 from annotation.models import FrozenError, Image, Video
 from config.permissions import roles_allowed
@@ -27,7 +27,8 @@ def home(request):
 @roles_allowed(ANNOTATOR)
 def my_tasks(request):
     language.activate_for(request)
-    return render(request, "frontend/my_tasks.html", task_page.my_tasks_context(request.user))
+    return render(request, "frontend/my_tasks.html",
+                  task_page.my_tasks_context(request.user, runs=platforms.reach(request)))
 
 
 @roles_allowed(CURATOR, ADMIN)

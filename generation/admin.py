@@ -1,16 +1,23 @@
-"""Django admin for background jobs and model proposals.
+"""Django admin for background jobs, model proposals and the model registry.
 
 Proposal sets, proposals and decisions are for curators and admins (by role, not by Django model
 permissions). Everything a model produced is read-only here; the actions call the services in
 `generation.proposals`: start generation for a set, accept parsed proposals, reject proposals whose
 output could not be parsed. Decisions are insert-only.
+
+The model registry's entries (`RegisteredModel`) are the admin role's alone: they decide which models
+people may pick, the endpoints the server calls, the key variable sent (one of MODEL_KEY_VARIABLES) and
+whether a model folder's own code may run. Each entry is checked by its `clean` when saved.
 """
 
+from django import forms
 from django.contrib import admin, messages
 
 from config.roles import ADMIN, CURATOR, has_role
 from generation import jobs, proposals
-from generation.models import Job, Proposal, ProposalDecision, ProposalSet
+from generation.backends import registry
+from generation.models import Job, Proposal, ProposalDecision, ProposalSet, RegisteredModel
+from generation.registered_models import Use, key_variables
 
 
 @admin.register(Job)
@@ -129,3 +136,57 @@ class ProposalDecisionAdmin(CuratorsOnly, admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class RegisteredModelForm(forms.ModelForm):
+    backend = forms.ChoiceField(choices=[(name, name) for name in registry.MODEL_BACKENDS])
+    uses = forms.MultipleChoiceField(choices=Use.choices, widget=forms.CheckboxSelectMultiple)
+    key_variable = forms.ChoiceField(required=False,
+                                     help_text=RegisteredModel._meta.get_field("key_variable").help_text)
+
+    class Meta:
+        model = RegisteredModel
+        fields = ["name", "description", "backend", "model_id", "revision", "uses", "endpoint", "key_variable",
+                  "options", "allowed_options", "trust_remote_code", "enabled"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        current = (self.instance.key_variable or "") if self.instance is not None else ""
+        names = list(key_variables()) + ([current] if current and current not in key_variables() else [])
+        self.fields["key_variable"].choices = [("", "no key"), *((name, name) for name in names)]
+
+
+@admin.register(RegisteredModel)
+class RegisteredModelAdmin(admin.ModelAdmin):
+    form = RegisteredModelForm
+    list_display = ["name", "backend", "model_id", "revision", "uses", "endpoint", "key_variable",
+                    "trust_remote_code", "enabled", "updated_at"]
+    list_filter = ["backend", "enabled", "trust_remote_code"]
+    search_fields = ["name", "model_id", "description"]
+    actions = ["enable", "disable"]
+
+    def _admin(self, request) -> bool:
+        return has_role(request.user, ADMIN)
+
+    def has_module_permission(self, request):
+        return self._admin(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._admin(request)
+
+    def has_add_permission(self, request):
+        return self._admin(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._admin(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._admin(request)
+
+    @admin.action(description="Enable selected models")
+    def enable(self, request, queryset):
+        self.message_user(request, f"Enabled {queryset.update(enabled=True)} model(s).")
+
+    @admin.action(description="Disable selected models (refused wherever they are picked)")
+    def disable(self, request, queryset):
+        self.message_user(request, f"Disabled {queryset.update(enabled=False)} model(s).")

@@ -3,12 +3,12 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.roles import ADMIN, ANY_ROLE, has_role
-from generation import jobs
-from generation.filters import JobFilter
-from generation.models import Job
+from config.roles import ADMIN, ANY_ROLE, STAFF_ROLES, has_role
+from generation import jobs, model_registry
+from generation.filters import JobFilter, RegisteredModelFilter
+from generation.models import Job, RegisteredModel
 from generation.selectors import visible_jobs
-from generation.serializers import JobSerializer
+from generation.serializers import JobSerializer, RegisteredModelSerializer
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):
@@ -32,3 +32,18 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
             return Response({"error": f"Job #{job.pk} has already finished ({job.status})."}, status=409)
         job.refresh_from_db()
         return Response(self.get_serializer(job).data)
+
+
+class RegisteredModelViewSet(viewsets.ReadOnlyModelViewSet):
+    """The model registry (`generation.model_registry`): the models curators and researchers may pick, by name;
+    admins also see disabled ones. Filter: `?use=` (what a model may be used for). Admins manage entries in the
+    Django admin or with `manage.py models`."""
+
+    allowed_roles = STAFF_ROLES
+    serializer_class = RegisteredModelSerializer
+    queryset = RegisteredModel.objects.none()  # the real one is get_queryset's; this types the schema's `id`
+    filterset_class = RegisteredModelFilter
+
+    def get_queryset(self):
+        rows = RegisteredModel.objects.order_by("name")
+        return rows if model_registry.is_admin(self.request.user) else rows.filter(enabled=True)

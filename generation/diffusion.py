@@ -97,6 +97,10 @@ SCHEDULERS = (
     "UniPCMultistepScheduler",
 )
 
+# a checkpoint's registry entry (generation.model_registry) takes no options: each request sets its parameters
+OPTIONS = ()
+ADMIN_OPTIONS = ()
+
 MAX_SIDE = 2048
 MAX_STEPS = 1000
 MAX_SEED = 2**63 - 1

@@ -4,7 +4,8 @@ from django_filters import rest_framework as filters
 
 from config.api_filters import after, before
 from generation.jobs import registered_kinds
-from generation.models import Job
+from generation.models import Job, RegisteredModel
+from generation.registered_models import Use
 
 
 def job_kinds() -> list[tuple[str, str]]:
@@ -21,3 +22,15 @@ class JobFilter(filters.FilterSet):
     class Meta:
         model = Job
         fields = ["status", "kind", "queue", "created_after", "created_before"]
+
+
+class RegisteredModelFilter(filters.FilterSet):
+    use = filters.ChoiceFilter(choices=Use.choices, method="filter_use", help_text="what the model may be used for")
+
+    class Meta:
+        model = RegisteredModel
+        fields = ["use"]
+
+    def filter_use(self, queryset, name, value):
+        # `uses` is a JSON list: told apart here rather than with a lookup SQLite lacks
+        return queryset.filter(pk__in=[entry.pk for entry in queryset if entry.allows(value)])

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from config.state import StateMachine
+from generation.registered_models import RegisteredModel  # noqa: F401 - the model registry, in a module of its own
 
 
 def _each_to_any_other(states) -> dict:

@@ -9,8 +9,10 @@ parsed record: the kind's own strict parser reads each raw output exactly as it 
 output (ok, malformed with the reason, or empty; a kind that lists records gives one proposal per
 record). No job made them and none can run on the set (`proposals.start_generation` refuses it).
 
-Bad rows (not JSON objects, unknown keys, inputs the kind requires missing, a raw output that is not
-text) are refused with their row numbers (`ImportRefused.problems`), and nothing is written.
+NUL characters, which the database cannot keep, are removed from every text of a row and counted in its
+proposals' `params` (`generation.model_text`). Bad rows (not JSON objects, unknown keys, inputs the kind
+requires missing, a raw output that is not text) are refused with their row numbers
+(`ImportRefused.problems`), and nothing is written.
 Curators and admins only. `rows_from_jsonl` reads JSON Lines (one row per non-blank line; rows are
 counted from 1, blank lines not counted).
 """
@@ -21,9 +23,11 @@ import json
 
 from django.db import transaction
 
+from config import json_text
 from config.roles import ADMIN, CURATOR, has_role
+from generation import model_text
 from generation.models import Proposal, ProposalSet
-from generation.proposals import IMPORTED_BACKEND, ProposalError, task_kind
+from generation.proposals import IMPORTED_BACKEND, ProposalError, parsed_row, task_kind
 
 ROW_KEYS = {"inputs", "raw_output", "source_key", "params"}
 MAX_ROWS = 10_000
@@ -45,7 +49,7 @@ def rows_from_jsonl(text: str) -> list:
     rows, problems = [], []
     for number, line in enumerate((line for line in (text or "").splitlines() if line.strip()), start=1):
         try:
-            rows.append(json.loads(line))
+            rows.append(json_text.loads(line, keep_nul=True))  # cleaned and counted when stored
         except json.JSONDecodeError as exc:
             problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             rows.append(None)
@@ -105,11 +109,12 @@ def import_proposals(task: str, rows, *, user, model_id: str, revision: str = ""
             backend=IMPORTED_BACKEND, model_id=model_id, revision=revision, created_by=user)
         made = []
         for row in rows:
+            row, removed = model_text.json_without_nul(row)  # NUL in any text, counted in the row's params
             for record_index, parsed in enumerate(kind.parse(row["raw_output"], row["inputs"])):
                 made.append(Proposal(
                     proposal_set=proposal_set, task_kind=kind.name, source_key=row.get("source_key", ""),
-                    inputs=row["inputs"], record_index=record_index, status=parsed.status, fields=parsed.fields,
-                    parse_error=parsed.error, backend=IMPORTED_BACKEND, model_id=model_id, revision=revision,
-                    params=row.get("params", {}), raw_output=row["raw_output"]))
+                    inputs=row["inputs"], backend=IMPORTED_BACKEND, model_id=model_id, revision=revision,
+                    **parsed_row(parsed, row["raw_output"], row.get("params", {}), removed,
+                                 record_index=record_index)))
         Proposal.objects.bulk_create(made)
     return proposal_set

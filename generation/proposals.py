@@ -45,9 +45,9 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from config import state
+from config import json_text, state
 from config.roles import ADMIN, CURATOR, has_role
-from generation import frames, jobs
+from generation import frames, jobs, model_text
 from generation.backends._hf import check_params
 from generation.backends.base import (
     BackendError,
@@ -344,7 +344,7 @@ class ProposalTask:
             except ValueError as exc:
                 return [_malformed(str(exc))]
         try:
-            value = json.loads(text)
+            value = json_text.loads(text, keep_nul=True)  # model output: cleaned where it is stored
         except json.JSONDecodeError as exc:
             return [_malformed(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
         if not self.many:
@@ -648,22 +648,34 @@ def _run_batch(batch: list[Proposal], pset: ProposalSet, kind: ProposalTask, par
     with transaction.atomic():
         for proposal, request, result in zip(ready, requests, results, strict=True):
             common = {"prompt": request.describe(), "backend": getattr(backend, "name", pset.backend),
-                      "model_id": backend.model_id, "revision": backend.revision, "params": params.as_dict(),
+                      "model_id": backend.model_id, "revision": backend.revision,
                       "latency_s": result.latency_s, "job": job, "generated_at": now}
-            counts.update(_save(proposal, pset, _rows(kind, result, proposal.inputs), common))
+            counts.update(_save(proposal, pset, _rows(kind, result, proposal.inputs, params.as_dict()), common))
     return counts
 
 
-def _rows(kind: ProposalTask, result: ChatResult, inputs: dict) -> list[dict]:
-    """One row per (sample, record) of a model result."""
+def _rows(kind: ProposalTask, result: ChatResult, inputs: dict, params: dict) -> list[dict]:
+    """One row per (sample, record) of a model result, each with its `params` (and the NUL characters removed from
+    its text and fields: `generation.model_text`)."""
     if result.error:
-        return [{"status": Proposal.Status.FAILED, "parse_error": result.error}]
+        return [{"status": Proposal.Status.FAILED, "parse_error": result.error, "params": params}]
     rows = []
     for sample_index, text in enumerate(result.texts):
         for record_index, parsed in enumerate(kind.parse(text, inputs)):
-            rows.append({"sample_index": sample_index, "record_index": record_index, "raw_output": text,
-                         "status": parsed.status, "fields": parsed.fields, "parse_error": parsed.error})
-    return rows or [{"status": Proposal.Status.FAILED, "parse_error": "the backend returned no text and no error"}]
+            rows.append(parsed_row(parsed, text, params, result.nul_removed[sample_index],
+                                   sample_index=sample_index, record_index=record_index))
+    return rows or [{"status": Proposal.Status.FAILED, "parse_error": "the backend returned no text and no error",
+                     "params": params}]
+
+
+def parsed_row(parsed: Parsed, text: str, params: dict, removed: int = 0, **position) -> dict:
+    """The fields of a proposal row holding one parsed record of a model's `text`, as the database can keep them:
+    NUL characters removed from the fields and the parse error (those from the text, `removed`, counted with them)
+    and counted in `params`."""
+    fields, in_fields = model_text.json_without_nul(parsed.fields)
+    error, in_error = model_text.without_nul(parsed.error)
+    return {**position, "raw_output": text, "status": parsed.status, "fields": fields, "parse_error": error,
+            "params": model_text.noted(params, removed + in_fields + in_error)}
 
 
 def _save(proposal: Proposal, pset: ProposalSet, rows: list[dict], common: dict) -> Counter:

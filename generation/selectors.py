@@ -57,17 +57,6 @@ def queue_choices() -> dict:
             "models": sorted(set(sets.values_list("model_id", flat=True)))}
 
 
-def recent_model_ids(limit: int = 10) -> list[str]:
-    """The model ids of the latest sets, most recent first, each once."""
-    seen: list[str] = []
-    for model_id in ProposalSet.objects.order_by("-created_at", "-id").values_list("model_id", flat=True)[:200]:
-        if model_id not in seen:
-            seen.append(model_id)
-        if len(seen) == limit:
-            break
-    return seen
-
-
 def sets_with_counts(sets):
     """Proposal sets, newest first, each with how many of its outputs parsed (`ok`), did not parse
     (`unparsed`) and parsed but wait for a decision (`undecided`), and its job."""

@@ -1,7 +1,8 @@
 from rest_framework import serializers
 
 from config.api_fields import JSONObjectField
-from generation.models import Job
+from generation.models import Job, RegisteredModel
+from generation.registered_models import Use
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -14,4 +15,22 @@ class JobSerializer(serializers.ModelSerializer):
         model = Job
         fields = ["id", "kind", "queue", "status", "progress", "message", "log", "result", "params",
                   "requested_by", "created_at", "started_at", "finished_at", "is_finished"]
+        read_only_fields = fields
+
+
+class RegisteredModelSerializer(serializers.ModelSerializer):
+    """A model people may pick (`generation.model_registry`): name it (or its id, or the model id it holds)
+    in `model_id`, `judge_model`, … of the requests that run a model."""
+
+    uses = serializers.ListField(child=serializers.ChoiceField(choices=Use.choices), read_only=True,
+                                 help_text="what it may be used for")
+    options = JSONObjectField(read_only=True, help_text="options it always loads with; their keys are the backend's")
+    allowed_options = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                            help_text="options people may add when they pick it (empty: every "
+                                                      "option the backend lets people pass)")
+
+    class Meta:
+        model = RegisteredModel
+        fields = ["id", "name", "description", "backend", "model_id", "revision", "uses", "endpoint", "key_variable",
+                  "options", "allowed_options", "trust_remote_code", "enabled"]
         read_only_fields = fields

@@ -590,6 +590,19 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
 }
 TINY_MODEL_NAMES = tuple(BUILDERS)
 DIFFUSERS_MODEL_NAMES = ("sd-text2image", "sd-inpaint")
+# How the demo and the tests register the tiny models (`generation.model_registry.register_tiny_models`), so that
+# pages, the API and the commands can pick them: tiny model → [(entry name, backend, uses)]. The NLI encoder
+# also stands in for BERTScore's.
+REGISTRY_ENTRIES = {
+    "qwen2-vl": [("tiny-qwen2-vl", "transformers", ("evaluation", "proposals"))],
+    "llava-onevision": [("tiny-llava-onevision", "transformers", ("evaluation", "proposals"))],
+    "llava": [("tiny-llava", "transformers", ("evaluation", "proposals"))],
+    "causal-lm": [("tiny-causal-lm", "causal_lm", ("evaluation", "judge", "proposals", "baseline"))],
+    "nli": [("tiny-nli", "nli", ("nli",)), ("tiny-bertscore", "bertscore", ("bertscore",))],
+    "clip": [("tiny-clip", "clip", ("clip",))],
+    "sd-text2image": [("tiny-sd-text2image", "diffusion", ("image_generation", "inpainting"))],
+    "sd-inpaint": [("tiny-sd-inpaint", "diffusion", ("inpainting",))],
+}
 TRANSFORMERS_MODEL_NAMES = tuple(name for name in TINY_MODEL_NAMES if name not in DIFFUSERS_MODEL_NAMES)
 
 

@@ -495,3 +495,32 @@ def tiny_sd(tmp_path_factory) -> TinySD:
     folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-sd")
     built = build_tiny_models(folder, ["sd-text2image", "sd-inpaint"])
     return TinySD(text2image=str(built["sd-text2image"]), inpaint=str(built["sd-inpaint"]))
+
+
+# --- The model registry (generation.model_registry) -----------------------------------------
+
+@pytest.fixture
+def register_model(db):
+    """`register_model(model_id, backend=..., uses=..., name=..., **fields)`: a model entry, as an admin adds it
+    (tests/registry_support.py)."""
+    from tests.registry_support import register_model
+
+    return register_model
+
+
+@pytest.fixture
+def tiny_registry(db, tiny_models_dir) -> dict:
+    """The tiny models registered as the demo registers them ({entry name: entry}, e.g. "tiny-qwen2-vl"): pages,
+    the API and the commands pick them by name or by folder."""
+    from tests.registry_support import register_tiny_models
+
+    return register_tiny_models(tiny_models_dir)
+
+
+@pytest.fixture
+def tiny_sd_registry(db, tiny_sd) -> dict:
+    """The tiny Stable Diffusion pipelines registered as the demo registers them ("tiny-sd-text2image" for image
+    generation and inpainting, "tiny-sd-inpaint" for inpainting)."""
+    from tests.registry_support import register_tiny_sd
+
+    return register_tiny_sd(tiny_sd)

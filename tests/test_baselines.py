@@ -230,7 +230,7 @@ def letter_index(letter: str) -> int:
 # --- The command ---------------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_run_baseline_command():
+def test_run_baseline_command(register_model):
     frozen_version("nleye", "cmd-1", [("n1", triplet_payload(1), {})])
     out = StringIO()
     call_command("run_baseline", "--benchmark", "nleye", "--version", "cmd-1", "--baseline", "random", "--seed", "7",
@@ -238,6 +238,10 @@ def test_run_baseline_command():
     run = EvaluationRun.objects.get(model_id="random:seed=7")
     assert f"Run {run.pk}: random:seed=7" in out.getvalue() and "succeeded" in out.getvalue()
     assert sorted(outputs(run)) == ["n1:triplet:order1", "n1:triplet:order2"]
+    with pytest.raises(CommandError, match="Unknown model 'x': it is not in the model registry"):
+        call_command("run_baseline", "--benchmark", "nleye", "--version", "cmd-1", "--baseline", "unimodal",
+                     "--model", "x")
+    register_model("x", backend="causal_lm", uses=["baseline"])
     with pytest.raises(CommandError, match="defined for maia"):
         call_command("run_baseline", "--benchmark", "nleye", "--version", "cmd-1", "--baseline", "unimodal",
                      "--model", "x")

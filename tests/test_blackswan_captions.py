@@ -135,7 +135,7 @@ def test_items_added_through_the_api_name_a_finished_split(study, other_split, c
 
 def test_the_worker_sees_and_streams_v_pre_and_v_post_only(study, split, worker):
     client = logged_in_client(worker)
-    page = client.get(reverse("crowd-work", args=[study.slug]))
+    page = client.post(reverse("crowd-work", args=[study.slug]), follow=True)
     assert page.status_code == 200
     html = page.content.decode()
     for part in ("pre", "post"):
@@ -169,7 +169,7 @@ def test_the_worker_sees_and_streams_v_pre_and_v_post_only(study, split, worker)
 def test_an_italian_captions_study_speaks_italian_to_its_workers(split, curator, worker):
     study = caption_study.create_caption_study(curator, [split], open_now=True, language="it")
     assert study.instructions.startswith("Ogni elemento mostra due brevi clip dello stesso video")
-    page = logged_in_client(worker).get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = logged_in_client(worker).post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     for text in ("Didascalia dell&#x27;inizio del video", "Didascalia della fine del video",
                  "Che cosa è cambiato tra l&#x27;inizio e la fine?", "Ogni elemento mostra due brevi clip"):
         assert text in page, text

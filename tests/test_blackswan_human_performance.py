@@ -181,7 +181,7 @@ def test_a_run_restricted_to_a_subset_plans_only_its_requests_and_says_so(versio
     assert EvaluationRun.objects.count() == 3
 
 
-def test_evaluate_subset_answers_only_the_subset_s_requests(db, monkeypatch, tiny_models_dir, curator):
+def test_evaluate_subset_answers_only_the_subset_s_requests(db, monkeypatch, tiny_models_dir, tiny_registry, curator):
     use_toy_benchmark(monkeypatch)
     toy = make_version("sub", [(f"q{n}", {}, ["open"]) for n in range(5)])
     subset = subsets.make_subset(toy, "two", seed=4, per_group=2)
@@ -195,10 +195,13 @@ def test_evaluate_subset_answers_only_the_subset_s_requests(db, monkeypatch, tin
     assert run.subset == subset
     assert sorted(Prediction.objects.filter(run=run).values_list("request_id", flat=True)) == subset.request_ids
     with pytest.raises(CommandError, match="has no subset 'three'"):
-        call_command("evaluate", "--benchmark", "cvrr", "--version", "sub", "--model", "m", "--subset", "three")
+        call_command("evaluate", "--benchmark", "cvrr", "--version", "sub", "--model", "tiny-causal-lm",
+                     "--subset", "three")
 
 
-def test_the_run_form_takes_a_subset_and_the_run_page_shows_it(version, researcher_client, monkeypatch):
+def test_the_run_form_takes_a_subset_and_the_run_page_shows_it(version, researcher_client, monkeypatch,
+                                                               register_model):
+    register_model("org/chat-model", backend="openai")
     subsets.make_subset(version, "abl", seed=0, per_group=1)
     monkeypatch.setattr(runs, "start_run", lambda run, **kwargs: run)  # no worker here
     page = researcher_client.get("/runs/")
@@ -217,7 +220,8 @@ def test_the_run_form_takes_a_subset_and_the_run_page_shows_it(version, research
     assert EvaluationRun.objects.count() == 1
 
 
-def test_the_runs_api_takes_a_subset_by_name_and_names_it(version, researcher_api, monkeypatch):
+def test_the_runs_api_takes_a_subset_by_name_and_names_it(version, researcher_api, monkeypatch, register_model):
+    register_model("org/chat-model", backend="openai")
     subsets.make_subset(version, "abl", seed=0, per_group=1)
     monkeypatch.setattr(runs, "start_run", lambda run, **kwargs: run)
     response = researcher_api.post("/api/runs/", {"version": version.pk, "model_id": "org/chat-model",
@@ -406,7 +410,7 @@ def test_written_answers_are_scored_with_clip_score_and_llm_match_like_a_model(v
 
 
 def test_the_human_eval_command_makes_both_baselines_and_scores_the_written_one(version, curator, expert,
-                                                                                tiny_models_dir):
+                                                                                tiny_models_dir, tiny_registry):
     out = io.StringIO()
     call_command("human_eval", "expert-baseline", "--benchmark", "blackswan", "--version", "hp-1", "--user",
                  curator.username, "--seed", "4", "--per-group", "2", stdout=out)
@@ -441,6 +445,7 @@ def test_subsets_and_kept_clip_scores_are_read_only_records_in_the_admin(version
 
 def test_the_results_page_draws_subsets_and_starts_the_paper_s_human_performance(version, researcher_client,
                                                                                   expert, tiny_models_dir,
+                                                                                  tiny_registry,
                                                                                   django_capture_on_commit_callbacks):
     page = reverse("results-version", args=[version.pk])
     text = researcher_client.get(page).content.decode()

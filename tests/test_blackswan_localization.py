@@ -321,7 +321,7 @@ def test_the_page_is_for_localization_studies_only(curator, bikes_video):
 def test_the_worker_s_page_has_the_frame_accurate_control(curator, bikes_video):
     study = localization_study.create_localization_study(curator, [bikes_video])
     worker = make_user("wendy", ANNOTATOR)
-    page = logged_in_client(worker).get(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
+    page = logged_in_client(worker).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     html = page.content.decode()
     assert page.status_code == 200
     assert 'data-kind="time_mark"' in html and 'data-fps="25.0"' in html and 'data-max="10"' in html

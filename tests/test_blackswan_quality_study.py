@@ -142,7 +142,7 @@ def test_a_rater_sees_the_video_and_every_task(version, video, curator):
     study = create_quality_study(version, 1, 7, curator, k=1).study
     rater = make_user("rater", ANNOTATOR)
     client = logged_in_client(rater)
-    page = client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    page = client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     assert page.status_code == 200
     html = page.content.decode()
     video_url = reverse("media-video-file", kwargs={"pk": video.pk})

@@ -383,14 +383,15 @@ def test_a_worker_without_a_claim_streams_nothing_and_staff_everything(claim, sp
 
 
 def test_an_annotator_in_two_studies_gets_each_clip_only_by_its_own_step(worker_api, claim, worker, split, curator):
-    """A form study over the parent video does not open the staged clips, nor the reverse."""
+    """A form study over the parent video does not open the staged clips; while the staged claim runs, its
+    item (the parent video) is not handed out either (annotation.blackswan.reveal_guard)."""
     from tests.conftest import create_study
 
     create_study("plain", form={"fields": [{"name": "note", "type": "free_text"}]}, items=0,
                  extra_rows=[{"external_id": "parent", "payload": {}, "video": split.video}])
     plain = Study.objects.get(slug="plain")
-    assert claim_for(worker_api, plain).item.video_id == split.video_id
-    assert_streams_only(logged_in_client(worker), split, {"pre", "parent"})
+    assert worker_api.post(reverse("api-study-claim", kwargs={"slug": plain.slug})).status_code == 409
+    assert_streams_only(logged_in_client(worker), split, {"pre"})
 
 
 @pytest.mark.parametrize("step", [FORECASTER, DETECTIVE, REPORTER])
@@ -540,7 +541,7 @@ def test_the_mturk_preview_of_a_staged_study_shows_no_video(study, client):
 def test_a_staged_item_without_its_split_is_refused_clearly(study, worker, split):
     item = StudyItem.objects.get(study=study)
     StudyItem.objects.filter(pk=item.pk).update(payload={"split_id": 987654})
-    response = logged_in_client(worker).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = logged_in_client(worker).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     assert response.status_code == 409
     assert "/media/files/" not in response.content.decode()
 

@@ -10,16 +10,20 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.blackswan import variants, versions
+from annotation.blackswan import splits, staged, variants, versions
+from annotation.crowd import assignment, review
+from annotation.crowd.models import Submission
 from annotation.models import BenchmarkVersion
+from config.roles import ANNOTATOR
 from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
 from generation import proposals
 from generation.backends import registry
 from generation.backends.base import ChatResult, VideoPart
 from generation.models import Job, Proposal
-from tests.conftest import ingest_path
+from tests.conftest import ingest_path, make_user
 from tests.release_fixtures import place
+from tests.test_splitting import make_stamped_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -453,15 +457,10 @@ def test_command_previews_then_freezes(media, tmp_path, curator):
 
 # --- From a staged-reveal study -------------------------------------------------------------------
 
-def test_a_staged_study_gives_the_records(curator, tmp_path, bigbuckbunny, django_capture_on_commit_callbacks,
-                                          capsys):
-    """A real split of 4 s of Big Buck Bunny, a staged study over it, one worker through the three steps."""
-    from annotation.blackswan import splits, staged
-    from annotation.crowd import assignment
-    from config.roles import ANNOTATOR
-    from tests.conftest import make_user
-    from tests.test_splitting import make_stamped_clip
-
+@pytest.fixture
+def staged_claim(curator, tmp_path, bigbuckbunny, django_capture_on_commit_callbacks):
+    """A real split of 4 s of Big Buck Bunny, a staged study over it, one worker through the three steps:
+    (the study, the finished claim, the library video)."""
     video = ingest_path(make_stamped_clip(bigbuckbunny, tmp_path / "bunny.mp4"), user=curator)
     with django_capture_on_commit_callbacks(execute=True):
         split = splits.split_library_video(video, 1.2, 2.4, curator)
@@ -478,7 +477,11 @@ def test_a_staged_study_gives_the_records(curator, tmp_path, bigbuckbunny, djang
                                  "caption": "The rabbit wakes up, yawns and leaves its burrow."}}
     for step in staged.STEPS:
         staged.submit_step(claim, worker, step, answers[step])
+    return study, claim, video
 
+
+def test_a_staged_study_gives_the_records(staged_claim, capsys):
+    study, claim, video = staged_claim
     found, origins = versions.staged_pairs(study.slug)
 
     ((staged_record, staged_video),) = found
@@ -503,3 +506,24 @@ def test_a_staged_study_gives_the_records(curator, tmp_path, bigbuckbunny, djang
     assert "detective_mcq   2" in capsys.readouterr().out
     with pytest.raises(CommandError, match="There is no study 'nope'"):
         call_command("build_blackswan_version", "--study", "nope", "--preview")
+
+
+def test_a_staged_claim_rejected_after_the_preview_is_not_frozen(staged_claim, curator):
+    """The preview is built from the finished claim; a reviewer then rejects the claim: freezing the preview is
+    refused, naming the video's items and the rejection, and no version is made."""
+    study, claim, _video = staged_claim
+    pairs_found, origins = versions.staged_pairs(study.slug)
+    job = versions.start_build(pairs_found, origins=origins, here=True)
+    review.reject(Submission.objects.get(claim=claim), curator, reason="The forecasts describe another video.")
+
+    with pytest.raises(variants.VariantsError) as refused:
+        versions.freeze_variants(job, "staged", curator)
+
+    message = str(refused.value)
+    video_id = claim.item.external_id
+    assert message.startswith("Nothing was frozen: ")
+    assert (f"item {video_id!r} was turned down by people: rejected in the review of claim #{claim.pk} by cur on "
+            in message)
+    assert f"item '{video_id}:mcq:0' was turned down by people" in message
+    assert message.count("The forecasts describe another video.") >= 2
+    assert not BenchmarkVersion.objects.filter(label="staged").exists()

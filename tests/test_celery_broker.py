@@ -14,7 +14,7 @@ def test_plain_worker_on_a_fresh_var_folder_makes_its_broker_folders(tmp_path):
     var_dir = tmp_path / "fresh-var"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DJANGO_"))}
     env.update(PLATFORM_VAR_DIR=str(var_dir), DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-               PYTHONUNBUFFERED="1")
+               DJANGO_DEBUG="true", PYTHONUNBUFFERED="1")
     log = tmp_path / "worker.log"
     worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "gpu", "--pool", "solo",
                                "--loglevel", "INFO", "--without-heartbeat", "--without-mingle", "--without-gossip"],

@@ -184,7 +184,7 @@ def test_killed_worker_on_the_filesystem_broker_is_replaced_by_the_requeue(astro
     var_dir = tmp_path / "var"  # a fresh folder: the worker makes its broker folders itself
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DJANGO_", "EVAL_"))}
     env.update(DATABASE_URL=database_url(django_settings.DATABASES["default"]), MEDIA_ROOT=str(media_root),
-               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1",
+               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", DJANGO_DEBUG="true",
                EVAL_CHUNK_HEARTBEAT_SECONDS="1", EVAL_CHUNK_SILENT_AFTER_SECONDS="2")
     monkeypatch.delenv("CELERY_BROKER_URL", raising=False)  # CI's Redis: the worker listens on the file system
     sender = filesystem_sender(var_dir)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.crowd import assignment, review, submissions
-from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission, WorkerProfile
+from annotation.crowd.models import Claim, Draft, PlatformEntry, Study, StudyItem, Submission, WorkerProfile
 from annotation.crowd.study_forms import StudySettingsForm
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from frontend import crowd_views
@@ -122,8 +122,44 @@ def test_curators_see_studies_in_navigation(people):
 
 # --- The worker's task page -------------------------------------------------------------------
 
+def test_opening_the_work_page_claims_nothing_and_its_button_does(study, alice):
+    """GET (and HEAD) only show: the page's button POSTs, with its CSRF token, and that claims the item."""
+    url = reverse("crowd-work", kwargs={"slug": study.slug})
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    page = client.get(url)
+    assert page.status_code == 200
+    assert client.head(url).status_code == 200
+    assert not Claim.objects.exists()
+    assert StudyItem.objects.filter(study=study, open_slots=1).count() == 3  # no place taken
+    html = page.content.decode()
+    form = re.search(r'<form method="post" action="([^"]+)" class="next-item-form">(.*?)</form>', html, re.S)
+    assert form and form.group(1) == url
+    assert 'id="next-item" type="submit"' in form.group(2) and "3 items are waiting for you" in html
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.group(2)).group(1)
+
+    assert client.post(url).status_code == 403  # no CSRF token: refused, nothing claimed
+    assert not Claim.objects.exists()
+    started = client.post(url, {"csrfmiddlewaretoken": token})
+    assert started.status_code == 302 and started["Location"] == url
+    claim = Claim.objects.get(worker=alice, status=Claim.Status.ACTIVE)
+    for _ in range(2):  # the page shows that item, however often it is opened
+        assert f'data-claim-id="{claim.pk}"' in client.get(url).content.decode()
+    assert Claim.objects.count() == 1
+
+
+def test_the_next_item_button_of_the_task_page_posts_to_the_work_page(study, alice):
+    client = client_for(alice)
+    url = reverse("crowd-work", kwargs={"slug": study.slug})
+    html = client.post(url, follow=True).content.decode()
+    result = re.search(r'<section id="task-result".*?</section>', html, re.S).group(0)
+    assert re.search(rf'<form method="post" action="{url}" class="next-item-form">.*csrfmiddlewaretoken.*'
+                     r'<button id="next-item" type="submit"', result, re.S)
+    assert f'href="{url}"' not in result  # no plain link that a GET would follow
+
+
 def test_task_page_shows_item_form_and_instructions(study, alice):
-    response = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    response = client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     assert response.status_code == 200
     page = response.content.decode()
     claim = Claim.objects.get(worker=alice)
@@ -143,7 +179,7 @@ def test_task_page_shows_item_form_and_instructions(study, alice):
 
 
 def test_multi_select_follows_the_workers_recorded_order(study, alice):
-    page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    page = client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).content.decode()
     claim = Claim.objects.get(worker=alice)
     shown = re.findall(r'type="checkbox" name="objects" value="([^"]+)"', page)
     assert shown == claim.presentation["orders"]["objects"]
@@ -153,7 +189,7 @@ def test_multi_select_follows_the_workers_recorded_order(study, alice):
 def test_reload_shows_the_same_item_with_the_saved_draft(study, alice):
     client = client_for(alice)
     url = reverse("crowd-work", kwargs={"slug": study.slug})
-    first = client.get(url)
+    first = client.post(url, follow=True)
     claim = Claim.objects.get(worker=alice)
     submissions.save_draft(claim, alice, {
         "description": "A half-written <answer>", "person": "yes", "person_explanation": "a hand",
@@ -178,7 +214,7 @@ def test_instructions_markdown_shows_no_raw_html_or_script_links(alice):
     study = make_study("unsafe", instructions="# Steps\n\n<script>alert(1)</script>\n\n"
                                              "Click [here](javascript:alert(2)) "
                                              "or [there](https://example.org/) <b onclick=x>bold</b>")
-    page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    page = client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).content.decode()
     assert "<h1>Steps</h1>" in page
     assert "<script>alert(1)" not in page and "&lt;script&gt;" in page
     assert "javascript:" not in page
@@ -187,10 +223,10 @@ def test_instructions_markdown_shows_no_raw_html_or_script_links(alice):
 
 
 def test_another_worker_never_sees_someone_elses_claim(study, alice, bob):
-    alice_page = client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    alice_page = client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     alice_claim = Claim.objects.get(worker=alice)
     submissions.save_draft(alice_claim, alice, {"description": "alice's secret words"})
-    bob_page = client_for(bob).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    bob_page = client_for(bob).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     assert bob_page.status_code == 200
     assert external_id(bob_page) != external_id(alice_page)
     assert "alice&#x27;s secret words" not in bob_page.content.decode()
@@ -205,7 +241,7 @@ def test_another_worker_never_sees_someone_elses_claim(study, alice, bob):
 
 def test_no_item_left_page_shows_the_code_only_to_a_worker_who_handed_in_work(alice, bob):
     study = make_study("single", items=1, completion_url="https://app.prolific.com/submissions/complete?cc=C0DE42")
-    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     response = client_for(bob).get(reverse("crowd-work", kwargs={"slug": study.slug}))
     assert response.status_code == 200
     page = response.content.decode()
@@ -254,7 +290,7 @@ def test_done_page_shows_code_and_link_only_after_the_required_submissions(alice
         assert "C0DE42" not in page, handed_in  # neither the code nor the link that carries it
         assert "data-completion-pending" in page and f"you have handed in {handed_in}" in page
         assert f"Hand in {2 - handed_in} more" in page
-        client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+        client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
         submissions.submit(Claim.objects.get(worker=alice, status=Claim.Status.ACTIVE), alice, GOOD)
     page = client.get(done).content.decode()
     assert "C0DE42" in page and "data-completion-pending" not in page
@@ -265,7 +301,7 @@ def test_done_page_shows_code_and_link_only_after_the_required_submissions(alice
 def test_done_page_shows_no_code_to_a_worker_with_only_an_item_in_progress(alice):
     study = make_study("half-way")
     client = client_for(alice)
-    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     submissions.save_draft(Claim.objects.get(worker=alice), alice, {"description": "a dog"})
     page = client.get(reverse("crowd-work-done", kwargs={"slug": study.slug})).content.decode()
     assert "C0DE42" not in page and "Not finished yet" in page
@@ -292,7 +328,10 @@ def test_prolific_link_creates_the_worker_and_starts_work(prolific_study):
     assert (profile.platform, profile.platform_worker_id) == ("prolific", PROLIFIC_PARAMS["PROLIFIC_PID"])
     assert int(client.session["_auth_user_id"]) == user.pk
     assert client.session["crowd_platform"][study.slug]["ids"] == {"STUDY_ID": "st123", "SESSION_ID": "se456"}
-    work = client.get(response["Location"])
+    start = client.get(response["Location"])
+    assert start.status_code == 200 and "data-start" in start.content.decode()
+    assert not Claim.objects.filter(worker=user).exists()  # opening the page takes nothing
+    work = client.post(response["Location"], follow=True)
     assert work.status_code == 200
     assert Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE).count() == 1
     # a second visit finds the same account
@@ -334,7 +373,9 @@ def test_mturk_link_creates_the_worker_and_the_hit_goes_back_to_mturk(mturk_stud
     assert "frame-ancestors" in response["Content-Security-Policy"]
     user = get_user_model().objects.get(username="mturk-A1B2C3D4E5F6G7")
     assert WorkerProfile.objects.get(user=user).platform == "mturk"
-    work = client.get(response["Location"])
+    start = client.get(response["Location"])
+    assert start.status_code == 200 and "X-Frame-Options" not in start and not Claim.objects.exists()
+    work = client.post(response["Location"], follow=True)
     assert work.status_code == 200 and "X-Frame-Options" not in work
     claim = Claim.objects.get(worker=user)
     assert claim.platform_assignment_id == "3ASSIGN0001"
@@ -445,16 +486,147 @@ def test_behind_a_proxy_the_rate_limit_reads_the_configured_address_header(proli
     assert (first.status_code, second.status_code, again.status_code) == (302, 302, 429)
 
 
+# --- Entry bound to the platform's session -----------------------------------------------------
+
+def enter_and_answer(client, link, study, params, answer=GOOD):
+    """The worker opens the link, gets an item and hands in `answer`; their claim."""
+    assert client.get(reverse(link, kwargs={"slug": study.slug}), params).status_code == 302
+    assert client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).status_code == 200
+    user = get_user_model().objects.get(pk=client.session["_auth_user_id"])
+    claim = Claim.objects.get(worker=user, study=study, status=Claim.Status.ACTIVE)
+    submissions.submit(claim, user, answer)
+    return claim
+
+
+def test_a_known_prolific_pid_with_another_session_neither_signs_in_nor_shows_the_answers(prolific_study):
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-prolific", prolific_study,
+                             {**PROLIFIC_PARAMS}, {**GOOD, "description": "My private answer."})
+    past = reverse("crowd-past-answer", args=[claim.pk])
+    assert "My private answer." in worker.get(past).content.decode()
+
+    replay = Client()
+    response = replay.get(reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug}),
+                          {**PROLIFIC_PARAMS, "SESSION_ID": "another-session"})
+
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Started from another session" in page and "another Prolific session with this worker id" in page
+    assert "My private answer." not in page
+    assert "_auth_user_id" not in replay.session
+    assert replay.get(past).status_code == 302  # to the login page: nobody is signed in
+    assert "My private answer." not in replay.get(reverse("my-tasks"), follow=True).content.decode()
+    entry = PlatformEntry.objects.get()
+    assert (entry.session_id, entry.run, entry.refused_entries, entry.worker) == ("se456", "", 1, claim.worker)
+
+
+def test_the_same_prolific_session_comes_back_in(prolific_study):
+    """A refresh and a closed tab (a new browser with the same link) reach the worker's work again."""
+    first = Client()
+    claim = enter_and_answer(first, "crowd-entry-prolific", prolific_study, PROLIFIC_PARAMS)
+    url = reverse("crowd-entry-prolific", kwargs={"slug": prolific_study.slug})
+    assert first.get(url, PROLIFIC_PARAMS).status_code == 302
+    work = first.post(reverse("crowd-work", kwargs={"slug": prolific_study.slug}), follow=True)
+    assert work.status_code == 200 and external_id(work)
+
+    again = Client()
+    assert again.get(url, PROLIFIC_PARAMS).status_code == 302
+    assert again.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 200
+    assert external_id(again.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))) == external_id(work)
+    assert PlatformEntry.objects.get().refused_entries == 0
+
+
+def test_a_first_link_to_another_study_reaches_none_of_the_earlier_answers(prolific_study):
+    """A returning worker's new session in another Prolific study is let in; whoever holds it (the worker, or
+    someone who knows the PID and made a session up) reaches that study's work only."""
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-prolific", prolific_study, PROLIFIC_PARAMS,
+                             {**GOOD, "description": "My private answer."})
+    other = make_study("second-prolific", recruitment_platform="prolific", platform_study_id="st999")
+
+    newcomer = Client()
+    response = newcomer.get(reverse("crowd-entry-prolific", kwargs={"slug": other.slug}),
+                            {**PROLIFIC_PARAMS, "STUDY_ID": "st999", "SESSION_ID": "made-up"})
+
+    assert response.status_code == 302 and int(newcomer.session["_auth_user_id"]) == claim.worker_id
+    assert newcomer.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 404
+    tasks = newcomer.get(reverse("my-tasks")).content.decode()
+    assert reverse("crowd-past-answer", args=[claim.pk]) not in tasks
+    assert reverse("crowd-work", kwargs={"slug": prolific_study.slug}) not in tasks
+    refused = newcomer.get(reverse("crowd-work", kwargs={"slug": prolific_study.slug}))
+    assert refused.status_code == 403 and "My private answer." not in refused.content.decode()
+    assert newcomer.get(reverse("crowd-work-done", kwargs={"slug": prolific_study.slug})).status_code == 403
+    api = APIClient()
+    api.cookies = newcomer.cookies
+    assert api.get("/api/claims/").json()["results"] == []
+    assert api.get(f"/api/claims/{claim.pk}/").status_code == 404
+    assert api.post(f"/api/studies/{prolific_study.slug}/claim/").status_code == 403
+    # the other study's own work goes on as usual
+    assert newcomer.get(reverse("crowd-work", kwargs={"slug": other.slug})).status_code == 200
+    # and the worker's own session still reaches their answer
+    assert "My private answer." in worker.get(reverse("crowd-past-answer", args=[claim.pk])).content.decode()
+
+
+def test_a_known_mturk_worker_id_with_another_assignment_of_the_hit_is_refused(mturk_study):
+    worker = Client()
+    claim = enter_and_answer(worker, "crowd-entry-mturk", mturk_study, MTURK_PARAMS,
+                             {**GOOD, "description": "My private answer."})
+    url = reverse("crowd-entry-mturk", kwargs={"slug": mturk_study.slug})
+
+    replay = Client()
+    response = replay.get(url, {**MTURK_PARAMS, "assignmentId": "3ASSIGN0099"})
+
+    assert response.status_code == 409 and "frame-ancestors" in response["Content-Security-Policy"]
+    assert "another Mechanical Turk session with this worker id" in response.content.decode()
+    assert "_auth_user_id" not in replay.session
+    assert replay.get(reverse("crowd-past-answer", args=[claim.pk])).status_code == 302
+    # the same assignment comes back in
+    again = Client()
+    assert again.get(url, MTURK_PARAMS).status_code == 302
+    assert "My private answer." in again.get(reverse("crowd-past-answer", args=[claim.pk])).content.decode()
+
+
+def test_another_hit_of_the_study_is_a_new_session_that_reaches_only_its_own_work(mturk_study):
+    worker = Client()
+    handed_in = enter_and_answer(worker, "crowd-entry-mturk", mturk_study, MTURK_PARAMS)
+    worker.post(reverse("crowd-work", kwargs={"slug": mturk_study.slug}))
+    left_open = Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE)
+    submissions.save_draft(left_open, handed_in.worker, {"description": "Half a thought"})
+
+    second = Client()
+    params = {**MTURK_PARAMS, "hitId": "3HIT0002", "assignmentId": "3ASSIGN0002"}
+    assert second.get(reverse("crowd-entry-mturk", kwargs={"slug": mturk_study.slug}), params).status_code == 302
+
+    left_open.refresh_from_db()
+    assert left_open.status == Claim.Status.RETURNED  # its draft is not shown to the new assignment
+    work = second.post(reverse("crowd-work", kwargs={"slug": mturk_study.slug}), follow=True).content.decode()
+    assert "Half a thought" not in work
+    assert Claim.objects.get(worker=handed_in.worker, status=Claim.Status.ACTIVE).platform_assignment_id == \
+        "3ASSIGN0002"
+    assert second.get(reverse("crowd-past-answer", args=[handed_in.pk])).status_code == 404
+    assert PlatformEntry.objects.filter(run="3HIT0002", session_id="3ASSIGN0002").exists()
+
+
+def test_the_refusal_of_another_session_is_in_the_study_s_language():
+    study = make_study("in-italian", recruitment_platform="prolific", platform_study_id="st123", language="it")
+    url = reverse("crowd-entry-prolific", kwargs={"slug": study.slug})
+    assert Client().get(url, PROLIFIC_PARAMS).status_code == 302
+    response = Client().get(url, {**PROLIFIC_PARAMS, "SESSION_ID": "another-session"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "Avviato da un&#x27;altra sessione" in page and "un&#x27;altra sessione Prolific" in page
+
+
 # --- My tasks and queues ----------------------------------------------------------------------
 
 def test_my_tasks_lists_eligible_studies_and_own_claims(study, alice):
     closed = make_study("closed-one", state=Study.State.CLOSED)
     other = make_study("italian-only", required_attributes={"native_language": "it"})
     client = client_for(alice)
-    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     claim = Claim.objects.get(worker=alice)
     submissions.submit(claim, alice, GOOD)
-    client.get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     active = Claim.objects.get(worker=alice, status=Claim.Status.ACTIVE)
     assignment.release(active, alice)
     page = client.get(reverse("my-tasks")).content.decode()
@@ -465,7 +637,7 @@ def test_my_tasks_lists_eligible_studies_and_own_claims(study, alice):
 
 
 def test_queues_page_links_pending_queues(study, alice, people):
-    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     submissions.submit(Claim.objects.get(worker=alice), alice, GOOD)
     page = client_for(people[CURATOR]).get(reverse("queues")).content.decode()
     assert reverse("crowd-study-queue", kwargs={"slug": study.slug}) + "?queue=all&amp;state=pending" in page
@@ -572,7 +744,7 @@ def test_the_settings_page_saves_recruitment_and_refuses_values_out_of_range(stu
 
 
 def test_the_settings_page_refuses_changing_k_once_work_started(study, alice, people):
-    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     response = client_for(people[CURATOR]).post(reverse("crowd-study-settings", kwargs={"slug": study.slug}),
                                                 {**_settings_data(study), "annotators_per_item": "2"})
     assert response.status_code == 409
@@ -593,7 +765,7 @@ def test_the_admin_refuses_settings_out_of_range_and_frozen_changes(study, alice
     data = _form_data(admin_form)
     response = admin_client.post(url, {**data, "gold_share": "3"})
     assert response.status_code == 200 and "gold_share: must be a number from 0 to 1" in response.content.decode()
-    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))  # work starts
+    client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)  # work starts
     response = admin_client.post(url, {**data, "annotators_per_item": "4"})
     assert response.status_code == 200 and "work has started on this study" in response.content.decode()
     study.refresh_from_db()
@@ -608,7 +780,7 @@ def test_the_admin_keeps_an_items_media_once_work_started(study, alice, admin_cl
     url = reverse("admin:annotation_studyitem_change", args=[item.pk])
     item_form = admin_site._registry[StudyItem].get_form(_admin_request(url, admin_user), item)(instance=item)
     data = _form_data(item_form)
-    client_for(alice).get(reverse("crowd-work", kwargs={"slug": study.slug}))
+    client_for(alice).post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True)
     response = admin_client.post(url, {**data, "payload": '{"query": "something else"}'})
     assert response.status_code == 200 and "media can no longer change" in response.content.decode()
     item.refresh_from_db()

@@ -24,6 +24,7 @@ from generation import proposal_import, proposals
 from generation.models import Job, Proposal, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import logged_in_client
+from tests.registry_support import register_models
 from tests.scripted_backend import ScriptedBackend, install
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +79,8 @@ class CounterfactualBackend(ScriptedBackend):
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("cvqa_script", "scripted/counterfactuals", "scripted/cli", "m")  # what forms and commands pick
     return install(monkeypatch, CounterfactualBackend)
 
 
@@ -485,8 +487,9 @@ def test_the_console_starts_a_set_and_shows_it(source_version, curator_client, c
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"backend": "cvqa_script", "model_id": ""}, "needs a model id"),
-    ({"backend": "nope", "model_id": "m"}, "Unknown backend"),
+    ({"backend": "cvqa_script", "model_id": ""}, "Choose a model"),
+    ({"backend": "nope", "model_id": "m"}, "registered with the cvqa_script backend, not 'nope'"),
+    ({**MODEL, "backend_options": "api_key_env=DATABASE_URL"}, "option 'api_key_env'"),
     ({**MODEL, "group": "boolean"}, "go to group direct or indirect"),
     ({**MODEL, "max_examples": "x"}, "number of examples"),
     ({**MODEL, "target": "sources-1"}, "holds source questions"),

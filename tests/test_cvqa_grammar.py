@@ -20,6 +20,7 @@ from generation import proposals
 from generation.models import Job, Proposal, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import logged_in_client
+from tests.registry_support import register_models
 from tests.scripted_backend import ScriptedBackend, install
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +74,8 @@ class GrammarBackend(ScriptedBackend):
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("cvqa_grammar_script", "scripted/grammar", "scripted/cli", "m")  # what forms and commands pick
     return install(monkeypatch, GrammarBackend)
 
 
@@ -338,8 +340,8 @@ def test_the_console_starts_a_pass_and_shows_what_was_accepted(version, curator_
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"backend": "cvqa_grammar_script", "model_id": ""}, "needs a model id"),
-    ({"backend": "nope", "model_id": "m"}, "Unknown backend"),
+    ({"backend": "cvqa_grammar_script", "model_id": ""}, "Choose a model"),
+    ({"backend": "nope", "model_id": "m"}, "registered with the cvqa_grammar_script backend, not 'nope'"),
     ({**MODEL, "max_new_tokens": "x"}, "Max new tokens"),
 ])
 def test_the_start_endpoint_answers_bad_input_with_a_400_and_creates_nothing(version, curator_client, scripted,

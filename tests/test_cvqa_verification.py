@@ -12,9 +12,9 @@ from PIL import Image as PILImage
 
 from annotation import versions
 from annotation.benchmarks.cvqa import counterfactuals, sources, verification
-from annotation.crowd import assignment, submissions
+from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import InvalidSubmission
-from annotation.crowd.models import Study
+from annotation.crowd.models import Study, Submission
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem
 from generation import proposals
@@ -193,6 +193,35 @@ def test_agreed_removal_moves_the_item_out_with_its_reason(study, verifiers, cou
     with pytest.raises(versions.FreezeRefused, match="removed during verification"):
         versions.freeze(item.version)
     assert verification.counterfactual_versions().get() == version
+
+
+def test_a_removal_after_the_item_was_verified_keeps_it_out_of_the_freeze(study, verifiers, counterfactual_items,
+                                                                           curator):
+    """Two verifiers keep every item; a reviewer rejects the first one's answer on q2, which reopens its slot, and
+    a third verifier removes q2 (not about the image): freezing is refused, naming q2 and that removal, and q2
+    waits for adjudication; once a curator keeps it, the version freezes."""
+    for worker in verifiers[:2]:
+        while (claim := assignment.claim_next(study, worker)) is not None:
+            submissions.submit(claim, worker, RIGHT)
+    item = counterfactual_items["source:q2"]
+    assert stage(item) == counterfactuals.VERIFIED
+    first = Submission.objects.get(claim__worker=verifiers[0], claim__item__benchmark_item=item)
+    review.reject(first, curator, reason="Answered without looking at the image.")
+    verify_item(study, verifiers[2], item, NOT_ABOUT)
+
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(item.version)
+
+    turned_down = [reason for external_id, reason in refused.value.items
+                   if external_id == item.external_id and reason.startswith("removed")]
+    assert len(turned_down) == 1
+    assert turned_down[0].startswith("removed in the C-VQA verification by verifier2 on ")
+    assert turned_down[0].endswith(": remove: the new question is not about the image")
+    assert {external_id for external_id, _reason in refused.value.items} == {item.external_id}
+    assert stage(item) == counterfactuals.ADJUDICATION
+
+    verification.adjudicate(curator, item.pk, verification.KEEP, note="It is about the image.")
+    assert versions.freeze(item.version).frozen
 
 
 def test_different_removal_reasons_are_a_disagreement(study, verifiers, counterfactual_items):

@@ -272,7 +272,7 @@ def test_a_captioning_study_shows_each_video_with_its_guideline_and_metadata(cur
 def test_the_worker_page_shows_the_video_the_guideline_and_the_metadata(curator, pool_item):
     study = captions.create_caption_study(curator, "Caption the videos", open_now=True)
     worker = make_user("writer", ANNOTATOR)
-    page = logged_in_client(worker).get(reverse("crowd-work", args=[study.slug]))
+    page = logged_in_client(worker).post(reverse("crowd-work", args=[study.slug]), follow=True)
     assert page.status_code == 200
     text = page.content.decode()
     assert "<video" in text and "Caption guideline" in text and "Big Buck Bunny" in text

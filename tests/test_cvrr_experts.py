@@ -204,7 +204,7 @@ def test_a_qualified_expert_sees_the_video_the_dimension_the_question_and_the_an
     study = create_expert_study(pool, curator, seed=1, size=6).study
     expert = make_user("expert", ANNOTATOR)
     expert_group.grant(expert, curator)
-    page = logged_in_client(expert).get(reverse("crowd-work", args=[study.slug]))
+    page = logged_in_client(expert).post(reverse("crowd-work", args=[study.slug]), follow=True)
     html = page.content.decode()
     assert page.status_code == 200
     assert f'src="{reverse("media-video-file", kwargs={"pk": video.pk})}"' in html
@@ -438,6 +438,40 @@ def test_a_frozen_pool_is_not_moved(assessed, curator):
     assert caught.value.status == 409 and "is frozen" in caught.value.message
     assert set(CurationRecord.objects.values_list("stage", flat=True)) == {stages.FILTERED}
     assert Study.objects.get(pk=assessed.pk).state == "open"
+
+
+def test_freezing_the_pool_refuses_the_pairs_the_experts_sent_back_and_names_them(assessed, curator):
+    """Two experts of two find the answer of B:0 wrong (and one of two that of A:1): finalising sends both back
+    to filtration, and freezing the pool is refused, naming each pair and the send-back; nothing is frozen."""
+    expert_report.finalise(assessed, curator)
+    sent_back = {name: stage_of(assessed, name).item for name in (f"{A}:1", f"{B}:0")}
+    pool = sent_back[f"{B}:0"].version
+
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(pool)
+
+    named = dict(refused.value.items)
+    assert set(named) == {item.external_id for item in sent_back.values()}
+    reason = named[sent_back[f"{B}:0"].external_id]
+    assert reason.startswith("sent back to filtration in the CVRR-ES curation by cur on ")
+    assert "2 of 2 said it is wrong" in reason and "Three people, not two." in reason
+    assert f"item {sent_back[f'{B}:0'].external_id!r} was turned down by people: sent back" in " ".join(
+        refused.value.messages)
+    pool.refresh_from_db()
+    assert not pool.frozen and pool.checksum == ""
+
+
+def test_the_version_page_shows_the_pairs_the_experts_sent_back(assessed, curator, curator_client):
+    expert_report.finalise(assessed, curator)
+    item = stage_of(assessed, f"{B}:0").item
+
+    response = curator_client.post(reverse("version-freeze", args=[item.version_id]), {"confirm": "yes"})
+
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert f"item &#x27;{item.external_id}&#x27; was turned down by people: sent back to filtration" in page
+    assert "2 of 2 said it is wrong" in page
+    assert not BenchmarkVersion.objects.get(pk=item.version_id).frozen
 
 
 # --- Pages ---------------------------------------------------------------------------------------

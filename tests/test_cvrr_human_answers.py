@@ -61,7 +61,7 @@ def workers(db) -> dict:
 
 
 @pytest.fixture
-def judge_model(tiny_models_dir) -> str:
+def judge_model(tiny_models_dir, tiny_registry) -> str:
     return str(tiny_models_dir / "causal-lm")
 
 
@@ -116,7 +116,8 @@ def test_a_baseline_of_open_ended_questions_asks_for_free_text_with_the_video(ve
         assert QUESTIONS[external_id.split(":")[0]][2] not in json.dumps(item.payload)  # the reference stays hidden
 
     # the task page shows the video, the question and a text answer with its limit
-    page = logged_in_client(workers["w1"]).get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    page = logged_in_client(workers["w1"]).post(reverse("crowd-work", kwargs={"slug": study.slug}),
+                                                follow=True).content.decode()
     assert "<video" in page and 'maxlength="1000"' in page and "at least 2" in page
     assert any(question in page for _, question, _ in QUESTIONS.values())
 

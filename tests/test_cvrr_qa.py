@@ -13,6 +13,7 @@ import io
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -33,6 +34,7 @@ from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import create_study, logged_in_client, make_user
 from tests.openai_test_server import Reply, openai_test_server
+from tests.registry_support import register_api_model, register_models
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +103,8 @@ class CaptionBackend:
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("caption_script", "scripted/qa", "scripted/cli", "m")  # what the forms and the command pick
     monkeypatch.setitem(registry.LOADERS, "caption_script", ("tests.test_cvrr_qa", "CaptionBackend"))
     monkeypatch.setattr(CaptionBackend, "REPLIES", {})
     monkeypatch.setattr(CaptionBackend, "prompts_seen", [])
@@ -329,7 +332,7 @@ def test_the_filtration_item_shows_video_caption_dimension_description_pair_and_
     assert [o["text"].split(":")[0] for o in fields["verdict"]["options"]] == ["Keep", "Fix", "Remove"]
     assert [o["id"] for o in fields["reason"]["options"]] == ["unrelated", "not_answerable", "answer_in_question"]
 
-    page = annotator_client.get(reverse("crowd-work", kwargs={"slug": study.slug})).content.decode()
+    page = annotator_client.post(reverse("crowd-work", kwargs={"slug": study.slug}), follow=True).content.decode()
     assert f'src="{reverse("media-video-file", kwargs={"pk": video.pk})}"' in page
     for text in (CAPTION, info.name, info.description, PAIRS[0]["question"], "answer in the question"):
         assert text.replace("'", "&#x27;") in page
@@ -483,6 +486,25 @@ def test_a_pair_sent_back_is_filtered_again_and_its_new_decision_counts(study, p
     assert kept.outcome == "rejected" and pool_record(kept) is None
 
 
+def test_a_pair_sent_back_is_not_frozen_until_the_filtration_keeps_it_again(study, proposed, curator):
+    keeper, expert, second = (make_user(name, ANNOTATOR) for name in ("keeper", "expert", "refilterer"))
+    kept = filter_pair(study, keeper, {"verdict": "accept"})
+    filtration.record_decisions(study, user=curator)
+    item = pool_record(kept).item
+    returns = filtration.return_to_filtration(item, "The answer is wrong: she holds his hand.", expert).study
+
+    with pytest.raises(ValidationError) as refused:
+        freeze(item.version)
+    assert refused.value.items == [(item.external_id, refused.value.items[0][1])]
+    assert refused.value.items[0][1].startswith("sent back to filtration in the CVRR-ES curation by expert on ")
+    assert refused.value.items[0][1].endswith(": The answer is wrong: she holds his hand.")
+
+    filter_pair(returns, second, {"verdict": "correct", "corrected_answer": "To help him cross."})
+    filtration.record_decisions(returns, user=curator)
+    frozen = freeze(item.version)  # the filtration's new decision is the latest: the pair is kept
+    assert frozen.frozen and frozen.items.get().payload["answer"] == "To help him cross."
+
+
 def test_only_kept_pairs_of_unfrozen_pools_go_back(proposed, curator, captioned):
     with pytest.raises(CrowdError, match="no CVRR-ES QA pair kept in filtration"):
         filtration.return_to_filtration(captioned, "wrong", curator)
@@ -590,11 +612,12 @@ def test_an_openai_compatible_server_s_pairs_go_from_the_page_through_filtration
                                "finish_reason": "stop"}],
                   "usage": {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}}
     with openai_test_server() as server:
+        register_api_model(server)
         server.script(Reply(body=completion))
         with django_capture_on_commit_callbacks(execute=True):
             response = curator_client.post(reverse("cvrr-qa-generate"), {
                 "item": str(captioned.pk), "pairs": "2", "backend": "openai", "model_id": "gpt-test",
-                "max_new_tokens": "300", "backend_options": f"base_url={server.base_url}\nmax_retries=0"})
+                "max_new_tokens": "300"})
         assert response.status_code == 201, response.json()
         [body] = server.bodies
     answer = response.json()

@@ -17,7 +17,7 @@ from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset
 from evaluation import results
 from evaluation.models import EvaluationRun, Judgment, RunModelMetric
 from frontend.navigation import ENTRIES
-from generation.models import Proposal
+from generation.models import Proposal, RegisteredModel
 
 pytestmark = pytest.mark.django_db
 
@@ -143,6 +143,13 @@ def test_the_demo_version_has_a_judged_tiny_model_run(seeded):
     client.force_login(get_user_model().objects.get(username="researcher"))
     metrics = client.get(reverse("results-run-json", args=[run.pk])).json()
     assert metrics["predictions"]["answered"] == run.predictions.count()
+    # the tiny models are registered, so the pages offer them
+    assert set(RegisteredModel.objects.values_list("name", flat=True)) == {
+        "tiny-qwen2-vl", "tiny-causal-lm", "tiny-nli", "tiny-bertscore", "tiny-clip", "tiny-sd-text2image",
+        "tiny-sd-inpaint"}
+    assert RegisteredModel.objects.get(name="tiny-qwen2-vl").model_id == run.model_id
+    runs_page = client.get(reverse("runs")).content.decode()
+    assert '<option value="tiny-qwen2-vl" data-backend="transformers"' in runs_page
 
 
 def leaderboard_cells(html: str) -> dict[int, dict[str, str]]:
@@ -284,7 +291,7 @@ def test_the_demo_has_an_open_maia_answer_study_in_italian(seeded):
     assert {len(item.payload["answers"]) for item in drafts} == {3}
     client = Client()
     client.force_login(get_user_model().objects.get(username="annotator"))
-    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = client.post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert "<video" in page and "rispondi solo dalle immagini" in page
     assert any(item.payload["question"] in page for item in drafts)
 
@@ -312,7 +319,7 @@ def test_the_demo_has_a_cvqa_verification_study_and_a_synthetic_version(seeded):
                                    "(no model)", outcome="accepted").count() == 4
     client = Client()
     client.force_login(get_user_model().objects.get(username="annotator"))
-    page = client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = client.post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert "Is the new question still about the image?" in page and "<img" in page
     curator = Client()
     curator.force_login(get_user_model().objects.get(username="curator"))

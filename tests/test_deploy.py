@@ -88,16 +88,49 @@ def test_cookies_can_be_sent_inside_the_mechanical_turk_iframe(tmp_path):
                     "print(s.SESSION_COOKIE_SAMESITE, s.CSRF_COOKIE_SAMESITE, s.SESSION_COOKIE_SECURE)")
     assert result.stdout.split() == ["None", "None", "True"], result.stdout + result.stderr
     assert manage(env, "check", "--deploy", "--fail-level", "WARNING").returncode == 0
-    development = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+    development = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "DJANGO_DEBUG": "true",
                    "DJANGO_COOKIE_SAMESITE": "None"}
     refused = manage(development, "check")
     assert refused.returncode != 0 and "needs secure cookies" in refused.stderr
 
 
-def test_development_default_needs_no_environment(tmp_path):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    result = manage(env, "check")
+def bare_environment(tmp_path, **variables) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8",
+            "PLATFORM_VAR_DIR": str(tmp_path / "var"), **variables}
+
+
+def debug_of(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return manage(env, "shell", "--no-imports", "-c", "from django.conf import settings as s; print(s.DEBUG)")
+
+
+def test_debug_is_off_unless_the_environment_turns_it_on(tmp_path):
+    key = secrets.token_urlsafe(64)
+    assert debug_of(bare_environment(tmp_path, DJANGO_SECRET_KEY=key)).stdout.split() == ["False"]
+    assert debug_of(bare_environment(tmp_path, DJANGO_SECRET_KEY=key, DJANGO_DEBUG="")).stdout.split() == ["False"]
+    assert debug_of(bare_environment(tmp_path, DJANGO_DEBUG="true")).stdout.split() == ["True"]
+
+
+def test_no_environment_at_all_is_refused_with_the_way_out(tmp_path):
+    """DEBUG off and no secret key: nothing runs on a key everyone knows; the message says what to set."""
+    result = manage(bare_environment(tmp_path), "check")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr and "DJANGO_DEBUG=true" in result.stderr
+
+
+def test_development_needs_only_django_debug(tmp_path):
+    result = manage(bare_environment(tmp_path, DJANGO_DEBUG="true"), "check")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_runs_its_commands_in_development_mode_unless_told_otherwise(tmp_path):
+    """`make demo` (and make's other commands) turn DEBUG on; DJANGO_DEBUG from the environment wins."""
+    show = ["make", "--no-print-directory", "-s", "--eval", "show-debug: ; @echo $$DJANGO_DEBUG", "show-debug"]
+    ran = subprocess.run(show, cwd=ROOT, env=bare_environment(tmp_path), capture_output=True, text=True, timeout=60)
+    assert ran.stdout.split() == ["true"], ran.stdout + ran.stderr
+    told = subprocess.run(show, cwd=ROOT, env=bare_environment(tmp_path, DJANGO_DEBUG="false"), capture_output=True,
+                          text=True, timeout=60)
+    assert told.stdout.split() == ["false"], told.stdout + told.stderr
 
 
 # --- deploy/ ------------------------------------------------------------------------------------

@@ -333,7 +333,7 @@ def run_command(*args) -> str:
     return stdout.getvalue()
 
 
-def test_command_writes_the_png_and_its_provenance(tiny_sd, tmp_path):
+def test_command_writes_the_png_and_its_provenance(tiny_sd, tiny_sd_registry, tmp_path):
     out = tmp_path / "premise.png"
     text = run_command("--model", tiny_sd.text2image, "--prompt", "a red cup", "--seed", 3, "--steps", 2, "--width",
                        SIZE, "--height", SIZE, "--out", out, "--negative-prompt", "blurry", "--guidance", 5,
@@ -367,7 +367,7 @@ def test_command_writes_the_png_and_its_provenance(tiny_sd, tmp_path):
     assert np.array_equal(pixels(Image.open(tmp_path / "h2.png"))[keep], pixels(Image.open(out))[keep])
 
 
-def test_command_rejects_bad_input_and_writes_nothing(tiny_sd, tmp_path):
+def test_command_rejects_bad_input_and_writes_nothing(tiny_sd, tiny_sd_registry, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     parent_path, mask_path, text_path = folder / "parent.png", folder / "mask.png", folder / "notes.png"
@@ -387,8 +387,8 @@ def test_command_rejects_bad_input_and_writes_nothing(tiny_sd, tmp_path):
         (["--out", out, "--init-image", parent_path, "--mask", mask_path], "mask is 32x32"),
         (["--out", out, "--init-image", parent_path, "--strength", 0], "Strength must be"),
         (["--out", out, "--seed", -3], "seed must be"),
-        (["--out", out, "--model", tmp_path / "missing-model"], "does not exist"),
-        (["--out", out, "--model", tiny_sd.inpaint], "inpainting checkpoint"),
+        (["--out", out, "--model", tmp_path / "missing-model"], "Unknown model"),
+        (["--out", out, "--model", tiny_sd.inpaint], "not registered for image generation"),
     ]
     for extra, message in cases:
         with pytest.raises(CommandError, match=message):

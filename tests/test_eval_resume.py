@@ -40,13 +40,13 @@ def toy(monkeypatch):
 def worker_env(media_root: Path, var_dir: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DJANGO_"))}
     env.update(DATABASE_URL=database_url(connection.settings_dict), MEDIA_ROOT=str(media_root),
-               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+               PLATFORM_VAR_DIR=str(var_dir), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1", DJANGO_DEBUG="true")
     return env
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_run_killed_with_sigkill_resumes_with_exactly_one_prediction_per_sample(
-        astronaut, tiny_models_dir, media_root, tmp_path):
+        astronaut, tiny_models_dir, tiny_registry, media_root, tmp_path):
     image = ingest_path(astronaut)
     version = make_version("killed", [(f"item-{i:02d}", {"premise": image}, ["open", "sampled"])
                                       for i in range(ITEMS)])

@@ -337,7 +337,8 @@ def test_an_id_out_of_range_in_a_query_filter_is_a_400_naming_it(curator, resear
 
 
 @pytest.mark.parametrize("value", OUT_OF_RANGE)
-def test_an_id_out_of_range_in_a_body_is_a_400(curator, triplet, value):
+def test_an_id_out_of_range_in_a_body_is_a_400(curator, triplet, register_model, value):
+    register_model("tiny/sd", backend="diffusion")
     api = logged_in_api(curator)
     create_study("pets", form={"fields": [{"name": "label", "type": "single_choice", "options": ["a", "b"]}]})
     response = api.post("/api/studies/pets/review/", {"submission_ids": [value], "action": "approve"}, format="json")
@@ -351,7 +352,8 @@ def test_an_id_out_of_range_in_a_body_is_a_400(curator, triplet, value):
     assert not ImageAttempt.objects.exists()
 
 
-def test_a_run_option_too_large_for_its_column_is_refused_on_the_api_and_the_page(researcher, video):
+def test_a_run_option_too_large_for_its_column_is_refused_on_the_api_and_the_page(researcher, video, register_model):
+    register_model("org/chat-model", backend="openai", endpoint="http://127.0.0.1:9/v1")
     version = cvrr_version(video)
     options = {"version": version.pk, "model_id": "org/chat-model", "backend": "openai", "seed": 2**63}
     response = logged_in_api(researcher).post("/api/runs/", options, format="json")

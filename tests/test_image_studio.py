@@ -39,7 +39,7 @@ def version(curator):
 
 
 @pytest.fixture
-def item(version):
+def item(version, tiny_sd_registry):
     item = BenchmarkItem.objects.create(version=version, external_id="t-1", payload={
         "kind": "triplet", "premise": PREMISE, "hypothesis1": "The glass is empty and the boy smiles.",
         "hypothesis2": "The glass is full and on the floor.", "label": 1})
@@ -242,8 +242,9 @@ def test_a_second_job_in_the_same_worker_reuses_the_loaded_pipeline(curator_clie
 
 
 def test_a_generation_that_fails_leaves_the_attempt_failed_with_the_reason_and_no_image(
-        curator_client, django_capture_on_commit_callbacks, item, media_root):
-    # a hub id passes the checks, but offline and not in the cache it cannot be loaded
+        curator_client, django_capture_on_commit_callbacks, item, media_root, register_model):
+    # a registered hub id passes the checks, but offline and not in the cache it cannot be loaded
+    register_model("nobody/no-such-model", backend="diffusion")
     attempt = attempt_of(start(curator_client, django_capture_on_commit_callbacks, item,
                                **form("nobody/no-such-model")))
     attempt.refresh_from_db()
@@ -367,7 +368,9 @@ def test_bad_masks_are_refused_with_400_and_leave_nothing(curator_client, django
     ({"scheduler": "MagicScheduler"}, "Unknown scheduler"),
     ({"width": "60"}, "multiple of 8"),
     ({"prompt": "  "}, "Write a prompt"),
-    ({"model_id": "/no/such/folder"}, "does not exist"),
+    ({"model_id": "/no/such/folder"}, "Unknown model '/no/such/folder': it is not in the model registry"),
+    ({"model_id": "tiny-sd-inpaint"}, "not registered for image generation"),
+    ({"revision": "main"}, "registered without a revision"),
     ({"mode": "image2image"}, "starts from a parent image"),
     ({"mode": "image2image", "parent": "attempt:987654"}, "is not an attempt of item"),
     ({"mode": "image2image", "parent": "video:1"}, "Unknown parent"),

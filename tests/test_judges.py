@@ -455,7 +455,8 @@ def test_nleye_agreement_also_reports_valid_versus_not():
 # --- The command ----------------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_judge_command_stores_verdicts_and_reports_agreement(server, tmp_path):
+def test_judge_command_stores_verdicts_and_reports_agreement(server, tmp_path, register_model):
+    register_model("judge-test", backend="openai", uses=["judge"])  # its endpoint given on the command line
     run = cvrr_run("cmd-1", {"q1": "q1 waves", "q2": "q2 sits"})
     server.script(said("{'pred': 'correct', 'score': 5, 'reason': 'same'}"),
                   said("{'pred': 'incorrect', 'score': 0, 'reason': 'different'}"))
@@ -499,7 +500,8 @@ def test_judgments_are_listed_read_only_in_the_admin(client, django_user_model):
 
 
 @pytest.mark.django_db
-def test_score_command_judges_through_the_hook(server, tmp_path, monkeypatch):
+def test_score_command_judges_through_the_hook(server, tmp_path, monkeypatch, register_model):
+    register_model("judge-test", backend="openai", uses=["judge"])  # its endpoint: $OPENAI_BASE_URL
     run = cvrr_run("score-1", {"q1": "q1 waves", "q2": "q2 sits", "q3": ""})
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     server.script(said("{'pred': 'correct', 'score': 5, 'reason': 'same'}"),
@@ -511,11 +513,12 @@ def test_score_command_judges_through_the_hook(server, tmp_path, monkeypatch):
     # q1 correct, q2 incorrect, q3 empty: judged incorrect without a call → 1 of 3
     assert server.calls == 2
     assert metrics["dimensions"][DIMENSION]["accuracy"] == pytest.approx(1 / 3)
-    assert metrics["meta"]["models"]["judge"] == "openai:judge-test"
+    assert metrics["meta"]["models"]["judge"] == "judge-test"  # the registered model's id
 
 
 @pytest.mark.django_db
-def test_score_command_reuses_the_verdicts_the_judge_command_stored(server, tmp_path, monkeypatch):
+def test_score_command_reuses_the_verdicts_the_judge_command_stored(server, tmp_path, monkeypatch, register_model):
+    register_model("judge-test", backend="openai", uses=["judge"])
     run = cvrr_run("score-2", {"q1": "q1 waves", "q2": "q2 sits"})
     server.script(said("{'pred': 'correct', 'score': 4, 'reason': 'same'}"),
                   said("{'pred': 'incorrect', 'score': 1, 'reason': 'different'}"))
@@ -584,7 +587,7 @@ def test_the_judge_command_defaults_to_the_authors_judge(monkeypatch):
         asked.append(model)
         raise judges.JudgeError(f"cannot reach {model}")
 
-    monkeypatch.setattr(judges, "judge_spec", refuse)
+    monkeypatch.setattr(judges, "registered_spec", refuse)
     with pytest.raises(CommandError, match="cannot reach meta-llama/Llama-3.1-8B-Instruct"):
         call_command("judge", "--run", str(run.pk), "--kind", "llm_match", stdout=StringIO())
     assert asked == ["meta-llama/Llama-3.1-8B-Instruct"]

@@ -144,7 +144,7 @@ def test_a_bad_answer_through_the_api_is_400(curator, draft):
 
 def test_the_task_page_shows_the_video_the_question_its_category_and_the_audio_reminder(curator, draft):
     study = answer_collection.create_answer_study(curator, draft.version, open_now=True)
-    page = logged_in_client(make_user("w", ANNOTATOR)).get(reverse("crowd-work", args=[study.slug]))
+    page = logged_in_client(make_user("w", ANNOTATOR)).post(reverse("crowd-work", args=[study.slug]), follow=True)
     assert page.status_code == 200
     text = page.content.decode()
     assert "<video" in text and "Dove si trova il coniglio?" in text
@@ -152,7 +152,8 @@ def test_the_task_page_shows_the_video_the_question_its_category_and_the_audio_r
     assert "Di che cosa chiede la categoria" in text and "L'audio non viene usato" in text
     assert "La tua risposta (in italiano)" in text and "Invia" in text
     english = answer_collection.create_answer_study(curator, draft.version, open_now=True, language="en")
-    text = logged_in_client(make_user("w2", ANNOTATOR)).get(reverse("crowd-work", args=[english.slug])).content.decode()
+    text = logged_in_client(make_user("w2", ANNOTATOR)).post(reverse("crowd-work", args=[english.slug]),
+                                                             follow=True).content.decode()
     assert "What the category asks about" in text and "audio is not used" in text
     assert "Your answer (in Italian)" in text
 

@@ -149,7 +149,8 @@ def ready_statements(curator, version, nli_model):
 
 
 def test_a_library_video_becomes_a_frozen_evaluated_exported_maia_version(
-        curator, bigbuckbunny, tiny_models_dir, tmp_path, media_root, django_capture_on_commit_callbacks):
+        curator, bigbuckbunny, tiny_models_dir, tiny_registry, tmp_path, media_root,
+        django_capture_on_commit_callbacks):
     video = ingest_path(bigbuckbunny, user=curator)
     nli_model = str(tiny_models_dir / "nli")
     version = written_questions(curator, video)

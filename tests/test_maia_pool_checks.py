@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotation import versions
 from annotation.benchmarks.maia import pool_checks
 from annotation.benchmarks.maia.pool_checks import content_words, jaccard, lexical_stats, tokens
 from annotation.curation_models import ItemCheck
@@ -94,7 +95,7 @@ def test_check_pool_frames_every_ordered_pair_and_each_answer_with_its_question(
     assert all(c["p"] == 0.9 for c in contradictions)
 
 
-def test_tiny_nli_model_records_one_check_per_pool(version, curator, tiny_models_dir):
+def test_tiny_nli_model_records_one_check_per_pool(version, curator, tiny_models_dir, tiny_registry):
     scorer = pool_checks.load_scorer(str(tiny_models_dir / "nli"))
     results = pool_checks.run_checks(version, curator, scorer, model_id="tiny", threshold=0.5)
     assert [r.external_id for r in results] == ["p1", "p2", "p3"]
@@ -158,9 +159,36 @@ def test_a_changed_pool_is_unchecked_again(version, curator):
     assert pool_checks.review_queue(version) == []
 
 
+def test_a_pool_whose_contradiction_a_curator_confirmed_is_not_frozen(curator):
+    """The NLI check finds answer 8 of p2 contradicting the others and a curator confirms it in review: freezing
+    the version is refused, naming p2 and the review; once a curator overrides it, the version freezes."""
+    version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="maia"), label="pools-2")
+    for external_id, answers in (("p1", AGREEING), ("p2", AGREEING[:7] + [ODD_ANSWER])):
+        versions.add_item(version, external_id, payload("Sentiment_A", answers))
+    pool_checks.run_checks(version, curator, ForcedScorer(), model_id="forced")
+    [(item, _check)] = pool_checks.review_queue(version)
+    pool_checks.review(item.pk, curator, pool_checks.REVIEW_CONFIRM, "Nel deserto contradicts the meadow.")
+
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(version)
+
+    [(external_id, reason)] = refused.value.items
+    assert external_id == "p2"
+    assert reason.startswith("confirmed the contradiction in the review of the MAIA pool checks by cur on ")
+    assert reason.endswith(": Nel deserto contradicts the meadow.")
+    version.refresh_from_db()
+    assert not version.frozen
+
+    pool_checks.run_checks(version, curator, ForcedScorer(), model_id="forced")  # a new automatic check, failing
+    with pytest.raises(versions.FreezeRefused):
+        versions.freeze(version)  # the curator's review is still the latest decision on the same answers
+    pool_checks.review(item.pk, curator, pool_checks.REVIEW_OVERRIDE, "A desert meadow, after all.")
+    assert versions.freeze(version).frozen
+
+
 # --- command -----------------------------------------------------------------------------------------
 
-def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, capsys):
+def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, tiny_registry, capsys):
     call_command("maia_pool_checks", "run", "--version", "pools-1", "--nli-model", str(tiny_models_dir / "nli"),
                  "--user", curator.username)
     assert "3 pool(s) checked" in capsys.readouterr().out
@@ -174,7 +202,7 @@ def test_command_runs_and_reports(version, curator, annotator, tiny_models_dir, 
                      "--user", annotator.username)
     with pytest.raises(CommandError, match="no MAIA version"):
         call_command("maia_pool_checks", "report", "--version", "nope")
-    with pytest.raises(CommandError, match="Cannot load"):
+    with pytest.raises(CommandError, match="Unknown model '/no/such/model': it is not in the model registry"):
         call_command("maia_pool_checks", "run", "--version", "pools-1", "--nli-model", "/no/such/model",
                      "--user", curator.username)
     assert ItemCheck.objects.count() == 3

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def curation(db, curator):
+def curation(db, curator, register_model):
+    register_model("forced", backend="nli")  # MAIA_NLI_MODEL names a registered NLI model
     version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="maia"), label="curation-2",
                                               created_by=curator, source=BenchmarkVersion.Source.CURATION)
     for external_id, answers in (("agree", AGREEING), ("odd", AGREEING[:7] + [ODD_ANSWER])):
@@ -34,7 +35,8 @@ def run_from_the_page(client, version, capture):
 
 
 def test_the_button_runs_the_checks_with_the_setting_s_model(curation, curator, curator_client, settings,
-                                                              tiny_models_dir, django_capture_on_commit_callbacks):
+                                                              tiny_models_dir, tiny_registry,
+                                                              django_capture_on_commit_callbacks):
     settings.MAIA_NLI_MODEL = str(tiny_models_dir / "nli")
     page = curator_client.get(reverse("maia-pool-report", kwargs={"pk": curation.pk})).content.decode()
     assert "Run pool checks" in page

@@ -269,7 +269,7 @@ def test_workers_submit_only_their_own_claims(study):
 
 def test_the_task_page_shows_the_guides_the_reminder_and_24_questions(study):
     worker = make_user("writer", ANNOTATOR)
-    page = logged_in_client(worker).get(reverse("crowd-work", args=[study.slug]), follow=True)
+    page = logged_in_client(worker).post(reverse("crowd-work", args=[study.slug]), follow=True)
     html = page.content.decode()
     assert page.status_code == 200
     assert html.count('data-kind="free_text"') == 24

@@ -34,6 +34,7 @@ from generation.models import Job, Proposal, ProposalSet
 from generation.proposals import ProposalError
 from tests.conftest import logged_in_client
 from tests.openai_test_server import Reply, openai_test_server
+from tests.registry_support import register_api_model, register_models
 from tests.scripted_backend import ScriptedBackend, install
 
 pytestmark = pytest.mark.django_db
@@ -135,12 +136,14 @@ class ForcedNLI:
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("maia_script", "scripted/statements", "scripted/cli", "m")  # what forms and commands pick
     return install(monkeypatch, StatementBackend)
 
 
 @pytest.fixture
-def forced_nli(monkeypatch):
+def forced_nli(db, monkeypatch):
+    register_models("nli", *(f"forced:{label}" for label in ForcedNLI.labels))  # registered NLI models
     monkeypatch.setitem(registry.LOADERS, "nli", ("tests.test_maia_statements", "ForcedNLI"))
 
 
@@ -528,7 +531,8 @@ def test_checks_need_a_model_and_a_curator(with_pairs, curator, annotator, curat
     assert not Job.objects.filter(kind=statement_checks.JOB_KIND).exists()
 
 
-def test_the_command_runs_with_the_tiny_nli_model_and_reports(with_pairs, curator, annotator, tiny_models_dir):
+def test_the_command_runs_with_the_tiny_nli_model_and_reports(with_pairs, curator, annotator, tiny_models_dir,
+                                                             tiny_registry):
     out = io.StringIO()
     call_command("maia_statement_checks", "run", "curation-1", "--user", curator.username,
                  "--nli-model", str(tiny_models_dir / "nli"), stdout=out)
@@ -549,7 +553,8 @@ def test_the_command_runs_with_the_tiny_nli_model_and_reports(with_pairs, curato
         call_command("maia_statement_checks", "run", "curation-1", "--user", annotator.username, "--nli-model", "x")
     with pytest.raises(CommandError, match="There is no MAIA version 'nope'"):
         call_command("maia_statement_checks", "report", "nope")
-    with pytest.raises(CommandError, match="Cannot load the NLI model"):
+    with pytest.raises(CommandError, match="Unknown model '/no/such/model': it is not in the model registry; "
+                                          "models registered for nli classifier: tiny-nli"):
         call_command("maia_statement_checks", "run", "curation-1", "--user", curator.username,
                      "--nli-model", "/no/such/model")
 
@@ -648,12 +653,12 @@ def test_the_console_starts_generation_on_an_openai_compatible_server(ready, cur
     assert f'data-item-id="{ready.pk}" data-stage="pool_checked"' in page
     assert "Propose true statements (1 question(s))" in page
     with openai_test_server() as server:
+        register_api_model(server)
         server.script(Reply(body=completion))
         with django_capture_on_commit_callbacks(execute=True):
             response = curator_client.post(
                 reverse("maia-statement-generate", kwargs={"version_id": ready.version_id}),
-                {"statements": "true", "backend": "openai", "model_id": "gpt-test", "max_new_tokens": "400",
-                 "backend_options": f"base_url={server.base_url}\nmax_retries=0"})
+                {"statements": "true", "backend": "openai", "model_id": "gpt-test", "max_new_tokens": "400"})
         assert response.status_code == 201, response.json()
         [body] = server.bodies
     answer = response.json()
@@ -736,9 +741,9 @@ def test_the_pages_are_for_curators_and_linked_from_the_maia_curation_page(clien
 @pytest.mark.parametrize(("data", "message"), [
     ({}, "Choose true or false statements"),
     ({"statements": "maybe", **MODEL}, "Choose true or false statements"),
-    ({"statements": "true", "backend": "maia_script", "model_id": ""}, "needs a model id"),
-    ({"statements": "true", "backend": "nope", "model_id": "m"}, "Unknown backend"),
-    ({"statements": "true", "backend": "nli", "model_id": "m"}, "scores; it cannot make proposals"),
+    ({"statements": "true", "backend": "maia_script", "model_id": ""}, "Choose a model"),
+    ({"statements": "true", "backend": "nope", "model_id": "m"}, "registered with the maia_script backend, not 'nope'"),
+    ({"statements": "true", "backend": "nli", "model_id": "m"}, "registered with the maia_script backend, not 'nli'"),
     ({"statements": "true", **MODEL, "batch_size": "x"}, "Batch size"),
     ({"statements": "false", **MODEL}, "No true statement of curation-1 waits"),
 ])
@@ -749,7 +754,7 @@ def test_the_generate_endpoint_answers_bad_input_with_a_400_and_creates_nothing(
     assert not ProposalSet.objects.exists() and not Job.objects.exists()
 
 
-def test_a_frozen_version_has_no_generation(curator_client, curator):
+def test_a_frozen_version_has_no_generation(curator_client, curator, scripted):
     version = imported_version("frozen")
     page = curator_client.get(reverse("maia-statement-console", kwargs={"version_id": version.pk})).content.decode()
     assert "This version is frozen" in page and 'id="start-form"' not in page

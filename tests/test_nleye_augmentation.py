@@ -29,6 +29,7 @@ from generation.proposals import ProposalError, ProposalField, ProposalTask, cha
 from generation.text_diff import word_diff
 from tests.conftest import make_user
 from tests.openai_test_server import Reply, openai_test_server
+from tests.registry_support import register_api_model, register_models
 from tests.test_proposals import submit_review
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +101,8 @@ class TripletBackend:
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("triplet_script", "scripted/augmenter", "scripted/cli", "m")  # what the forms and command pick
     monkeypatch.setitem(registry.LOADERS, "triplet_script", ("tests.test_nleye_augmentation", "TripletBackend"))
     monkeypatch.setattr(TripletBackend, "REPLIES", {})
     monkeypatch.setattr(TripletBackend, "prompts_seen", [])
@@ -478,14 +480,17 @@ def test_the_console_is_for_curators_and_unknown_triplets_are_404(
     ({}, "Choose at least one triplet."),
     ({"item": "x"}, "Triplets are chosen by their item numbers."),
     ({"item": "987654"}, "No NL-EYE triplet under curation with id 987654."),
-    ({"item": "TRIPLET", "backend": "clip"}, "scores; it cannot make proposals"),
-    ({"item": "TRIPLET", "backend": "nope"}, "Unknown backend 'nope'"),
-    ({"item": "TRIPLET", "model_id": ""}, "needs a model id"),
+    ({"item": "TRIPLET", "backend": "clip"}, "registered with the causal_lm backend, not 'clip'"),
+    ({"item": "TRIPLET", "backend": "nope"}, "registered with the causal_lm backend, not 'nope'"),
+    ({"item": "TRIPLET", "model_id": ""}, "Choose a model"),
+    ({"item": "TRIPLET", "model_id": "other/model"}, "Unknown model 'other/model'"),
     ({"item": "TRIPLET", "max_new_tokens": "0"}, "Max new tokens must be a whole number of at least 1."),
     ({"item": "TRIPLET", "backend_options": "base_url"}, "A backend option takes key=value"),
+    ({"item": "TRIPLET", "backend_options": "base_url=http://10.0.0.1/v1"}, "option 'base_url'"),
 ])
 def test_the_augment_endpoint_answers_bad_input_with_a_400_and_creates_nothing(curator_client, triplet, data,
-                                                                              message):
+                                                                              message, register_model):
+    register_model("some/model", backend="causal_lm")
     form = {"backend": "causal_lm", "model_id": "some/model", **data}
     if form.get("item") == "TRIPLET":
         form["item"] = str(triplet.pk)
@@ -519,12 +524,12 @@ def test_an_openai_compatible_server_s_json_goes_from_the_page_to_the_triplet(
                                "finish_reason": "stop"}],
                   "usage": {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}}
     with openai_test_server() as server:
+        register_api_model(server)
         server.script(Reply(body=completion))
         with django_capture_on_commit_callbacks(execute=True):
             response = curator_client.post(reverse("nleye-triplets-augment"), {
                 "item": str(triplet.pk), "backend": "openai", "model_id": "gpt-test", "max_new_tokens": "300",
-                "backend_options": f"base_url={server.base_url}\nmax_retries=0", "components": "boy, bike",
-                "environment": "park"})
+                "components": "boy, bike", "environment": "park"})
         assert response.status_code == 201, response.json()
         [body] = server.bodies
     answer = response.json()

@@ -146,7 +146,8 @@ def generated_images(item, curator, prompts_by_slot, seed, tiny_sd, capture) -> 
 
 
 def test_an_authored_triplet_becomes_a_frozen_evaluated_exported_version(
-        curator, annotator, tiny_sd, tiny_models_dir, tmp_path, media_root, django_capture_on_commit_callbacks):
+        curator, annotator, tiny_sd, tiny_sd_registry, tiny_models_dir, tmp_path, media_root,
+        django_capture_on_commit_callbacks):
     capture = django_capture_on_commit_callbacks
     validator = make_user("vera", CURATOR)
 

@@ -339,12 +339,16 @@ def test_freezing_a_pool_waits_for_every_triplet_and_names_what_is_missing(pool,
     with pytest.raises(versions.FreezeRefused) as refused:
         versions.freeze(pool)
 
-    assert [external_id for external_id, _ in refused.value.items] == ["t-bare", "t-half"]
+    assert [external_id for external_id, _ in refused.value.items] == ["t-bare", "t-half", "t-half"]
     messages = refused.value.messages
     assert messages[0].startswith("item 't-bare' is not validated: missing the explanation; the reasoning category; ")
     assert "the hypothesis 2 image" in messages[0] and "a check of the plausibility" in messages[0]
     assert messages[1] == ("item 't-half' is not validated: missing a passing check of the hypothesis 1 image "
                            "(the latest fails); a check of the hypothesis 2 image; a check of the plausibility")
+    # and the failing check itself, as a decision people took
+    assert messages[2].startswith("item 't-half' was turned down by people: rejected in the validation of the "
+                                  "hypothesis 1 image by checker on ")
+    assert messages[2].endswith(": No sign.")
     pool.refresh_from_db()
     assert not pool.frozen and bare.pk and done.pk
 
@@ -403,6 +407,31 @@ def test_imported_releases_are_not_gated(pictures):
     released = nleye_version("release", source=BenchmarkVersion.Source.IMPORT)
     make_triplet(released, "r-1", pictures)  # even with a curation record
     assert validation.freeze_check(released) == []
+    versions.freeze(released)
+    released.refresh_from_db()
+    assert released.frozen
+
+
+def test_a_triplet_a_curator_found_wrong_is_not_frozen_even_in_an_imported_release(pictures, people):
+    """An imported release is not gated, but a triplet whose premise image a curator failed on the validation page
+    is refused, named with the check; a later passing check of the same image lets the release freeze."""
+    released = nleye_version("release", source=BenchmarkVersion.Source.IMPORT)
+    make_triplet(released, "r-1", pictures)
+    wrong = make_triplet(released, "r-2", pictures)
+    response = validate(people["checker"], wrong, {"image:premise": ("fail", "The image shows no hospital bed.")})
+    assert response.status_code == 302
+
+    with pytest.raises(versions.FreezeRefused) as refused:
+        versions.freeze(released)
+
+    [(external_id, reason)] = refused.value.items
+    assert external_id == "r-2"
+    assert reason.startswith("rejected in the validation of the premise image by checker on ")
+    assert reason.endswith(": The image shows no hospital bed.")
+    released.refresh_from_db()
+    assert not released.frozen
+
+    validate(people["other"], wrong, {"image:premise": ("pass", "On a second look it is a hospital bed.")})
     versions.freeze(released)
     released.refresh_from_db()
     assert released.frozen

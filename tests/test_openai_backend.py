@@ -185,7 +185,7 @@ def test_exhausted_retries_give_an_error_result(server, monkeypatch):
     [result] = backend(server, max_retries=2, api_key_env="VLB_TEST_KEY").generate([ask()])
     assert isinstance(result, ChatResult)
     assert not result.ok and result.texts == []
-    assert "503" in result.error and "model overloaded" in result.error and "3 attempts" in result.error
+    assert result.error == "openai: HTTP 503 Service Unavailable (gave up after 3 attempts)"
     assert "sk-secret-xyz" not in result.error
     assert server.calls == 3
 
@@ -195,7 +195,50 @@ def test_400_is_not_retried(server):
     [result] = backend(server).generate([ask()])
     assert server.calls == 1
     assert not result.ok and result.texts == []
-    assert "400" in result.error and "unsupported parameter: seed" in result.error and "not retried" in result.error
+    assert result.error == "openai: HTTP 400 Bad Request (not retried; attempt 1)"
+
+
+@pytest.mark.parametrize("reply", [
+    Reply(status=404, body="<html>nginx on 10.0.0.7: /internal/admin not found</html>"),
+    Reply(status=500, body={"error": {"message": "postgres://app:hunter2@db/app refused"}}),
+    Reply(status=200, body={"error": {"message": "quota of team internal-42 exceeded"}}),
+    Reply(status=200, body={"id": "x", "object": "chat.completion", "internal_host": "10.0.0.7", "choices": []}),
+])
+def test_errors_hold_the_status_and_a_reason_never_the_response_body(server, reply):
+    server.script(reply)
+    [result] = backend(server, max_retries=0).generate([ask()])
+    assert not result.ok and result.error.startswith("openai: ")
+    for leaked in ("nginx", "10.0.0.7", "hunter2", "postgres", "internal", "quota", server.base_url, "127.0.0.1"):
+        assert leaked not in result.error
+    assert f"HTTP {reply.status}" in result.error or "no choices" in result.error
+
+
+def test_transport_errors_name_their_kind_not_the_address():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    [result] = OpenAIChat("gpt-test", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, **FAST).generate([ask()])
+    assert result.error == "openai: connection error (ConnectError, timeout 5s) (gave up after 1 attempt)"
+
+
+def test_a_stop_event_ends_the_wait_for_a_retry_at_once(server):
+    server.script(*[Reply(status=429, retry_after="60")] * 5)
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    [result] = backend(server, max_retries=5).generate([ask()], stop=stop)
+    assert time.monotonic() - started < 3  # not the 60 s the server asked to wait
+    assert server.calls == 1
+    assert result.texts == [] and "cancelled while waiting to retry" in result.error
+    assert "HTTP 429 Too Many Requests" in result.error
+
+
+def test_a_set_stop_event_sends_nothing(server):
+    stop = threading.Event()
+    stop.set()
+    results = backend(server).generate([ask("a"), ask("b")], stop=stop)
+    assert server.calls == 0
+    assert all(r.texts == [] and "cancelled before attempt 1" in r.error for r in results)
 
 
 def test_connection_refused_gives_an_error_result():

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def cvqa_version(image):
+def cvqa_version(image, register_model):
+    register_model("org/chat-model", backend="openai")  # what the form and the command pick
     return frozen("cvqa", "c1", [("q1", cvqa_payload("two"), {"image": image}), ("s1", SYNTHETIC, {})])
 
 

@@ -130,7 +130,8 @@ def test_evaluate_prints_the_headline_metrics_of_a_finished_run(cvqa_run):
     assert Prediction.objects.get(run=cvqa_run, request_id="q1:original").parses["strict"]["status"] == "unparsed"
 
 
-def test_bertscore_of_score_run_is_kept_with_the_run_for_its_pages(tmp_path, tiny_models_dir, researcher_client):
+def test_bertscore_of_score_run_is_kept_with_the_run_for_its_pages(tmp_path, tiny_models_dir, tiny_registry,
+                                                                  researcher_client):
     payload = {"kind": "question", "video": "video1", "category": "Sentiment_A", "question": "Chi ride?",
                "answers": [f"Un bambino ride {i}" for i in range(8)]}
     version = frozen_version("maia", "m1", [("q1", payload, {})])

@@ -265,6 +265,8 @@ MATRIX: dict[str, Case] = {
     "studio-attempt-image": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "studio-attempt-mask": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "jobs": Case(GET=page(STAFF)),
+    # the model registry's list (admins manage it in the Django admin)
+    "models": Case(GET=page(STAFF)),
     "job-detail": Case(GET=page(EVERY_ROLE), kwargs={"pk": "job"}),  # the annotator asked for this job
     # an export job that does not exist: whoever may export something (curators export crowd submissions)
     # gets 404, other roles 403
@@ -337,6 +339,8 @@ MATRIX: dict[str, Case] = {
     "api-image-attempt-final": Case(GET=api(CURATORS, ok=405), POST=api(CURATORS, ok=404), kwargs={"pk": MISSING}),
     # --- API: jobs (the job is the annotator's and already finished) -----------------------
     "api-job-list": Case(GET=api(EVERY_ROLE)),
+    "api-model-list": Case(GET=api(STAFF)),
+    "api-model-detail": Case(GET=api(STAFF, ok=404), kwargs={"pk": MISSING}),
     "api-job-detail": Case(GET=api(EVERY_ROLE), kwargs={"pk": "job"}),
     # only the requester or an admin may cancel; a finished job cannot be cancelled (409)
     "api-job-cancel": Case(GET=api(EVERY_ROLE, ok=405),

@@ -12,6 +12,7 @@ from annotation import proposal_media
 from annotation.crowd.models import Study
 from generation import proposals
 from generation.models import Job, Proposal, ProposalDecision, ProposalSet
+from tests.registry_support import register_models
 from tests.test_proposals import FACT, use_scripted_backend
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,8 @@ IMAGE_PROMPT = "Describe in detail what the image shows: the people, objects, ac
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(db, monkeypatch):
+    register_models("scripted", "scripted/captioner", "scripted/second", "m")  # what the forms pick
     return use_scripted_backend(monkeypatch)
 
 
@@ -65,7 +67,7 @@ def test_queue_shows_each_set_with_its_proposals_and_the_picture_they_were_made_
     assert "An astronaut in a white suit holds a helmet." in html
     assert reverse("media-image-file", kwargs={"pk": image.pk}) in html
     assert 'name="field_caption"' in html  # the correction form has one input per field of the kind
-    assert "scripted/captioner" in html  # offered among the recently used model ids
+    assert 'value="scripted-captioner" data-backend="scripted" data-model-id="scripted/captioner"' in html  # offered
 
 
 def test_media_specs_of_a_video_segment_are_found_by_checksum(video):
@@ -201,9 +203,10 @@ def test_start_proposals_with_the_inputs_of_an_earlier_set(curator_client, facts
 
 @pytest.mark.parametrize(("form", "message"), [
     ({"backend": "scripted", "model_id": "m"}, "Choose at least one video or image"),
-    ({"backend": "nowhere", "model_id": "m", "image": ["IMAGE"]}, "Unknown backend 'nowhere'"),
-    ({"backend": "clip", "model_id": "m", "image": ["IMAGE"]}, "it cannot make proposals"),
-    ({"backend": "scripted", "model_id": " ", "image": ["IMAGE"]}, "needs a model id"),
+    ({"backend": "nowhere", "model_id": "m", "image": ["IMAGE"]}, "with the scripted backend, not 'nowhere'"),
+    ({"backend": "clip", "model_id": "m", "image": ["IMAGE"]}, "registered with the scripted backend, not 'clip'"),
+    ({"backend": "scripted", "model_id": " ", "image": ["IMAGE"]}, "Choose a model: models registered for proposals"),
+    ({"model_id": "/models/typed", "image": ["IMAGE"]}, "Unknown model '/models/typed'"),
     ({"backend": "scripted", "model_id": "m", "image": ["987654"]}, "No image with id 987654"),
     ({"backend": "scripted", "model_id": "m", "video": ["x"]}, "Media ids are whole numbers"),
     ({"backend": "scripted", "model_id": "m", "image": ["IMAGE"], "batch_size": "0"}, "Batch size must be"),

@@ -33,7 +33,8 @@ def cvrr_run(label: str, answers: dict[str, str], *, model_id: str = "org/vlm") 
 
 
 @pytest.fixture
-def run(db):
+def run(db, register_model):
+    register_model("org/judge", backend="causal_lm", name="org-judge", uses=["judge"])  # what the forms pick
     return cvrr_run("actions-1", {"q1": "He waves.", "q2": "He runs away."})
 
 
@@ -43,11 +44,16 @@ def judge_url(run) -> str:
 
 # --- Judges ------------------------------------------------------------------------------------------
 
-def test_the_run_results_page_offers_the_benchmarks_judge_with_its_default_model(researcher_client, run):
+def test_the_run_results_page_offers_the_benchmarks_judge_with_its_default_model(researcher_client, run,
+                                                                                 register_model):
     page = researcher_client.get(reverse("results-run", kwargs={"pk": run.pk})).content.decode()
     assert 'data-judge="cvrr"' in page and 'data-judge="llm_match"' not in page
+    assert '<option value="org-judge" data-backend="causal_lm" data-model-id="org/judge">' in page  # registered
     default = judges.KINDS["cvrr"].default_model
-    assert f'value="{default}"' in page if default else 'name="model" value=""' in page
+    if default:  # pre-selected once registered
+        register_model(default, backend="causal_lm", name="default-judge", uses=["judge"])
+        page = researcher_client.get(reverse("results-run", kwargs={"pk": run.pk})).content.decode()
+        assert f'data-model-id="{default}" selected>' in page
 
 
 def test_a_researcher_starts_a_judge_job_on_the_gpu_queue(researcher_client, researcher, run):
@@ -55,8 +61,8 @@ def test_a_researcher_starts_a_judge_job_on_the_gpu_queue(researcher_client, res
     assert response.status_code == 302 and response["Location"] == reverse("results-run", kwargs={"pk": run.pk})
     job = Job.objects.get(kind=JUDGE_JOB)
     assert (job.queue, job.requested_by, job.params) == ("gpu", researcher,
-                                                         {"run": run.pk, "kind": "cvrr", "judge_model": "org/judge",
-                                                          "decoding": "free"})
+                                                         {"run": run.pk, "kind": "cvrr", "judge_model": "org-judge",
+                                                          "decoding": "free"})  # the registered model's name
     page = researcher_client.get(response["Location"]).content.decode()
     assert f'data-job-id="{job.pk}"' in page and "data-reload-when-done" in page
 
@@ -85,8 +91,9 @@ def test_an_admin_may_start_a_judge(admin_client_role, run):
 
 @pytest.mark.parametrize("data, message", [
     ({"kind": "llm_match", "model": "org/judge"}, "cvrr does not support the judge &#x27;llm_match&#x27;"),
-    ({"kind": "cvrr", "model": "   "}, "Name the model"),
-    ({"kind": "cvrr"}, "Name the model"),
+    ({"kind": "cvrr", "model": "   "}, "Choose a registered model"),
+    ({"kind": "cvrr"}, "Choose a registered model"),
+    ({"kind": "cvrr", "model": "org/typed-judge"}, "Unknown model &#x27;org/typed-judge&#x27;"),
     ({}, "kind: This field is required."),
 ])
 def test_bad_judge_requests_are_refused_with_400_and_start_nothing(researcher_client, run, data, message):
@@ -106,7 +113,7 @@ def test_an_unknown_run_is_404(researcher_client, db):
 
 
 def test_the_judge_job_stores_judgments_that_the_results_page_then_shows(researcher_client, researcher, run,
-                                                                       tiny_models_dir):
+                                                                       tiny_models_dir, tiny_registry):
     model = str(tiny_models_dir / "causal-lm")
     researcher_client.post(judge_url(run), {"kind": "cvrr", "model": model})
     job = jobs.run_job(Job.objects.get(kind=JUDGE_JOB).pk)
@@ -126,17 +133,22 @@ def test_scoring_models_the_benchmark_does_not_use_are_refused(researcher_client
     assert not Job.objects.exists()
 
 
-def test_blackswan_runs_are_offered_clip_prefilled_and_a_missing_model_is_400(researcher_client, db):
+def test_blackswan_runs_are_offered_clip_preselected_and_a_missing_model_is_400(researcher_client, db,
+                                                                                register_model):
     from annotation.models import Benchmark, BenchmarkVersion
 
+    register_model("openai/clip-vit-large-patch14", backend="clip", name="clip-large")
+    register_model("/models/clip", backend="clip", name="local-clip")
     version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="blackswan"), label="clip-1")
     run = EvaluationRun.objects.create(version=version, model_id="org/vlm", backend="openai")
     page = researcher_client.get(reverse("results-run", kwargs={"pk": run.pk})).content.decode()
-    assert 'name="model_clip" value="openai/clip-vit-large-patch14"' in page
+    assert '<select name="model_clip" data-model-select>' in page
+    assert 'data-model-id="openai/clip-vit-large-patch14" selected>' in page
     url = reverse("results-run-score", kwargs={"pk": run.pk})
     assert researcher_client.post(url, {"use": "clip", "model_clip": ""}).status_code == 400
+    assert researcher_client.post(url, {"use": "clip", "model_clip": "/models/typed"}).status_code == 400
     assert researcher_client.post(url, {"use": "clip", "model_clip": "/models/clip"}).status_code == 302
-    assert Job.objects.get().params == {"run": run.pk, "models": {"clip": "/models/clip"}}
+    assert Job.objects.get().params == {"run": run.pk, "models": {"clip": "local-clip"}}
 
 
 def triplet(label: int) -> dict:

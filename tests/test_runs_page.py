@@ -51,7 +51,8 @@ def version(db, video):
 
 
 @pytest.fixture
-def qwen(tiny_models_dir) -> str:
+def qwen(tiny_registry, tiny_models_dir) -> str:
+    """The tiny Qwen2-VL, registered (`tiny-qwen2-vl`): named here by its folder, as the registry allows."""
     return str(tiny_models_dir / "qwen2-vl")
 
 
@@ -136,12 +137,12 @@ def test_a_run_started_from_the_form_ends_with_its_predictions_on_its_page(
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"model_id": "/no/such/model-folder"}, "model folder '/no/such/model-folder' does not exist"),
+    ({"model_id": "/no/such/model-folder"}, "Unknown model '/no/such/model-folder': it is not in the model registry"),
     ({"frames": "uniform:many"}, "Bad frame count 'many' in frame policy 'uniform:many'."),
     ({"frames": "sideways:8"}, "Unknown frame policy 'sideways:8'"),
     ({"input_strategy": "combined"}, "Unknown input strategy 'combined' for this benchmark; choose one of default."),
     ({"prompting": "plus_p"}, "Unknown prompting strategy 'plus_p'"),
-    ({"backend": "nli"}, "The 'nli' backend scores text and cannot answer requests"),
+    ({"backend": "nli"}, "is registered with the transformers backend, not 'nli'."),
     ({"batch_size": 0}, "batch size must be at least 1 (got 0)."),
     ({"temperature": -1}, "temperature must not be negative."),
     ({"backend_options": "native_video"}, "A backend option takes key=value (got 'native_video')."),
@@ -156,8 +157,9 @@ def test_bad_options_come_back_on_the_form_and_create_nothing(version, qwen, res
     assert EvaluationRun.objects.count() == 0
     assert StateChange.objects.about(EvaluationRun).count() == 0
     html = response.content.decode()
-    assert 'id="start-run" open' in html  # the form stays open with what was typed
-    assert f'value="{escape(form_data(version, qwen, **change)["model_id"])}"' in html
+    assert 'id="start-run" open' in html  # the form stays open with what was chosen
+    if "model_id" not in change:
+        assert f'<option value="tiny-qwen2-vl" data-backend="transformers" data-model-id="{qwen}" selected>' in html
 
 
 def test_a_version_that_is_not_frozen_is_refused(db, qwen, researcher_client):
@@ -168,25 +170,24 @@ def test_a_version_that_is_not_frozen_is_refused(db, qwen, researcher_client):
     assert not EvaluationRun.objects.exists()
 
 
-def test_the_form_offers_frozen_versions_their_choices_and_the_demo_models(version, researcher_client, settings,
-                                                                           tmp_path):
+def test_the_form_offers_frozen_versions_their_choices_and_the_registered_models(version, researcher_client,
+                                                                                 register_model):
     BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="cvqa"), label="not-frozen-yet")
-    settings.MODEL_CACHE_DIR = tmp_path / "models"
-    for name in ("qwen2-vl", "causal-lm", "nli"):
-        (tmp_path / "models" / "tiny" / name).mkdir(parents=True)
-        (tmp_path / "models" / "tiny" / name / "config.json").write_text("{}")
-    (tmp_path / "models" / "tiny" / "half-built").mkdir()  # no config: not offered
+    register_model("/models/tiny/qwen2-vl", backend="transformers", name="tiny-qwen2-vl")
+    register_model("/models/tiny/causal-lm", backend="causal_lm", name="tiny-causal-lm")
+    register_model("/models/tiny/nli", backend="nli", name="tiny-nli")
+    register_model("/models/tiny/off", backend="causal_lm", name="off", enabled=False)
 
     page = researcher_client.get(reverse("runs"))
     html = page.content.decode()
     assert f'<option value="{version.pk}" data-benchmark="cvrr">cvrr:web (2 items)</option>' in html
     assert "not-frozen-yet" not in html
-    assert [m["name"] for m in page.context["demo_models"]] == ["causal-lm", "qwen2-vl"]  # no scoring model
-    assert f'value="{tmp_path / "models" / "tiny" / "causal-lm"}" data-backend="causal_lm"' in html
-    assert f'value="{tmp_path / "models" / "tiny" / "qwen2-vl"}" data-backend="transformers"' in html
+    assert [m.name for m in page.context["models"]] == ["tiny-causal-lm", "tiny-qwen2-vl"]  # no scoring model
+    assert '<option value="tiny-causal-lm" data-backend="causal_lm" data-model-id="/models/tiny/causal-lm">' in html
+    assert '<option value="tiny-qwen2-vl" data-backend="transformers" data-model-id="/models/tiny/qwen2-vl">' in html
     assert '<option value="dscp_stage1" data-benchmarks="cvrr">' in html
     assert '<input type="checkbox" name="variants" value="qa">' in html
-    assert '<option value="nli"' not in html  # scoring backends cannot answer
+    assert "tiny-nli" not in html and "/models/tiny/off" not in html  # scoring and disabled models are not offered
 
 
 # --- Progress ---------------------------------------------------------------------------------------

@@ -132,11 +132,11 @@ def test_score_reports_model_based_metrics_as_not_computed_without_their_model(t
     assert metrics["triplet"]["explanations"]["computed"] is False
     assert metrics["meta"]["models"] == {"judge": None}
     assert "--clip-model is not used by nleye; ignored." in err
-    with pytest.raises(CommandError, match="Cannot load the judge model 'some/llm'"):
+    with pytest.raises(CommandError, match="Unknown model 'some/llm': it is not in the model registry"):
         score(tmp_path, "nleye", "n1", predictions, "--judge-model", "some/llm")
 
 
-def test_a_judge_model_judges_the_answers_that_have_no_precomputed_verdict(tmp_path, tiny_models_dir):
+def test_a_judge_model_judges_the_answers_that_have_no_precomputed_verdict(tmp_path, tiny_models_dir, tiny_registry):
     payload = {"kind": "qa", "dimension": "partial_actions", "video_id": "1", "question": "Does he open the door?",
                "answer": "No."}
     frozen("cvrr", "r1", [("p1", payload, {}), ("p2", payload, {})])
@@ -155,7 +155,7 @@ def test_a_judge_model_judges_the_answers_that_have_no_precomputed_verdict(tmp_p
     assert metrics["meta"]["judge"]["model"] == judge and metrics["meta"]["judge"]["params"]["temperature"] == 0.0
 
 
-def test_score_with_a_bertscore_model(tmp_path, tiny_models_dir):
+def test_score_with_a_bertscore_model(tmp_path, tiny_models_dir, tiny_registry):
     payload = {"kind": "question", "video": "video1", "category": "Sentiment_A", "question": "Chi ride?",
                "answers": [f"Un bambino ride {i}" for i in range(8)]}
     frozen("maia", "m1", [("q1", payload, {})])

@@ -82,7 +82,7 @@ def headline(stdout: str) -> list[str]:
 
 
 def test_a_sixth_benchmark_from_two_modules_goes_from_release_to_results_page(
-        toyvqa, release, tmp_path, tiny_models_dir, researcher_client):
+        toyvqa, release, tmp_path, tiny_models_dir, tiny_registry, researcher_client):
     # import → a frozen version with typed payloads and the pictures in the library
     out, _ = command("import_benchmark", SLUG, str(release), "--version", "v1")
     assert "Imported toyvqa:v1: 3 items, 3 media added" in out and "frozen" in out

@@ -260,7 +260,8 @@ def test_no_consent_page_for_a_worker_with_items_or_a_study_without_one(annotato
     assert b"data-external-id" in logged_in_client(annotator).get(reverse("crowd-work", args=[study.slug])).content
     plain = create_study("plain", form=FORM, items=1)
     other = make_user("worker2", ANNOTATOR)
-    assert b"data-external-id" in logged_in_client(other).get(reverse("crowd-work", args=[plain.slug])).content
+    assert b"data-external-id" in logged_in_client(other).post(reverse("crowd-work", args=[plain.slug]),
+                                                              follow=True).content
 
 
 def test_researcher_cannot_agree_to_consent(researcher):
@@ -287,5 +288,5 @@ def test_consent_given_on_the_page_is_kept_for_the_api_and_other_sessions(annota
     assert logged_in_client(annotator).post(reverse("crowd-work-consent", args=[study.slug])).status_code == 302
     assert StudyConsent.objects.filter(study=study, worker=annotator).exists()
     fresh = logged_in_client(annotator)  # another browser: no session of the first one
-    assert b"data-external-id" in fresh.get(reverse("crowd-work", args=[study.slug])).content
+    assert b"data-external-id" in fresh.post(reverse("crowd-work", args=[study.slug]), follow=True).content
     assert logged_in_api(annotator).post(reverse("api-study-claim", args=[study.slug])).status_code == 200

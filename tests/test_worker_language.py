@@ -101,7 +101,7 @@ def italian(db):
 
 
 def test_an_italian_study_shows_its_task_page_in_italian(italian, worker):
-    page = client_for(worker).get(reverse("crowd-work", args=[italian.slug])).content.decode()
+    page = client_for(worker).post(reverse("crowd-work", args=[italian.slug]), follow=True).content.decode()
     assert _lang(page) == "it"
     for text in ("Istruzioni", "Le tue risposte", ">Invia<", "Restituisci questo elemento", "Per ora ho finito",
                  "Circa 2 min per elemento", "Spiegazione (facoltativa)", "Quanto sei sicuro?", "abbastanza sicuro",
@@ -118,7 +118,7 @@ def test_an_italian_study_shows_its_task_page_in_italian(italian, worker):
 
 def test_an_italian_studys_completion_pages_are_in_italian(italian, worker):
     client = client_for(worker)
-    client.get(reverse("crowd-work", args=[italian.slug]))
+    client.post(reverse("crowd-work", args=[italian.slug]), follow=True)
     done = client.get(reverse("crowd-work-done", args=[italian.slug])).content.decode()
     assert _lang(done) == "it"
     assert "Non hai ancora finito" in done
@@ -126,13 +126,13 @@ def test_an_italian_studys_completion_pages_are_in_italian(italian, worker):
     for _ in range(2):
         claim = Claim.objects.get(worker=worker, status=Claim.Status.ACTIVE)
         submissions.submit(claim, worker, GOOD)
-        client.get(reverse("crowd-work", args=[italian.slug]))
+        client.post(reverse("crowd-work", args=[italian.slug]), follow=True)
     done = client.get(reverse("crowd-work-done", args=[italian.slug])).content.decode()
     assert "Grazie!" in done and "2 elementi consegnati" in done and "Il tuo codice di completamento:" in done
 
 
 def test_validation_errors_and_refusals_come_back_in_the_pages_language(italian, worker):
-    client_for(worker).get(reverse("crowd-work", args=[italian.slug]))
+    client_for(worker).post(reverse("crowd-work", args=[italian.slug]), follow=True)
     claim = Claim.objects.get(worker=worker)
     api = APIClient(HTTP_ACCEPT_LANGUAGE="it")  # the task page's script asks for the page's language
     api.force_authenticate(worker)
@@ -169,7 +169,7 @@ def test_the_workers_switch_wins_over_the_study_and_is_remembered(italian, worke
     switched = client.post(reverse("set-language"), {"language": "en", "next": work})
     assert switched.status_code == 302 and switched["Location"] == work
     assert switched.cookies[settings.LANGUAGE_COOKIE_NAME].value == "en"
-    page = client.get(work).content.decode()
+    page = client.post(work, follow=True).content.decode()
     assert _lang(page) == "en" and "Your answers" in page and "Le tue risposte" not in page
     assert _lang(client.get(reverse("crowd-work-done", args=[italian.slug])).content.decode()) == "en"
     # signed in elsewhere (no cookie): the choice kept on the profile still wins
@@ -195,7 +195,7 @@ def test_the_switch_refuses_unknown_languages_and_foreign_addresses(worker):
 
 def test_an_english_study_stays_english(worker):
     study = make_study("pictures-en")
-    page = client_for(worker).get(reverse("crowd-work", args=[study.slug])).content.decode()
+    page = client_for(worker).post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert _lang(page) == "en"
     assert "Your answers" in page and "Instructions" in page and "Le tue risposte" not in page
     assert '<button type="submit" class="link" name="language" value="it" lang="it">Italiano</button>' in page

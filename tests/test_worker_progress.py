@@ -76,7 +76,7 @@ def test_task_page_shows_item_x_of_n_and_earnings(annotator, annotator_client):
     _, first = hand_in(study, annotator)
     hand_in(study, annotator)
     review.approve(first, make_user("cora", CURATOR))
-    html = annotator_client.get(reverse("crowd-work", args=[study.slug])).content.decode()
+    html = annotator_client.post(reverse("crowd-work", args=[study.slug]), follow=True).content.decode()
     assert "Item 3 of 3" in html
     assert "Earned so far: 0.40 EUR (+ 0.40 EUR awaiting review)" in html
 

@@ -3,8 +3,9 @@
 A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: its slug, display
 name and description, its item payload schema (one pydantic model per record kind, told apart by
 `kind`) and how its public release is read (`read`, `check_media_facts`) and written back
-(`write`), optionally the items of a demo version (`demo_items`), and the image roles its items'
-images are generated for in the image studio (`image_slots`). The packages under
+(`write`), optionally the items of a demo version (`demo_items`), the image roles its items'
+images are generated for in the image studio (`image_slots`), and what people decided on its items
+under curation (`human_decisions`, read by `annotation.decisions`). The packages under
 `annotation/benchmarks/` register themselves when the app is ready (`discover`); code elsewhere (a
 test's toy benchmark) registers the same way.
 
@@ -100,6 +101,12 @@ class BenchmarkDefinition:
 
     def version_links(self, version) -> list[tuple[str, str]]:
         """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""
+        return []
+
+    def human_decisions(self, version) -> list:
+        """What people decided on the items of `version` (`annotation.decisions.Decision`s: accepted, rejected
+        or sent back, on which question, where, by whom, when, why), read from where the benchmark's curation
+        workflows record it. Freezing refuses an item whose latest decision on a question turns it down."""
         return []
 
     @cached_property

@@ -26,7 +26,9 @@ the engine's expert sampling deciding whether an expert reviews it.
 What a worker may stream is decided here (`may_stream`, registered as a media grant by
 `annotation.crowd.access`): V_pre in every step, V_post from the Detective step, V_main and the
 full clip only in the Reporter step, the Detective clip (the whole video with V_main blacked out,
-made for models) never. The parent video is never streamed to workers of a staged study.
+made for models) never. The parent video is never streamed to workers of a staged study. While the
+claim runs, no claim of the worker in any other study streams what its step still hides either
+(`annotation.blackswan.reveal_guard`).
 
 `release_record(claim)` turns a finished claim into BlackSwanSuite's release record, the shape
 `annotation.benchmarks.blackswan.importer` imports and `evaluation.benchmarks.blackswan` reads.

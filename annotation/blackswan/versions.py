@@ -17,7 +17,9 @@
    (`annotation.blackswan.caption_study`: the latest approved submission of a captions study on the
    same library video) fill the `pc_preevent`, `pc_postevent` and `pc_comp` fields of its `video` item
    where the preview's payload has none (`captions=False` leaves them out); the description says how
-   many videos got captions and from which studies.
+   many videos got captions and from which studies. A refusal of the freeze checks (e.g. a staged claim
+   that a reviewer rejected after the preview was built: `annotation.benchmarks.blackswan.reviews`) is a
+   VariantsError naming the items, and nothing is created.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation import versions
+from annotation.benchmarks.blackswan.reviews import claim_origin
 from annotation.blackswan import caption_study, staged, variants
 from annotation.crowd.models import Claim, Study
 from annotation.media import MediaRejected, incoming_from_path, ingest
@@ -147,16 +150,19 @@ def freeze_variants(source, label: str, user=None, *, description: str = "", ski
         items, filled = caption_study.fill_items(items)
         if filled["videos"]:
             text = f"{text}\n{caption_study.describe(filled['videos'], filled['of_videos'], filled['studies'])}"
-    with transaction.atomic():
-        if BenchmarkVersion.objects.filter(benchmark__slug="blackswan", label=label).exists():
-            raise variants.VariantsError(f"blackswan already has a version {label!r}; choose another label.")
-        version = BenchmarkVersion.objects.create(
-            benchmark=Benchmark.objects.get(slug="blackswan"), label=label, description=text,
-            source=BenchmarkVersion.Source.CURATION, created_by=user if user is not None and user.pk else None)
-        for item in items:
-            versions.add_item(version, item["external_id"], item["payload"],
-                              {role: videos[pk] for role, pk in item["media"].items()})
-        version = versions.freeze(version)
+    try:
+        with transaction.atomic():
+            if BenchmarkVersion.objects.filter(benchmark__slug="blackswan", label=label).exists():
+                raise variants.VariantsError(f"blackswan already has a version {label!r}; choose another label.")
+            version = BenchmarkVersion.objects.create(
+                benchmark=Benchmark.objects.get(slug="blackswan"), label=label, description=text,
+                source=BenchmarkVersion.Source.CURATION, created_by=user if user is not None and user.pk else None)
+            for item in items:
+                versions.add_item(version, item["external_id"], item["payload"],
+                                  {role: videos[pk] for role, pk in item["media"].items()})
+            version = versions.freeze(version)
+    except versions.FreezeRefused as exc:
+        raise variants.VariantsError("Nothing was frozen: " + "; ".join(exc.messages)) from None
     return version
 
 
@@ -179,7 +185,7 @@ def staged_pairs(study) -> tuple[list, list[str]]:
         except (ValueError, staged.CrowdError) as exc:
             raise variants.VariantsError(f"{study.slug} claim {claim.pk}: {exc}") from exc
         pairs.append((record, claim.item.video))
-        origins.append(f"study {study.slug}, claim {claim.pk}")
+        origins.append(claim_origin(study.slug, claim.pk))
     if not pairs:
         raise variants.VariantsError(f"Study {study.slug!r} has no finished claims.")
     return pairs, origins

@@ -11,7 +11,9 @@ staged studies (BlackSwanSuite's staged reveal) are the exception: their `video`
 the split, which no worker streams; what they may stream is the clip their current step shows
 (`annotation.blackswan.staged.may_stream`). So are items of BlackSwanSuite captions studies: their
 workers stream V_pre and V_post of the item's split, never the parent video nor V_main
-(`annotation.blackswan.caption_study.may_stream`).
+(`annotation.blackswan.caption_study.may_stream`). Whatever these grants allow, a registered media veto
+withholds (`annotation.access`): while a worker's staged claim runs, no claim in another study shows them
+what its step still hides (`annotation.blackswan.reveal_guard`).
 """
 
 from annotation.access import media_grant

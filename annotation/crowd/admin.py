@@ -5,6 +5,7 @@ from annotation.crowd.access import can_read_submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
     Claim,
+    PlatformEntry,
     Qualification,
     QualificationAttempt,
     QualificationTest,
@@ -110,6 +111,24 @@ class WorkerProfileAdmin(admin.ModelAdmin):
     list_display = ["user", "platform", "platform_worker_id"]
     list_filter = ["platform"]
     search_fields = ["user__username", "platform_worker_id"]
+
+
+@admin.register(PlatformEntry)
+class PlatformEntryAdmin(admin.ModelAdmin):
+    """The session each platform worker's first link to a run came with, shown as it is; deleting one lets the
+    worker's next link (e.g. a new assignment after returning a HIT) bind its own session."""
+
+    list_display = ["platform", "platform_worker_id", "study", "run", "session_id", "created_at", "last_entry_at",
+                    "refused_entries"]
+    list_filter = ["platform", "study"]
+    search_fields = ["platform_worker_id", "session_id", "worker__username"]
+    readonly_fields = [f.name for f in PlatformEntry._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 admin.site.register(Qualification)

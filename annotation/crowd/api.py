@@ -23,6 +23,7 @@ from annotation.crowd import (
     eligibility,
     history,
     kinds,
+    platforms,
     reports,
     review,
     selectors,
@@ -115,7 +116,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         study = self.get_object()
         if study.state == Study.State.CLOSED:
             return Response({"error": "A closed study takes no new items."}, status=409)
-        rows = StudyItemInSerializer(data=request.data, many=True)
+        rows = StudyItemInSerializer(data=request.data, many=True, context={"study": study})
         rows.is_valid(raise_exception=True)
         ids = [row["external_id"] for row in rows.validated_data]
         clashes = set(StudyItem.objects.filter(study=study, external_id__in=ids).values_list("external_id", flat=True))
@@ -151,7 +152,9 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         if found is None:
             raise CrowdError("No such study.", status=404)
         study, facts = found
-        claim = assignment.claim_next(study, request.user, facts=facts)
+        platforms.check_reach(request, study)
+        claim = assignment.claim_next(study, request.user, facts=facts,
+                                      platform_assignment_id=platforms.session_assignment(request, study))
         if claim is None:
             return Response({"claim": None, "message": "There is no item left for you in this study. Thank you!"},
                             status=200)
@@ -168,6 +171,7 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         found = eligibility.study_and_standing(slug, request.user)
         if found is None:
             raise CrowdError("No such study.", status=404)
+        platforms.check_reach(request, found[0])
         agreed = consent.give(found[0], request.user)
         return Response({"study": found[0].slug, "agreed_at": agreed.agreed_at}, status=201)
 
@@ -226,7 +230,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     filterset_class = ClaimFilter
 
     def get_queryset(self):
-        return selectors.claims_of(self.request.user)
+        return platforms.reachable_claims(self.request, selectors.claims_of(self.request.user))
 
     @extend_schema(request=AnswerSerializer, responses=DraftSavedSerializer)
     @action(detail=True, methods=["put", "post"])
@@ -300,7 +304,8 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     def _claim(self, pk) -> Claim:
         """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
         claim = submissions.load_claim(pk) if str(pk).isdigit() else None
-        if claim is None or claim.worker_id != self.request.user.pk:
+        if claim is None or claim.worker_id != self.request.user.pk or not platforms.reachable_claims(
+                self.request, Claim.objects.filter(pk=claim.pk)).exists():
             raise CrowdError("No such claim.", status=404)
         return claim
 

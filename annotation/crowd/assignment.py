@@ -21,6 +21,11 @@ When not, the transaction gives the place back and the request answers with the 
 claim or looks again. Checked before the row is written, this also keeps a claim from waiting, on the
 unique indexes, for a submit of its own worker while it holds a place of an item: that submit may be
 waiting for the same item (a deadlock).
+
+An item the worker may not have (`claim_checks.refusal`: its media is withheld from them, or a workflow's
+own check refuses it) is passed over the same way: the place goes back and the next item is taken. When
+nothing else is left for the worker, the claim is refused with 409 and the first such reason
+(`ItemWithheld`).
 """
 
 import math
@@ -33,8 +38,8 @@ from django.db.models import Count, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.crowd import consent, eligibility, forms, history, rows
-from annotation.crowd.errors import ClaimNotActive, NotEligible, NotYourClaim, StudyNotOpen
+from annotation.crowd import claim_checks, consent, eligibility, forms, history, rows
+from annotation.crowd.errors import ClaimNotActive, ItemWithheld, NotEligible, NotYourClaim, StudyNotOpen
 from annotation.crowd.models import Claim, Study, StudyItem
 
 UNLIMITED_SLOTS = 2**31 - 1
@@ -68,32 +73,49 @@ def active_claim(study: Study, worker) -> Claim | None:
     return Claim.objects.filter(study=study, worker=worker, status=Claim.Status.ACTIVE).select_related("item").first()
 
 
+def current_claim(study: Study, worker, *, now=None) -> Claim | None:
+    """The worker's active claim in the study whose lease still runs; reads only (claims and times out nothing)."""
+    return (Claim.objects.select_related("item", "draft")
+            .filter(study=study, worker=worker, status=Claim.Status.ACTIVE, lease_expires_at__gt=now or timezone.now())
+            .first())
+
+
 def claim_next(study: Study, worker, *, now=None, platform_assignment_id: str = "",
                facts: eligibility.Standing | None = None) -> Claim | None:
     """Give the worker their current claim, or a new one; None when nothing is left for them.
 
+    ItemWithheld (409) when the only items left are ones the worker may not have (`claim_checks`).
     `facts`: the worker's standing, when the caller has just read it with the study
     (`eligibility.study_and_standing`); otherwise it is read here, so a stale `study` object cannot
     let anyone claim from a study that has closed meanwhile."""
     now = now or timezone.now()
     facts = facts or eligibility.standing(study, worker)
+    check_may_claim(study, facts)
+    current = _current_claim(study, worker, now)
+    if current is not None:
+        return current
+    if consent.asks_consent(study):  # no statement for a study without a consent page
+        consent.check_before_claim(study, worker)
+    passed: dict[int, str] = {}  # items the worker may not have: id → why
+    for roles in _roles_to_try(study, worker):
+        claim = _claim_from(study, worker, roles, now, platform_assignment_id, passed)
+        if claim is not None:
+            return claim
+    # a concurrent request of the same worker may have claimed meanwhile: that claim is theirs
+    current = active_claim(study, worker)
+    if current is None and passed:
+        raise ItemWithheld(next(iter(passed.values())))
+    return current
+
+
+def check_may_claim(study: Study, facts: eligibility.Standing) -> None:
+    """StudyNotOpen (409) or NotEligible (403) unless the worker of `facts` may claim in the study now."""
     if facts.state != Study.State.OPEN:
         raise StudyNotOpen(_("The study '%(name)s' is %(state)s.")
                            % {"name": study.name, "state": Study.State(facts.state).label.lower()})
     reason = eligibility.refusal(study, facts)
     if reason:
         raise NotEligible(reason)
-    current = _current_claim(study, worker, now)
-    if current is not None:
-        return current
-    if consent.asks_consent(study):  # no statement for a study without a consent page
-        consent.check_before_claim(study, worker)
-    for roles in _roles_to_try(study, worker):
-        claim = _claim_from(study, worker, roles, now, platform_assignment_id)
-        if claim is not None:
-            return claim
-    # a concurrent request of the same worker may have claimed meanwhile: that claim is theirs
-    return active_claim(study, worker)
 
 
 @cache
@@ -127,28 +149,32 @@ def _roles_to_try(study: Study, worker) -> list[tuple[str, ...]]:
 
 
 @cache
-def _take_sql(roles: tuple[str, ...], capped: bool = False) -> str:
+def _take_sql(roles: tuple[str, ...], capped: bool = False, passed: int = 0) -> str:
     """Take one place of the least-done item the worker never had, in one statement.
 
     The candidate is chosen and locked (SKIP LOCKED on PostgreSQL, so concurrent claims spread
     over different items) and its `open_slots` decremented only while still positive: the cap
     holds on any database. `capped`: the candidate's video must also be one the worker has fewer
     claims on than the study's `max_items_per_video` (parameters: study, roles, worker, then study,
-    worker and the cap). On PostgreSQL the statement also takes the worker's lock on the study
-    (`rows.pair_lock`; parameters first: study, worker), held until the claim is recorded.
+    worker and the cap). `passed`: the number of items passed over for this worker, which the
+    candidate is none of (parameters last: their ids). On PostgreSQL the statement also takes the
+    worker's lock on the study (`rows.pair_lock`; parameters first: study, worker), held until the
+    claim is recorded.
     """
     item, claim = rows.table(StudyItem), rows.table(Claim)
     marks = ", ".join(["%s"] * len(roles))
     returned = ", ".join(rows.column(StudyItem, f.name) for f in StudyItem._meta.concrete_fields)
     video_cap = f"""
             AND (i.video_id IS NULL OR {_video_claims_sql("i.video_id")} < %s)""" if capped else ""
+    passed_over = f"""
+            AND i.id NOT IN ({", ".join(["%s"] * passed)})""" if passed else ""
     lock, locked = rows.pair_lock()
     return f"""{lock}
         UPDATE {item} SET open_slots = open_slots - 1
         WHERE id = (
           SELECT i.id FROM {item} i
           WHERE i.study_id = %s AND i.role IN ({marks}) AND i.open_slots > 0
-            AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s){video_cap}
+            AND NOT EXISTS (SELECT 1 FROM {claim} c WHERE c.item_id = i.id AND c.worker_id = %s){video_cap}{passed_over}
           ORDER BY i.completed_count, i.id LIMIT 1{rows.skip_locked()}
         ) AND open_slots > 0{locked}
         RETURNING {returned}"""
@@ -172,13 +198,13 @@ def _still_free_sql(capped: bool) -> str:
     return f"{sql} AND {_video_claims_sql('%s')} < %s" if capped else sql
 
 
-def _take_params(study: Study, worker, roles: tuple[str, ...]) -> list:
+def _take_params(study: Study, worker, roles: tuple[str, ...], passed: list[int]) -> list:
     params = [study.pk, *roles, worker.pk]
     if rows.pair_lock()[0]:
         params = [study.pk % 2**31, worker.pk % 2**31, *params]
     if study.max_items_per_video:
         params += [study.pk, worker.pk, study.max_items_per_video]
-    return params
+    return [*params, *passed]
 
 
 def videos_at_cap(study: Study, worker):
@@ -189,22 +215,33 @@ def videos_at_cap(study: Study, worker):
             .values("item__video"))
 
 
-def _any_left(study: Study, worker, roles: tuple[str, ...]) -> bool:
-    """Whether any item is left for the worker, counting those other requests are taking right now."""
+def _any_left(study: Study, worker, roles: tuple[str, ...], passed: list[int]) -> bool:
+    """Whether any item is left for the worker, counting those other requests are taking right now
+    (and none of the items `passed` over for them)."""
     left = StudyItem.objects.filter(study=study, role__in=roles, open_slots__gt=0).exclude(claims__worker=worker)
+    if passed:
+        left = left.exclude(pk__in=passed)
     if study.max_items_per_video:
         left = left.exclude(video__in=videos_at_cap(study, worker))
     return left.exists()
 
 
-def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | None:
+def _claim_from(study, worker, roles, now, platform_assignment_id, passed: dict[int, str]) -> Claim | None:
+    """A new claim of an item of `roles`, or None. An item the worker may not have gives its place back
+    and is added to `passed` (id → why), which the next attempts skip."""
     for _attempt in range(100):
         try:
             with transaction.atomic():
-                taken = rows.raw(StudyItem, _take_sql(roles, bool(study.max_items_per_video)),
-                                 _take_params(study, worker, roles))
+                taken = rows.raw(StudyItem, _take_sql(roles, bool(study.max_items_per_video), len(passed)),
+                                 _take_params(study, worker, roles, list(passed)))
                 if taken:
+                    reason = claim_checks.refusal(study, taken[0], worker)
+                    if reason:
+                        raise PassedOver(taken[0].pk, reason)
                     return _record_claim(study, worker, taken[0], now, platform_assignment_id)
+        except PassedOver as exc:  # the transaction gave the place back
+            passed[exc.item_id] = exc.reason
+            continue
         except (IntegrityError, Overtaken):
             # Another request of the same worker claimed meanwhile (one active claim per study and
             # worker), or claimed and handed in: the transaction gave the place back. An active claim
@@ -214,7 +251,7 @@ def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | No
                 return current
             continue
         # nothing taken: either nothing is left, or every candidate is being taken right now
-        if not _any_left(study, worker, roles):
+        if not _any_left(study, worker, roles, list(passed)):
             return None
         time.sleep(BUSY_WAIT_SECONDS)
     return None
@@ -222,6 +259,14 @@ def _claim_from(study, worker, roles, now, platform_assignment_id) -> Claim | No
 
 class Overtaken(Exception):
     """Another request of the worker claimed, or claimed and handed in, since the place was taken."""
+
+
+class PassedOver(Exception):
+    """The item taken may not go to this worker (`claim_checks.refusal`): give its place back."""
+
+    def __init__(self, item_id: int, reason: str):
+        super().__init__(reason)
+        self.item_id, self.reason = item_id, reason
 
 
 def _record_claim(study, worker, item: StudyItem, now, platform_assignment_id) -> Claim:

@@ -6,8 +6,8 @@ Each row's worker is the profile with that platform and `platform_worker_id`. Th
 column fills which attribute (`DEFAULT_MAPPING`, or one given column by column); values are normalised
 by `worker_attributes.normalise` ("Italian" → "it", "Italy" → "IT", "31" → 31). Unknown workers and
 unreadable values are reported, never silently dropped; a row's readable values are still written.
-A malformed file (not CSV, no id column, a mapped column missing, rows of the wrong width) raises
-ImportRefused (400) before anything is written.
+A malformed file (not CSV, no id column, a mapped column missing, rows of the wrong width, a cell or a row count
+past `config.table_limits`) raises ImportRefused (400) before anything is written.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from django.db import transaction
 from annotation.crowd import worker_attributes
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import WorkerProfile
+from config import table_limits
 
 ID_COLUMNS = ("Participant id", "participant_id", "Participant ID", "PROLIFIC_PID")
 # column → attribute; the first column of an attribute that the file holds is used
 DEFAULT_MAPPING = {"First language": "native_language", "Language": "native_language",
                    "Country of birth": "country_of_upbringing", "Age": "age"}
 MAX_BYTES = 10 * 1024 * 1024
+ID_BATCH = 1000  # worker ids looked up per query (SQLite takes a bounded number of parameters)
 
 
 class ImportRefused(CrowdError):
@@ -74,7 +76,9 @@ def _read(text: str) -> tuple[list[str], list[list[str]]]:
     if "\x00" in text:
         raise ImportRefused("The file is not a CSV file (it holds NUL bytes).")
     try:
-        rows = list(csv.reader(io.StringIO(text)))
+        rows = list(table_limits.Reader(io.StringIO(text), "The file"))
+    except table_limits.TableRefused as exc:
+        raise ImportRefused(str(exc)) from None
     except csv.Error as exc:
         raise ImportRefused(f"The file is not valid CSV: {exc}.") from None
     rows = [row for row in rows if any(cell.strip() for cell in row)]
@@ -117,8 +121,10 @@ def import_attributes(data, *, platform: str = WorkerProfile.Platform.PROLIFIC, 
     used = _used_mapping(header, mapping)
     report = ImportReport(rows=len(rows), mapping=used)
     ids = [row[header.index(id_column)].strip() for row in rows]
-    profiles = {p.platform_worker_id: p for p in WorkerProfile.objects.filter(
-        platform=platform, platform_worker_id__in=[i for i in ids if i])}
+    wanted = sorted({i for i in ids if i})
+    profiles = {p.platform_worker_id: p for start in range(0, len(wanted), ID_BATCH)
+                for p in WorkerProfile.objects.filter(platform=platform,
+                                                      platform_worker_id__in=wanted[start:start + ID_BATCH])}
     changed = []
     for number, (worker_id, row) in enumerate(zip(ids, rows, strict=True), start=2):
         profile = profiles.get(worker_id)

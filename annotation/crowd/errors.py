@@ -29,3 +29,9 @@ class ClaimNotActive(CrowdError):
 
 class InvalidSubmission(CrowdError):
     status = 400
+
+
+class ItemWithheld(CrowdError):
+    """The only items left are ones this worker may not have now (`annotation.crowd.claim_checks`)."""
+
+    status = 409

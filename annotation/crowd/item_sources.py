@@ -3,10 +3,10 @@ version, or an uploaded CSV / JSON Lines file, each checked row by row before an
 
 Every source gives item rows (as `assignment.add_items` takes them) and problems, each naming the row
 it is about. `add` checks the rows under the REST API's rules for `POST /api/studies/<slug>/items/`
-(a closed study takes no items; external ids unique in the batch and in the study; gold and
-attention items need an answer key with "fields"; a staged study's item names a finished split
-`{"split_id": …}`, one per video; a kind with its own items, `StudyKind.item_row`, resolves or refuses
-each row) and writes them all, or nothing: a dry run, or any problem, writes
+(a closed study takes no items; external ids unique in the batch and in the study; an answer key as
+`answer_keys` describes it, with "fields" on gold and attention items; a staged study's item names a
+finished split `{"split_id": …}`, one per video; a kind with its own items, `StudyKind.item_row`,
+resolves or refuses each row) and writes them all, or nothing: a dry run, or any problem, writes
 nothing and reports every problem by row.
 
 Uploaded files:
@@ -19,15 +19,17 @@ Uploaded files:
 import csv
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from annotation.blackswan import staged
-from annotation.crowd import assignment, kinds
+from annotation.crowd import answer_keys, assignment, kinds
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion, Image, Video
+from config import json_text, table_limits
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 10_000
@@ -74,7 +76,7 @@ def _decode(raw: bytes, batch: Batch) -> str | None:
 
 def _json_value(text: str, name: str):
     try:
-        return json.loads(text)
+        return json_text.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name} is not valid JSON ({exc.msg})") from None
 
@@ -94,13 +96,30 @@ def _jsonl_rows(text: str, batch: Batch) -> None:
         batch.add(number, row)
 
 
+def _csv_records(text: str, batch: Batch) -> Iterator[tuple[int, dict]]:
+    """(line, {column: value}) of each row below the header, as `csv.DictReader` makes them (a short row's missing
+    values None; blank lines skipped), within `config.table_limits`; a malformed file is a problem of the batch."""
+    reader = table_limits.Reader(io.StringIO(text), "the file", where=lambda line: f"line {line}")
+    try:
+        header = next(reader, None)
+        if not header or "external_id" not in header:
+            batch.problem(1, "the header row needs an 'external_id' column")
+            return
+        for values in reader:
+            if not values:
+                continue
+            if len(values) > len(header):
+                yield reader.line_num, {None: values[len(header):]}
+            else:
+                yield reader.line_num, dict(zip(header, values + [None] * (len(header) - len(values)), strict=True))
+    except table_limits.TableRefused as exc:
+        batch.problem(exc.line, exc.reason)
+    except csv.Error as exc:
+        batch.problem(reader.line_num, f"not valid CSV ({exc})")
+
+
 def _csv_rows(text: str, batch: Batch) -> None:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "external_id" not in reader.fieldnames:
-        batch.problem(1, "the header row needs an 'external_id' column")
-        return
-    for record in reader:
-        number = reader.line_num
+    for number, record in _csv_records(text, batch):
         if None in record:
             batch.problem(number, "more values than columns")
             continue
@@ -170,7 +189,7 @@ def from_version(version_id) -> Batch:
 
 # --- Checks and writing ------------------------------------------------------------------------------
 
-def _row_problem(row: dict) -> str | None:
+def _row_problem(row: dict, study: Study) -> str | None:
     external_id = row.get("external_id")
     if not isinstance(external_id, str | int) or isinstance(external_id, bool) or not str(external_id).strip():
         return "external_id is missing"
@@ -181,12 +200,8 @@ def _row_problem(row: dict) -> str | None:
     role = row.get("role", StudyItem.Role.REGULAR)
     if role not in StudyItem.Role.values:
         return f"role must be one of {', '.join(StudyItem.Role.values)}"
-    answer_key = row.get("answer_key", {})
-    if not isinstance(answer_key, dict):
-        return "answer_key must be a JSON object"
-    if role != StudyItem.Role.REGULAR and not answer_key.get("fields"):
-        return "gold and attention items need an answer_key with 'fields'"
-    return None
+    found = answer_keys.problems(row.get("answer_key", {}), role=role, study=study)
+    return "; ".join(found) if found else None
 
 
 def _staged_row(study: Study, row: dict, videos: set) -> str | None:
@@ -210,7 +225,7 @@ def check(study: Study, batch: Batch) -> list[dict]:
     taken = set(StudyItem.objects.filter(study=study).values_list("external_id", flat=True))
     seen, videos = {}, set()
     for number, row in zip(batch.numbers, batch.rows, strict=True):
-        text = _row_problem(row)
+        text = _row_problem(row, study)
         external_id = str(row.get("external_id", "")).strip()
         if text is None and external_id in taken:
             text = f"the study already has an item {external_id!r}"

@@ -136,7 +136,10 @@ class Study(KeepsHistory, models.Model):
         default=1, help_text="items a worker hands in before the completion code is shown")
     recruitment_platform = models.CharField(
         max_length=16, choices=Recruitment.choices, default=Recruitment.NONE,
-        help_text="where the study recruits: entry links of any other platform are refused")
+        help_text="where the study recruits: entry links of any other platform are refused. A worker's first "
+                  "link binds them to its session (Prolific's SESSION_ID; on Mechanical Turk, per HIT, the "
+                  "assignmentId): a link with their worker id and another session is refused (409), and a "
+                  "sign-in by link reaches only the work done through that link's session")
     platform_study_id = models.CharField(
         max_length=100, blank=True, help_text="Prolific: the study's STUDY_ID (required). Mechanical Turk: the "
                                               "HIT id (optional; when set, links of other HITs are refused)")
@@ -324,6 +327,30 @@ class StudyExclusion(models.Model):
 
     def __str__(self):
         return f"{self.worker} excluded from {self.study}: {self.reason}"
+
+
+class PlatformEntry(models.Model):
+    """The platform session a worker's first entry link to a study's run came with (Prolific's SESSION_ID,
+    Mechanical Turk's assignmentId): a later link of the same worker to the same run must carry the same one
+    (`annotation.crowd.platforms.bind`). A Prolific study of ours is one run; on Mechanical Turk each HIT is
+    (`run` = its hitId), since a worker holds one assignment per HIT."""
+
+    platform = models.CharField(max_length=16, choices=WorkerProfile.Platform.choices)
+    platform_worker_id = models.CharField(max_length=128)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="platform_entries")
+    run = models.CharField(max_length=100, blank=True, help_text="Mechanical Turk: the hitId; Prolific: empty")
+    session_id = models.CharField(max_length=128, help_text="Prolific's SESSION_ID, Mechanical Turk's assignmentId")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_entry_at = models.DateTimeField(auto_now=True)
+    refused_entries = models.PositiveIntegerField(default=0, help_text="links with another session, refused")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["platform", "platform_worker_id", "study", "run"],
+                                               name="one_platform_session_per_worker_and_run")]
+
+    def __str__(self):
+        return f"{self.platform} {self.platform_worker_id} in {self.study} ({self.run or 'study'}): {self.session_id}"
 
 
 class StudyConsent(models.Model):

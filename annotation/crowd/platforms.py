@@ -14,6 +14,18 @@ A study says where it recruits (`Study.recruitment_platform`, `Study.platform_st
 another platform, or of another Prolific study (STUDY_ID) or MTurk HIT (hitId, where the study
 names one), is 404 and creates nothing. Entry links are rate-limited per client address
 (`CROWD_ENTRY_RATE_LIMIT` links per `CROWD_ENTRY_RATE_WINDOW` seconds; 429 beyond).
+
+A worker id is not a secret, so entry is bound to what the platform issued for the run (`bind`,
+`PlatformEntry`): the first link of a worker to a run records its session id (Prolific's SESSION_ID,
+MTurk's assignmentId); the same session comes back in (a refresh, a closed tab, the link opened again),
+another session with the same worker id is refused with a page saying so (409), before anyone is signed
+in. A run is a study of ours on Prolific (it is one Prolific study: STUDY_ID is checked) and a HIT on
+MTurk (a worker holds one assignment per HIT), so a returning worker's genuine new session is their
+first link to another study, or to another HIT of the same study. Since such a first link cannot be told
+from a made-up one, a sign-in by link reaches only the work of the links it came through (`reach`,
+`check_reach`, `reachable_claims`): the studies this browser session entered, and on MTurk only the
+claims made under the assignment it entered with (an item left open under another assignment is given
+back when a new one enters, `enter`). A worker's earlier answers stay out of reach of any other session.
 """
 
 import re
@@ -26,10 +38,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from annotation.crowd import assignment
 from annotation.crowd.errors import CrowdError
-from annotation.crowd.models import Study, WorkerProfile
+from annotation.crowd.models import Claim, PlatformEntry, Study, WorkerProfile
 from config.client_address import client_address
 from config.roles import ANNOTATOR, user_roles
 
@@ -52,6 +67,13 @@ class EntryError(CrowdError):
     status = 400
 
 
+class SessionTaken(CrowdError):
+    """A link with a worker id whose run was entered from another session (409)."""
+
+    status = 409
+    title = gettext_lazy("Started from another session")
+
+
 @dataclass
 class Visit:
     """What a platform link said about the worker and the run."""
@@ -68,6 +90,20 @@ class Visit:
     @property
     def assignment_id(self) -> str:
         return self.ids.get("assignmentId", "") if self.platform == MTURK else ""
+
+    @property
+    def session_id(self) -> str:
+        """What the platform issued for this worker's run: Prolific's SESSION_ID, MTurk's assignmentId."""
+        return self.ids.get("SESSION_ID", "") if self.platform == PROLIFIC else self.assignment_id
+
+    @property
+    def run(self) -> str:
+        """The run a session belongs to, beside the study: MTurk's HIT; a Prolific study is one run."""
+        return self.ids.get("hitId", "") if self.platform == MTURK else ""
+
+    @property
+    def platform_label(self) -> str:
+        return WorkerProfile.Platform(self.platform).label
 
     def as_session(self) -> dict:
         return asdict(self)
@@ -192,6 +228,88 @@ def _check_loginable(user) -> None:
     if user.is_staff or user.is_superuser or user.has_usable_password() or user_roles(user) != {ANNOTATOR}:
         raise CrowdError(_("This worker id cannot be used here. Please contact the study's researchers."),
                          status=403)
+
+
+def bind(study: Study, visit: Visit, user) -> PlatformEntry:
+    """The worker's entry to the study's run, bound to the session of their first link to it (see the module
+    docstring); SessionTaken (409, counted on the entry) for a link with another session."""
+    key = {"platform": visit.platform, "platform_worker_id": visit.worker_id, "study": study, "run": visit.run}
+    try:
+        with transaction.atomic():
+            entry, created = PlatformEntry.objects.get_or_create(
+                **key, defaults={"session_id": visit.session_id, "worker": user})
+    except IntegrityError:  # the same worker's first link opened twice at once
+        entry, created = PlatformEntry.objects.get(**key), False
+    if entry.session_id != visit.session_id or entry.worker_id != user.pk:
+        PlatformEntry.objects.filter(pk=entry.pk).update(refused_entries=F("refused_entries") + 1)
+        raise SessionTaken(_(
+            "This study was already started from another %(platform)s session with this worker id. To protect "
+            "the work done in it, this link does not open it. Please open the study again from your own "
+            "%(platform)s session; if you believe this is a mistake, contact the study's researchers.")
+            % {"platform": visit.platform_label})
+    if not created:
+        entry.save(update_fields=["last_entry_at"])
+    return entry
+
+
+def enter(study: Study, visit: Visit, user) -> PlatformEntry:
+    """Bind the entry (`bind`); on MTurk, give back the worker's item still open in this study under another
+    assignment, which this session does not reach."""
+    entry = bind(study, visit, user)
+    if visit.platform == MTURK:
+        for claim in Claim.objects.filter(study=study, worker=user, status=Claim.Status.ACTIVE).exclude(
+                platform_assignment_id__in=("", visit.assignment_id)):
+            assignment.release(claim, user, reason="given back: the worker came back on another assignment")
+    return entry
+
+
+def reach(request) -> dict[str, Visit] | None:
+    """The runs a platform worker's browser session entered by link, by study slug; None when the signed-in
+    account is no platform worker's (its reach is not limited)."""
+    user = request.user
+    if not user.is_authenticated:
+        return None
+    profile = WorkerProfile.objects.filter(user=user).only("platform", "platform_worker_id").first()
+    if profile is None or profile.platform not in (PROLIFIC, MTURK):
+        return None
+    runs = {}
+    for slug in request.session.get(SESSION_KEY) or {}:
+        visit = recalled(request.session, slug)
+        if (visit is not None and not visit.preview and visit.platform == profile.platform
+                and visit.worker_id == profile.platform_worker_id):
+            runs[slug] = visit
+    return runs
+
+
+def check_reach(request, study: Study) -> None:
+    """403 for a platform worker's session that did not enter this study by link."""
+    runs = reach(request)
+    if runs is not None and study.slug not in runs:
+        raise CrowdError(_("This study was not opened from its link in this browser. Please open it from the "
+                           "platform you are working on."), status=403)
+
+
+def reachable_claims(request, claims):
+    """`claims` narrowed to what the session reaches (`narrow` over `reach`)."""
+    return narrow(claims, reach(request))
+
+
+def narrow(claims, runs: dict[str, Visit] | None):
+    """`claims` narrowed to what a session with these runs reaches: the claims of the studies it entered (on
+    MTurk, those made under the assignment it entered with); with no runs to hold to (None), all of them."""
+    if runs is None:
+        return claims
+    allowed = Q(pk__in=[])
+    for slug, visit in runs.items():
+        allowed |= (Q(study__slug=slug, platform_assignment_id=visit.assignment_id) if visit.platform == MTURK
+                    else Q(study__slug=slug))
+    return claims.filter(allowed)
+
+
+def session_assignment(request, study: Study) -> str:
+    """The MTurk assignment this browser session entered the study with, or ""."""
+    visit = (reach(request) or {}).get(study.slug)
+    return visit.assignment_id if visit is not None else ""
 
 
 def remember(session, slug: str, visit: Visit) -> None:

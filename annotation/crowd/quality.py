@@ -11,6 +11,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.crowd import eligibility, history, rows
+from annotation.crowd.answer_keys import passes as passes_key
 from annotation.crowd.assignment import _end
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import (
@@ -30,34 +31,6 @@ ATTENTION_WARNING = _("You missed an attention check. Please read each item care
                       "missing another one ends your participation in this study.")
 
 
-def _compare(rule: dict, value) -> bool:
-    kind = rule.get("rule", "exact")
-    expected = rule.get("answer")
-    if kind == "exact":
-        return str(value).strip().lower() == str(expected).strip().lower()
-    if kind == "one_of":
-        return str(value).strip().lower() in {str(e).strip().lower() for e in expected}
-    if kind == "set_equal":
-        return isinstance(value, list) and {str(v) for v in value} == {str(e) for e in expected}
-    if kind == "within":
-        try:
-            return abs(float(value) - float(expected)) <= float(rule.get("tolerance", 0))
-        except (TypeError, ValueError):
-            return False
-    if kind == "contains":
-        return str(expected).strip().lower() in str(value).lower()
-    if kind == "mapping":
-        return isinstance(value, dict) and {str(k): v for k, v in value.items()} == {
-            str(k): v for k, v in expected.items()}
-    raise ValueError(f"unknown comparison rule {kind!r}")
-
-
-def passes_key(answer_key: dict, data: dict) -> bool:
-    """All keyed fields must match their rule."""
-    fields = (answer_key or {}).get("fields", {})
-    return bool(fields) and all(_compare(rule, data.get(name)) for name, rule in fields.items())
-
-
 @dataclass(frozen=True)
 class Verdict:
     """What the checks decide about a new submission, before it is written."""
@@ -68,7 +41,8 @@ class Verdict:
 
 
 def assess(study: Study, item: StudyItem, worker, data: dict) -> Verdict:
-    """Gold and attention items are checked against their key; regular work may be sampled for experts."""
+    """Gold and attention items are checked against their key (`answer_keys`; a key that cannot be read leaves the
+    check undecided); regular work may be sampled for experts."""
     if item.role in (StudyItem.Role.GOLD, StudyItem.Role.ATTENTION):
         return Verdict(Submission.Review.NOT_SAMPLED, item.role, passes_key(item.answer_key, data))
     if _sample_for_expert(study, worker):

@@ -1,7 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.crowd import forms, studies, study_settings
+from annotation.crowd import answer_keys, forms, studies, study_settings
 from annotation.crowd.models import Claim, Qualification, Study, StudyItem, Submission
 from config.api_fields import JSONObjectField
 from config.ids import IdField
@@ -44,12 +44,14 @@ class StudyItemInSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=128)
     payload = JSONObjectField(help_text="what the item shows; its keys depend on the study's kind and form")
     role = serializers.ChoiceField(choices=StudyItem.Role.choices, default=StudyItem.Role.REGULAR)
-    answer_key = JSONObjectField(required=False, default=dict,
-                                 help_text="gold and attention items: {fields: {name: expected answer}}")
+    answer_key = JSONObjectField(required=False, default=dict, help_text=(
+        "gold and attention items: {fields: {name: expected answer}}, or per field a rule {answer, rule, tolerance} "
+        "(rule: exact, one_of, set_equal, within, contains, mapping); see annotation.crowd.answer_keys"))
 
     def validate(self, attrs):
-        if attrs["role"] != StudyItem.Role.REGULAR and not attrs.get("answer_key", {}).get("fields"):
-            raise serializers.ValidationError("gold and attention items need an answer_key with 'fields'")
+        found = answer_keys.problems(attrs.get("answer_key", {}), role=attrs["role"], study=self.context.get("study"))
+        if found:
+            raise serializers.ValidationError(found)
         return attrs
 
 

@@ -23,7 +23,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-from annotation.crowd import forms, kinds, worker_attributes
+from annotation.crowd import answer_keys, forms, kinds, worker_attributes
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import MAX_ANNOTATORS_PER_ITEM, Claim, Study, StudyItem
 from annotation.models import BenchmarkVersion
@@ -211,6 +211,12 @@ def item_problems(study: Study, values: dict, *, item: StudyItem | None = None) 
         for name in ITEM_MEDIA:
             if name in values and _ident(values[name]) != current[name]:
                 found[name] = "work has started on this study: an item's media can no longer change"
+    if "answer_key" in values or "role" in values:
+        key = values.get("answer_key", item.answer_key if item is not None else {})
+        role = values.get("role", item.role if item is not None else StudyItem.Role.REGULAR)
+        problems = answer_keys.problems(key, role=role, study=study)
+        if problems:
+            found["answer_key"] = "; ".join(problems)
     video = _ident(values.get("video"))
     if video is not None and "video" not in found:
         held = videos_already_held(study, [video], except_item=item)

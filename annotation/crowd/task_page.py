@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.blackswan import staged
-from annotation.crowd import consent, eligibility, forms, kinds, platforms, progress
+from annotation.crowd import assignment, consent, eligibility, forms, kinds, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
@@ -155,6 +155,13 @@ def task_context(study: Study, claim: Claim) -> dict:
     }
 
 
+def start_context(study: Study, worker, visit=None) -> dict:
+    """The page a worker without an item in hand sees: the study, where they stand, and a button that
+    claims the next item (`/work/<slug>/` with POST). StudyNotOpen / NotEligible when they may not claim."""
+    assignment.check_may_claim(study, eligibility.standing(study, worker))
+    return {"study": study, "visit": visit, **_standing(study, worker)}
+
+
 def _standing(study: Study, worker) -> dict:
     """The worker's "item X of N" and pay earned so far in the study."""
     return {"progress": progress.progress(study, worker), "earnings": progress.earnings(study, worker)}
@@ -253,7 +260,8 @@ def staged_preview_context(study: Study) -> dict:
 
 
 def attach_assignment(claim: Claim, assignment_id: str) -> None:
-    """A worker back on a new MTurk assignment with an item still open: the item counts for the new one."""
+    """A worker on an MTurk assignment with an item still open that no assignment holds: the item counts for
+    this one (an item open under another assignment was given back on entry, `platforms.enter`)."""
     if not assignment_id or claim.platform_assignment_id == assignment_id:
         return
     Claim.objects.filter(pk=claim.pk, status=Claim.Status.ACTIVE).update(platform_assignment_id=assignment_id)
@@ -303,18 +311,23 @@ def completion_context(study: Study, user, visit=None) -> dict:
     return context
 
 
-def my_tasks_context(user) -> dict:
+def my_tasks_context(user, runs: dict | None = None) -> dict:
     """Open studies the worker may join that still have an item for them (with how many are left),
-    and the worker's own claims with their status."""
+    and the worker's own claims with their status; for a platform worker's session (`runs`, from
+    `platforms.reach`), only the studies it entered by link and the claims it reaches."""
     now = timezone.now()
     studies = []
-    for study in Study.objects.filter(state=Study.State.OPEN).order_by("name"):
+    open_studies = Study.objects.filter(state=Study.State.OPEN).order_by("name")
+    if runs is not None:
+        open_studies = open_studies.filter(slug__in=list(runs))
+    for study in open_studies:
         if not eligibility.is_eligible(study, user):
             continue
         study.progress = progress.progress(study, user, now=now)
         if study.progress.has_work:
             studies.append(study)
-    claims = list(Claim.objects.filter(worker=user).select_related("study", "item").order_by("-claimed_at")[:200])
+    claims = platforms.narrow(Claim.objects.filter(worker=user), runs)
+    claims = list(claims.select_related("study", "item").order_by("-claimed_at")[:200])
     for claim in claims:
         expired = claim.status == Claim.Status.ACTIVE and claim.lease_expires_at < now
         claim.label = Claim.Status.EXPIRED.label if expired else claim.get_status_display()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotation.importers.base import Problems, at_line, relative
+from config import json_text, table_limits
 
 TABLE_SUFFIXES = (".csv", ".jsonl", ".json")
 
@@ -44,8 +45,7 @@ def read_json(path: Path, root: Path, problems: Problems):
     """The parsed file, or None after adding a problem that says where the JSON breaks."""
     where = relative(path, root)
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            return json.load(handle)
+        return json_text.load(path)
     except json.JSONDecodeError as exc:
         problems.add(where, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
     except UnicodeDecodeError as exc:
@@ -128,12 +128,16 @@ def read_table(path: Path, root: Path, problems: Problems, *, aliases: dict[str,
 def _read_csv(path, root, problems, *, aliases, required) -> Table | None:
     file = relative(path, root)
     try:
+        table_limits.check_size(path.stat().st_size, file)
         handle = path.open(encoding="utf-8-sig", newline="")
     except OSError as exc:
         problems.add(file, f"cannot be read ({exc.strerror or exc})")
         return None
+    except table_limits.TableRefused as exc:
+        problems.add(exc.where, exc.reason)
+        return None
     with handle:
-        reader = csv.reader(handle)
+        reader = table_limits.Reader(handle, file, where=lambda line: at_line(file, line))
         try:
             header = next(reader, None)
             if not header:
@@ -162,6 +166,9 @@ def _read_csv(path, root, problems, *, aliases, required) -> Table | None:
                 record = dict(zip(header, values, strict=True))
                 table.rows.append(TableRow(where=where, position={"line": line}, record=record,
                                            fields={canonical: record[column] for canonical, column in found.items()}))
+        except table_limits.TableRefused as exc:
+            problems.add(exc.where, exc.reason)
+            return None
         except csv.Error as exc:
             problems.add(at_line(file, reader.line_num), f"malformed CSV ({exc})")
             return None
@@ -189,7 +196,7 @@ def _read_json_rows(path, root, problems, *, aliases, required) -> Table | None:
             if not line.strip():
                 continue
             try:
-                entries.append((at_line(file, number), {"line": number}, json.loads(line)))
+                entries.append((at_line(file, number), {"line": number}, json_text.loads(line)))
             except json.JSONDecodeError as exc:
                 problems.add(at_line(file, number), f"not valid JSON ({exc.msg} at column {exc.colno})")
     table = Table(file=file, columns=None)

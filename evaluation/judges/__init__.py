@@ -56,7 +56,8 @@ Which benchmark a kind judges is the benchmark's own declaration (`Benchmark.jud
 Layout: `base` (parse statuses, `JudgeError`, `Case`, `Reading`, `JudgeKind`), one module per kind with
 its prompt and parser (`llm_match`, `cvrr`, `maia`, `nleye`; each registers its kind in
 `evaluation.judge_registry`), `kinds` (the kinds by name and by benchmark), `spec` (the judge
-model: `split_model`, `judge_spec`, `judge_params`), `judge` (`Judge`, `for_benchmark`, `judge_texts`),
+model: `split_model`, `judge_spec`, `registered_judge`, `registered_spec`, `judge_params`), `judge` (`Judge`,
+`for_benchmark`, `judge_texts`),
 `runs` (stored judgments of a run) and `agreement` (judge vs people). Every name is re-exported here.
 """
 
@@ -107,7 +108,7 @@ from evaluation.judges.nleye import (
     nleye_references,
 )
 from evaluation.judges.runs import call_fields, judge_run, judgment_counts, run_judgments, verdicts_for_run
-from evaluation.judges.spec import judge_params, judge_spec, split_model
+from evaluation.judges.spec import judge_params, judge_spec, registered_judge, registered_spec, split_model
 
 __all__ = [
     "CHOICES", "DECODINGS", "FREE",
@@ -116,7 +117,8 @@ __all__ = [
     "CVRR_USER", "CVRR_SCORE_RANGE", "CvrrJudge", "MAIA_PROMPT", "MaiaJudge", "NLEYE_PROMPT", "NLEYE_LABELS",
     "NLEYE_VALID", "nleye_references", "nleye_reference_sources", "NleyeExplanationJudge", "KINDS", "get_kind",
     "kind_for_benchmark", "judged_benchmarks",
-    "split_model", "judge_spec", "judge_params", "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
+    "split_model", "judge_spec", "registered_judge", "registered_spec", "judge_params",
+    "JudgeStats", "Answered", "Judge", "for_benchmark", "judge_texts",
     "DEFAULT_MODEL", "default_model", "with_defaults", "LLM_MATCH_MODEL", "LLM_MATCH_PARAMS",
     "judge_run", "call_fields", "run_judgments", "judgment_counts", "verdicts_for_run", "human_key", "AgreementReport",
     "agreement_report", "run_agreement", "read_human_verdicts",

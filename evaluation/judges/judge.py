@@ -160,9 +160,7 @@ class Judge:
         to_send, owners, sent = [], [], {}
         for index, (chat, key) in enumerate(zip(chats, keys, strict=True)):
             if key and key in hits:
-                row = hits[key]
-                outcomes[index] = runner.Outcome(list(row.texts), 0.0, row.prompt_tokens, row.completion_tokens,
-                                                 from_cache=True)
+                outcomes[index] = runner.Outcome.cached(hits[key])
                 self.stats.from_cache += 1
             elif key and key in sent:
                 owners[sent[key]].append(index)

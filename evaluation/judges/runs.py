@@ -12,6 +12,7 @@ from evaluation.judges.base import CHOICES, FAILED, FREE, OK, UNPARSED, Case, Ju
 from evaluation.judges.judge import Answered, Judge, JudgeStats
 from evaluation.judges.kinds import get_kind
 from evaluation.models import EvaluationRun, Judgment, Prediction
+from generation import model_text
 
 
 def _requests_of(run: EvaluationRun) -> dict:
@@ -74,13 +75,16 @@ def _judgment_row(prediction: Prediction, judge: Judge, answer: Answered) -> Jud
 
 
 def call_fields(judge: Judge, answer: Answered) -> dict:
-    """The fields every stored judge call records (`evaluation.models.JudgeCall`), from one answered case."""
+    """The fields every stored judge call records (`evaluation.models.JudgeCall`), from one answered case; NUL
+    characters removed from the verdict as from its text are counted in `params` (`generation.model_text`)."""
     outcome, reading = answer.outcome, answer.reading
+    verdict, removed = model_text.json_without_nul(reading.value if reading else None)
     return {"kind": judge.kind.name, "judge_model": judge.spec.model_id, "judge_revision": judge.spec.cache_revision,
             "judge_backend": judge.spec.backend, "reference_key": answer.case.reference_key,
-            "prompt": answer.chat.describe(), "params": judge.recorded_params,
+            "prompt": answer.chat.describe(), "params": model_text.noted(judge.recorded_params,
+                                                                         outcome.removed() + removed),
             "references": [dict(reference) for reference in answer.case.references],
-            "raw_verdict": outcome.text, "verdict": reading.value if reading else None,
+            "raw_verdict": outcome.text, "verdict": verdict,
             "parse_status": FAILED if reading is None else reading.status, "error": outcome.error,
             "from_cache": outcome.from_cache, "latency_s": outcome.latency_s,
             "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens}

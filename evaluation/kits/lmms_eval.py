@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from config import json_text
 from evaluation import jsonl
 from evaluation.delimited import line_chunks
 from evaluation.kits.registry import KitError, KitFormat, KitRow, register
@@ -71,12 +72,15 @@ class LmmsEval(KitFormat):
                        "correct": row.correct, "parsed": row.parsed, "outcome": row.outcome} for row in rows)
 
     def recognises(self, path: Path) -> bool:
+        """By the keys of the first line; KitError naming the line when it is nested too deep to be read."""
         if path.suffix.lower() not in SUFFIXES:
             return False
         try:
             with open(path, encoding="utf-8") as lines:
-                first = next((line for line in lines if line.strip()), "")
-            record = json.loads(first)
+                number, first = next(((n, line) for n, line in enumerate(lines, start=1) if line.strip()), (1, ""))
+            record = json_text.loads(first, keep_nul=True)
+        except json_text.JsonTooDeep as exc:
+            raise KitError(f"{path.name} line {number}: {exc}.") from None
         except (OSError, ValueError):
             return False
         return isinstance(record, dict) and "response" not in record and bool(
@@ -85,7 +89,7 @@ class LmmsEval(KitFormat):
     def rows(self, path: Path) -> Iterator[KitRow]:
         with open(path, encoding="utf-8") as lines:
             try:
-                for where, record in jsonl.records(lines, path.name):
+                for where, record in jsonl.records(lines, path.name, keep_nul=True):
                     yield self.row(where, record)
             except UnicodeDecodeError:
                 raise KitError(f"{path.name}: not UTF-8 text.") from None

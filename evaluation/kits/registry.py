@@ -48,8 +48,13 @@ class KitFormat:
         raise NotImplementedError
 
     def recognises(self, path: Path) -> bool:
-        """Whether a file looks like this kit's output (by its extension, or its first line)."""
+        """Whether a file looks like this kit's output (by its extension, or its first line); KitError for a first
+        line that cannot be read at all."""
         raise NotImplementedError
+
+    def check(self, path: Path) -> None:
+        """KitError when the file is no file of this kit's at all (the wrong type, damaged, not UTF-8 text), from
+        what its start shows; its rows are checked as they are read."""
 
     def rows(self, path: Path) -> Iterator[KitRow]:
         """The rows of a kit's output file one at a time, as they are read (a large file is never held whole);
@@ -85,6 +90,7 @@ def labels() -> dict[str, str]:
 
 
 def detect(path: Path) -> str | None:
-    """The one kit format whose output the file looks like, or None (none, or more than one)."""
+    """The one kit format whose output the file looks like, or None (none, or more than one); KitError for a file
+    whose first line cannot be read at all (nested too deep)."""
     found = [name for name, kit in _FORMATS.items() if kit.recognises(path)]
     return found[0] if len(found) == 1 else None

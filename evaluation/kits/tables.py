@@ -1,16 +1,17 @@
 """Tables of the kits: TSV written in pieces (as pandas' `to_csv(sep="\\t")` writes it, which VLMEvalKit
-reads), and .tsv, .csv or .xlsx tables read back as (where, {column: text}) rows. An .xlsx file needs
-openpyxl, which is optional: without it the reader says so. Rows are named like a spreadsheet's: the
+reads), and .tsv, .csv or .xlsx tables read back as (where, {column: text}) rows, within the limits of
+`config.table_limits` (size, rows, cell length; an .xlsx workbook's archive within `config.archives`). An .xlsx
+file needs openpyxl, which is optional: without it the reader says so. Rows are named like a spreadsheet's: the
 header is row 1."""
 
 from __future__ import annotations
 
 import csv
 import importlib
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from config import archives, table_limits
 from evaluation.delimited import TEXT_CHUNK_ROWS, delimited_chunks
 
 TABLE_SUFFIXES = (".tsv", ".csv", ".xlsx")
@@ -28,11 +29,14 @@ def tsv_chunks(columns: list[str], rows: Iterable[list], rows_per_chunk: int = T
 
 def read_table(path: Path) -> tuple[list[str], Iterator[tuple[str, dict[str, str]]]]:
     """(header, rows) of a .tsv, .csv or .xlsx file; each row is (where, {column: cell text}). TableError for
-    an unknown extension, a missing openpyxl, an empty file, a repeated column or a row whose cells do not
-    match the header; OSError when the file cannot be opened."""
+    an unknown extension, a missing openpyxl, a file that is no table of its kind (not UTF-8 text, not a
+    workbook, a damaged one), an empty file, a repeated column, a row whose cells do not match the header, or
+    a table past the limits; OSError when the file cannot be opened."""
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise TableError(f"{path.name}: a table is read from {', '.join(TABLE_SUFFIXES)} files.")
+    if suffix != ".xlsx":
+        _within_limits(table_limits.check_size, path.stat().st_size, path.name)
     lines = _xlsx_lines(path) if suffix == ".xlsx" else _text_lines(path, "\t" if suffix == ".tsv" else ",")
     try:
         number, header = next(lines)
@@ -62,14 +66,24 @@ def _rows(name: str, header: list[str], lines, padded: bool) -> Iterator[tuple[s
         yield f"{name} row {number}", dict(zip(header, cells, strict=True))
 
 
+def _within_limits(check, *args):
+    try:
+        return check(*args)
+    except table_limits.TableRefused as exc:
+        raise TableError(str(exc)) from None
+
+
 def _text_lines(path: Path, delimiter: str) -> Iterator[tuple[int, list[str]]]:
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # VLMEvalKit tables may hold base64 images in a cell
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle, delimiter=delimiter, strict=True)
+        # a response with a NUL character is kept: model text is cleaned where it is stored (generation.model_text)
+        reader = table_limits.Reader(handle, path.name, allow_nul=True, delimiter=delimiter, strict=True,
+                                     where=lambda line: f"{path.name} line {line}")
         number = 0
         try:
             for number, cells in enumerate(reader, start=1):
                 yield number, cells
+        except table_limits.TableRefused as exc:
+            raise TableError(str(exc)) from None
         except csv.Error as exc:
             raise TableError(f"{path.name} row {number + 1} (line {reader.line_num}): not a valid "
                              f"{'TSV' if delimiter == chr(9) else 'CSV'} row ({exc}).") from None
@@ -83,15 +97,31 @@ def _xlsx_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
     except ImportError:
         raise TableError(f"{path.name}: reading .xlsx files needs openpyxl (pip install openpyxl), or give the "
                          "table as .tsv or .csv.") from None
+    with open(path, "rb") as handle:  # its archive within the limits before openpyxl inflates any of it
+        try:
+            archives.open_zip(handle, path.name, byte_limit=table_limits.max_bytes()).close()
+        except archives.ArchiveDamaged as exc:
+            raise TableError(f"{path.name}: not an .xlsx workbook ({exc.reason}).") from None
+        except archives.ArchiveRefused as exc:
+            raise TableError(str(exc)) from None
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except OSError:
         raise
     except Exception as exc:  # openpyxl raises zipfile, XML and its own errors for a file that is not a workbook
         raise TableError(f"{path.name}: not an .xlsx workbook ({exc}).") from None
+    number = 0
     try:
         for number, values in enumerate(book.worksheets[0].iter_rows(values_only=True), start=1):
-            yield number, ["" if value is None else _cell_text(value) for value in values]
+            if number > table_limits.max_rows() + 1:
+                raise TableError(str(table_limits.too_many_rows(path.name)))
+            cells = ["" if value is None else _cell_text(value) for value in values]
+            _within_limits(table_limits.check_row, cells, f"{path.name} row {number}")
+            yield number, cells
+    except TableError:
+        raise
+    except Exception as exc:  # a damaged member or sheet shows only when it is read
+        raise TableError(f"{path.name} row {number + 1}: the workbook cannot be read ({exc}).") from None
     finally:
         book.close()
 

@@ -98,6 +98,12 @@ class VlmEvalKit(KitFormat):
     def recognises(self, path: Path) -> bool:
         return path.suffix.lower() in TABLE_SUFFIXES
 
+    def check(self, path: Path) -> None:
+        try:
+            read_table(path)[1].close()
+        except TableError as exc:
+            raise KitError(str(exc)) from None
+
     def rows(self, path: Path) -> Iterator[KitRow]:
         try:
             header, rows = read_table(path)

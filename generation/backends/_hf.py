@@ -31,6 +31,11 @@ from generation.backends.base import BackendError, ChatResult
 
 logger = logging.getLogger(__name__)
 
+# The loading options above that people may pass (`registry.check_options`); `trust_remote_code` runs the
+# model folder's own Python on the worker, so only an admin sets it (on the model's registry entry).
+LOAD_OPTIONS = ("device", "device_map", "dtype", "attn_implementation")
+ADMIN_OPTIONS = ("trust_remote_code",)
+
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _TRUE = {"1", "true", "yes", "on"}
 

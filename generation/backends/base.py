@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from generation import model_text
+
 
 @dataclass(frozen=True)
 class TextPart:
@@ -90,11 +92,20 @@ class ChatRequest:
 
 @dataclass
 class ChatResult:
+    """A request's sampled texts, as the database can keep them: NUL characters are removed from the texts and
+    the error, and counted per text in `nul_removed` (`generation.model_text`)."""
+
     texts: list[str]
     latency_s: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     error: str = ""
+    nul_removed: list[int] = field(default_factory=list, init=False)
+
+    def __post_init__(self):
+        self.texts, self.nul_removed = model_text.texts_without_nul(self.texts)
+        cleaned = model_text.without_nul(self.error)[0]
+        self.error = cleaned or ("an error message of NUL characters only" if self.error else "")
 
     @property
     def ok(self) -> bool:

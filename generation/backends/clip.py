@@ -14,6 +14,9 @@ from typing import Any
 from generation.backends import _hf
 from generation.backends.base import BackendError
 
+OPTIONS = (*_hf.LOAD_OPTIONS, "batch_size")
+ADMIN_OPTIONS = _hf.ADMIN_OPTIONS
+
 
 def _features(output):
     """`get_*_features` return a tensor in older transformers and a model output (pooler_output) in v5."""

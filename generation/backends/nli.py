@@ -17,6 +17,9 @@ from typing import Any
 from generation.backends import _hf
 from generation.backends.base import BackendError
 
+OPTIONS = (*_hf.LOAD_OPTIONS, "batch_size", "max_length")
+ADMIN_OPTIONS = _hf.ADMIN_OPTIONS
+
 
 class NLIClassifier:
     name = "nli"

@@ -18,9 +18,14 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
 - 408, 409, 429, 500, 502, 503, 504, timeouts and transport errors (connect, read, write,
   protocol, proxy: a kept-alive connection the server closed meanwhile is one) are retried with
   exponential backoff and jitter (a `Retry-After` header wins over the backoff); any other
-  4xx is not retried. A request that still fails gives a `ChatResult` with `error` set (status,
-  body excerpt, attempts): one failed request never raises, and never turns into an empty or
+  4xx is not retried. A request that still fails gives a `ChatResult` with `error` set: the HTTP
+  status and its standard reason, or the kind of transport error, and the attempts made; never the
+  server's response body nor the URL (they go to the log, the key redacted), so a stored error tells
+  nothing about what answered. One failed request never raises, and never turns into an empty or
   made-up answer.
+- `generate(requests, stop=event)`: once the event is set no further attempt or call is made, and a
+  wait before a retry (backoff or `Retry-After`) ends at once; the requests not yet answered fail
+  with an error that says they were stopped. A cancelled run sets it (`evaluation.runner`).
 - When `n > 1` and the server returns fewer choices than asked (several providers ignore `n`),
   further calls ask for the rest until `n` texts are collected. A follow-up call uses
   `seed + k` (k = 1, 2, ...), since a seeded provider would otherwise repeat the same sample.
@@ -28,6 +33,10 @@ endpoints) and to local servers (vLLM, SGLang) alike: it POSTs to `{base_url}/ch
   and the message says how many there were): a result never has fewer than `n` texts silently.
 - `latency_s` is the wall time of the whole request (all calls and retries); `prompt_tokens` and
   `completion_tokens` are the `usage` counts summed over its calls (None when the server sent none).
+
+Who may set what: `OPTIONS` are the options people may pass; `ADMIN_OPTIONS` pick where requests go
+and what is sent with them (the endpoint, the key's variable, extra payload fields such as another
+`model`), so only an admin sets them, on the model's registry entry (`generation.model_registry`).
 
 The API key is read from the environment variable named by `api_key_env` at construction; it is
 sent only in the Authorization header, and never logged or put into an error message. Without
@@ -44,6 +53,7 @@ from __future__ import annotations
 import base64
 import email.utils
 import functools
+import http
 import io
 import json
 import logging
@@ -63,7 +73,12 @@ from generation.backends.client_threads import ClientThreads, ClientThreadsClose
 
 logger = logging.getLogger(__name__)
 
+OPTIONS = ("timeout", "max_concurrency", "max_retries", "backoff_base", "backoff_cap", "max_retry_after",
+           "max_tokens_field", "jpeg_quality")
+ADMIN_OPTIONS = ("base_url", "api_key_env", "extra_body")
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 BODY_EXCERPT_CHARS = 500
 
@@ -109,6 +124,14 @@ def _excerpt(text: str, limit: int = BODY_EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def status_text(status: int) -> str:
+    """"HTTP 503 Service Unavailable": the status and its standard reason phrase, nothing the server wrote."""
+    try:
+        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
 class OpenAIChat:
     """Chat completions over HTTP. See the module docstring for behaviour.
 
@@ -129,6 +152,7 @@ class OpenAIChat:
     """
 
     name = "openai"
+    accepts_stop = True  # `generate` takes a stop event (`registry.generate`)
 
     def __init__(
         self,
@@ -155,6 +179,8 @@ class OpenAIChat:
             raise BackendError("openai: max_retries must not be negative")
         if timeout <= 0:
             raise BackendError("openai: timeout must be positive")
+        if max_tokens_field not in MAX_TOKENS_FIELDS:
+            raise BackendError(f"openai: max_tokens_field is one of {', '.join(MAX_TOKENS_FIELDS)}")
         self.model_id = model_id
         self.revision = revision or ""
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -222,13 +248,13 @@ class OpenAIChat:
 
     # --- The Backend interface ------------------------------------------------------------------
 
-    def generate(self, requests: list[ChatRequest]) -> list[ChatResult]:
+    def generate(self, requests: list[ChatRequest], *, stop: threading.Event | None = None) -> list[ChatResult]:
         if self.closed:
             raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one")
         if not requests:
             return []
         try:
-            return self._threads.map(self._generate_one, requests)
+            return self._threads.map(functools.partial(self._generate_one, stop=stop), requests)
         except ClientThreadsClosed:  # closed by another thread since the check above
             raise BackendError(f"openai backend ({self.model_id}) is closed; load a new one") from None
 
@@ -244,7 +270,7 @@ class OpenAIChat:
 
     # --- One request ----------------------------------------------------------------------------
 
-    def _generate_one(self, request: ChatRequest) -> ChatResult:
+    def _generate_one(self, request: ChatRequest, stop: threading.Event | None = None) -> ChatResult:
         started = time.monotonic()
         label = f" [{request.request_id}]" if request.request_id else ""
         try:
@@ -274,13 +300,15 @@ class OpenAIChat:
             payload.update(self.extra_body)
             call += 1
             try:
-                data = self._post(payload, label)
+                data = self._post(payload, label, stop)
             except _RequestFailed as exc:
                 error = str(exc)
                 break
             choices = data.get("choices") or []
             if not choices:
-                error = f"openai{label}: the response had no choices: {_excerpt(json.dumps(data))}"
+                logger.warning("openai%s: a response from %s had no choices: %s", label, self.url,
+                               _excerpt(self._redact(json.dumps(data))))
+                error = f"openai{label}: the response had no choices"
                 break
             texts.extend(self._choice_text(c) for c in choices[: wanted - len(texts)])
             usage = data.get("usage") or {}
@@ -361,12 +389,16 @@ class OpenAIChat:
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
 
-    def _post(self, payload: dict, label: str) -> dict:
-        """POST with retries; the parsed JSON body, or _RequestFailed with a clear message."""
+    def _post(self, payload: dict, label: str, stop: threading.Event | None = None) -> dict:
+        """POST with retries; the parsed JSON body, or _RequestFailed with a clear message. With `stop`
+        set, no (further) attempt is made and a wait before a retry ends at once."""
         body = json.dumps(payload).encode("utf-8")
         attempts = self.max_retries + 1
         last = ""
         for attempt in range(1, attempts + 1):
+            if stop is not None and stop.is_set():
+                raise _RequestFailed(f"openai{label}: cancelled before attempt {attempt}"
+                                     + (f"; the last one: {last}" if last else ""))
             try:
                 return self._attempt(body)
             except _Retryable as exc:
@@ -374,9 +406,13 @@ class OpenAIChat:
                 if attempt == attempts:
                     break
                 delay = self._delay(attempt, exc.retry_after)
-                logger.warning("openai%s: %s; retry %d of %d in %.2fs",
-                               label, last, attempt, self.max_retries, delay)
-                time.sleep(delay)
+                logger.warning("openai%s: %s calling %s; retry %d of %d in %.2fs",
+                               label, last, self.url, attempt, self.max_retries, delay)
+                if stop is None:
+                    time.sleep(delay)
+                elif stop.wait(delay):
+                    raise _RequestFailed(f"openai{label}: cancelled while waiting to retry; "
+                                         f"the last attempt: {last}") from None
             except _RequestFailed as exc:
                 raise _RequestFailed(f"openai{label}: {exc} (not retried; attempt {attempt})") from None
         noun = "attempt" if attempts == 1 else "attempts"
@@ -397,31 +433,37 @@ class OpenAIChat:
             raise _RequestFailed(self._transport_message("unsupported URL", exc)) from None
         except httpx.RequestError as exc:  # connect/read/write/protocol/proxy errors, a body that cannot be decoded
             if self._threads.closed:  # the connection was closed under the call
-                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
+                raise _RequestFailed("the backend was closed during the call") from None
             raise _Retryable(self._transport_message("connection error", exc)) from None
         except RuntimeError:  # closed by another thread while this batch ran (ClientThreadsClosed is one)
             if self._threads.closed:
-                raise _RequestFailed(f"the backend was closed while calling {self.url}") from None
+                raise _RequestFailed("the backend was closed during the call") from None
             raise
         status = response.status_code
         text = response.content.decode("utf-8", "replace")
         if not 200 <= status < 300:
-            message = f"HTTP {status} from {self.url}: {_excerpt(self._redact(text)) or '(empty body)'}"
+            self._log_body(status, text)
             if status in RETRY_STATUSES:
-                raise _Retryable(message, parse_retry_after(response.headers.get("Retry-After")))
-            raise _RequestFailed(message)
+                raise _Retryable(status_text(status), parse_retry_after(response.headers.get("Retry-After")))
+            raise _RequestFailed(status_text(status))
         try:
             data = json.loads(text)
         except ValueError:
             # A proxy's HTML page or a cut-off body: worth another try.
-            raise _Retryable(f"HTTP {status} from {self.url} with a body that is not JSON: "
-                             f"{_excerpt(self._redact(text))}") from None
+            self._log_body(status, text)
+            raise _Retryable(f"{status_text(status)} with a body that is not JSON") from None
         if not isinstance(data, dict):
-            raise _Retryable(f"HTTP {status} from {self.url} with unexpected JSON: {_excerpt(self._redact(text))}")
+            self._log_body(status, text)
+            raise _Retryable(f"{status_text(status)} with JSON that is not an object")
         if data.get("error") and not data.get("choices"):
-            raise _RequestFailed(f"HTTP {status} from {self.url} with an error: "
-                                 f"{_excerpt(self._redact(json.dumps(data['error'])))}")
+            self._log_body(status, text)
+            raise _RequestFailed(f"{status_text(status)} with an error instead of choices")
         return data
 
+    def _log_body(self, status: int, text: str) -> None:
+        """The server's answer, for the people who run the platform (never stored with a result)."""
+        logger.warning("openai: HTTP %d from %s: %s", status, self.url, _excerpt(self._redact(text)) or "(empty body)")
+
     def _transport_message(self, kind: str, exc: Exception) -> str:
-        return f"{kind} calling {self.url} (timeout {self.timeout:g}s): {type(exc).__name__}: {self._redact(str(exc))}"
+        logger.warning("openai: %s calling %s: %s: %s", kind, self.url, type(exc).__name__, self._redact(str(exc)))
+        return f"{kind} ({type(exc).__name__}, timeout {self.timeout:g}s)"

@@ -21,6 +21,9 @@ from typing import Any
 from generation.backends import _hf
 from generation.backends.base import BackendError, ChatRequest, TextPart
 
+OPTIONS = (*_hf.LOAD_OPTIONS, "batch_size", "chat_template", "ignore_media")
+ADMIN_OPTIONS = _hf.ADMIN_OPTIONS
+
 
 class CausalLM(_hf.BatchedChatGeneration):
     name = "causal_lm"

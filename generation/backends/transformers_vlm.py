@@ -30,6 +30,9 @@ from generation.backends.base import BackendError, ChatRequest, ImagePart, TextP
 
 logger = logging.getLogger(__name__)
 
+OPTIONS = (*_hf.LOAD_OPTIONS, "batch_size", "native_video", "processor_kwargs", "chat_template")
+ADMIN_OPTIONS = _hf.ADMIN_OPTIONS
+
 
 def video_metadata(part: VideoPart, frames: list) -> dict:
     """Metadata of the frames passed as a video: their count, size and frame rate.

@@ -228,3 +228,18 @@ def login(live_server):
         return page
 
     return do_login
+
+
+@pytest.fixture
+def start_work(live_server):
+    """Press the button of a study's work page that claims the next item (opening the page claims
+    nothing): on the page the browser shows, or on `/work/<slug>/` opened first when `slug` is given."""
+
+    def start(page, slug: str | None = None):
+        if slug is not None:
+            page.goto(f"{live_server.url}/work/{slug}/")
+        with page.expect_navigation():
+            page.locator("[data-start] #next-item").click()
+        return page
+
+    return start

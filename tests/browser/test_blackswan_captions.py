@@ -21,7 +21,7 @@ pytestmark = [
 
 
 def test_a_worker_captions_the_two_clips_and_a_curator_applies_them(live_server, browser_page, make_user, login,
-                                                                    tmp_path):
+                                                                    tmp_path, start_work):
     curator = make_user("cora", CURATOR)
     worker = make_user("wanda", ANNOTATOR)
     split = make_split(tmp_path / "clips", curator)
@@ -32,7 +32,7 @@ def test_a_worker_captions_the_two_clips_and_a_curator_applies_them(live_server,
 
     # 1. The worker sees the beginning and the end only.
     page = login(browser_page, worker)
-    page.goto(f"{live_server.url}/work/{study.slug}/")
+    start_work(page, study.slug)
     sources = page.eval_on_selector_all("video", "nodes => nodes.map(n => n.getAttribute('src'))")
     assert sources == [f"/media/files/videos/{split.pre_video_id}/", f"/media/files/videos/{split.post_video_id}/"]
     html = page.content()
@@ -55,7 +55,7 @@ def test_a_worker_captions_the_two_clips_and_a_curator_applies_them(live_server,
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answered:
         submit.click()
     assert answered.value.status == 201, answered.value.text()
-    expect(page.get_by_role("link", name="Next item")).to_be_visible()
+    expect(page.get_by_role("button", name="Next item")).to_be_visible()
     submission = study.claims.get(worker=worker).submission
     assert submission.data == CAPTIONS
 

@@ -77,7 +77,7 @@ def wait_playable(page, count: int) -> None:
         f" return v.length === {count} && v.every(n => n.readyState >= 1 && n.duration > 0.9); }}")
 
 
-def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user, login, split, study):
+def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user, login, split, study, start_work):
 
     page = browser_page
     page.set_viewport_size({"width": 1366, "height": 768})  # a laptop screen
@@ -85,6 +85,8 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
     worker = make_user("wanda", ANNOTATOR)
     login(page, worker)
     page.goto(f"{base}/work/{study.slug}/")
+    check_reach(page, base, split, reachable=set())  # opening the page claims nothing, so nothing streams
+    start_work(page)
 
     # --- Step 1: Forecaster sees V_pre only -------------------------------------------------------
     expect(page.get_by_role("heading", name="Step 1 of 3: Forecaster")).to_be_visible()
@@ -183,7 +185,7 @@ def test_an_annotator_walks_the_three_steps(live_server, browser_page, make_user
 
 
 def test_an_italian_staged_study_speaks_italian_until_the_worker_switches(live_server, browser_page, make_user,
-                                                                          login, split):
+                                                                          login, split, start_work):
 
     study = staged.create_staged_study([split], "Eventi inattesi", split.curator, open_now=True, expert_share=0.0,
                                        expert_first=0, language="it")
@@ -192,6 +194,8 @@ def test_an_italian_staged_study_speaks_italian_until_the_worker_switches(live_s
     login(page, worker)
     work_url = f"{live_server.url}/work/{study.slug}/"
     page.goto(work_url)
+    expect(page.get_by_role("button", name="Inizia")).to_be_visible()
+    start_work(page)
     assert page.locator("html").get_attribute("lang") == "it"
     expect(page.get_by_role("heading", name="Fase 1 di 3: Previsore")).to_be_visible()
     expect(page.locator(".staged-player figcaption")).to_have_text("Inizio del video")

@@ -33,7 +33,7 @@ def seek_to_frame(page, frame: int) -> None:
 
 
 def test_three_marks_suggest_a_split_the_curator_accepts(
-    live_server, browser_page, celery_worker, media_root, make_user, login, bikes
+    live_server, browser_page, celery_worker, media_root, make_user, login, bikes, start_work
 ):
     page = browser_page
     curator = make_user("cora", CURATOR)
@@ -46,7 +46,7 @@ def test_three_marks_suggest_a_split_the_curator_accepts(
         annotator = make_user(f"ann{index}", ANNOTATOR)
         page.context.clear_cookies()
         login(page, annotator)
-        page.goto(f"{live_server.url}/work/{study.slug}/")
+        start_work(page, study.slug)
         field = page.locator('[data-kind="time_mark"]')
         expect(field).to_be_visible()
         expect(page.locator(".task-item")).to_contain_text("10.000 s (250 frames at 25 fps)")

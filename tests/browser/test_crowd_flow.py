@@ -46,7 +46,8 @@ def study(transactional_db):
     return study
 
 
-def test_prolific_worker_round_trip_with_curator_approval(live_server, browser_page, make_user, login, study):
+def test_prolific_worker_round_trip_with_curator_approval(live_server, browser_page, make_user, login, study,
+                                                          start_work):
     from annotation.crowd.models import Claim, Draft, Submission
 
     page = browser_page
@@ -55,6 +56,8 @@ def test_prolific_worker_round_trip_with_curator_approval(live_server, browser_p
     # 1. The worker arrives from Prolific and gets an item.
     page.goto(f"{live_server.url}/crowd/prolific/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID=s1&SESSION_ID=x1")
     page.wait_for_url(work_url)
+    assert not Claim.objects.exists()  # the page claims nothing until its button is pressed
+    start_work(page)
     first_item = page.locator("[data-external-id]").inner_text()
     assert first_item.startswith("pic-")
     expect(page.get_by_role("heading", name="Describe pictures")).to_be_visible()
@@ -93,7 +96,7 @@ def test_prolific_worker_round_trip_with_curator_approval(live_server, browser_p
     with page.expect_response(lambda r: r.url.endswith(f"/api/claims/{claim.pk}/submit/")) as answer:
         submit.dblclick()
     assert answer.value.status == 201, answer.value.text()
-    expect(page.get_by_role("link", name="Next item")).to_be_focused()
+    expect(page.get_by_role("button", name="Next item")).to_be_focused()
     assert len(submits) == 1
     submission = Submission.objects.get()
     assert submission.claim_id == claim.pk
@@ -125,8 +128,8 @@ def test_prolific_worker_round_trip_with_curator_approval(live_server, browser_p
     claim.refresh_from_db()
     assert claim.status == Claim.Status.APPROVED
 
-    # 7. Back in the worker's browser, the next visit brings a different item.
-    page.goto(work_url)
+    # 7. Back in the worker's browser, the next visit offers the next item, a different one.
+    start_work(page, study.slug)
     second_item = page.locator("[data-external-id]").inner_text()
     assert second_item.startswith("pic-") and second_item != first_item
     expect(page.get_by_label("Describe the picture in one sentence.")).to_have_value("")

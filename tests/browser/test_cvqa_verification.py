@@ -34,12 +34,12 @@ def verification_study(transactional_db, make_user, tmp_path):
 
 
 def test_two_verifiers_disagree_and_a_curator_adjudicates(live_server, browser_page, make_user, login,
-                                                          verification_study):
+                                                          verification_study, start_work):
     item = verification_study.item
 
     # 1. The first verifier sees the item and corrects its answer.
     page = login(browser_page, make_user("vera", ANNOTATOR))
-    page.goto(f"{live_server.url}/work/{verification_study.slug}/")
+    start_work(page, verification_study.slug)
     expect(page.locator("img.item-media")).to_be_visible()
     expect(page.locator('[data-payload-key="query"]')).to_have_text("How many dogs are in the picture?")
     expect(page.locator('[data-payload-key="new_query"]')).to_have_text(

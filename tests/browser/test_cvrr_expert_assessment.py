@@ -53,7 +53,7 @@ def expert_study(transactional_db, make_user, bikes):
 
 
 def test_a_qualified_expert_answers_and_the_curator_finalises(live_server, browser_page, make_user, login,
-                                                              expert_study):
+                                                              expert_study, start_work):
 
     # 1. A worker who is no expert is refused, with the qualification named.
     outsider = login(browser_page, make_user("otto", ANNOTATOR))
@@ -63,7 +63,7 @@ def test_a_qualified_expert_answers_and_the_curator_finalises(live_server, brows
 
     # 2. The expert sees the video, the dimension, the question and the answer, and answers.
     page = login(browser_page, expert_study.expert)
-    page.goto(f"{live_server.url}/work/{expert_study.slug}/")
+    start_work(page, expert_study.slug)
     expect(page.locator("video.item-media")).to_be_visible()
     expect(page.locator('[data-payload-key="dimension_name"]')).to_have_text("Continuity and object instance count")
     expect(page.locator('[data-payload-key="dimension_description"]')).to_contain_text("Counting objects")

@@ -44,7 +44,7 @@ def submit_and_go_on(page) -> None:
 
 
 def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, make_user, login, video,
-                                                   scripted):  # noqa: F811
+                                                   scripted, start_work):  # noqa: F811
     curator, annotator = make_user("cora", CURATOR), make_user("ann", ANNOTATOR)
     item = make_video("v1", media=video)
     scripted.REPLIES[CAPTION] = json.dumps(PAIRS)
@@ -53,8 +53,7 @@ def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, ma
     page.goto(live_server.url + "/cvrr/qa/")
     page.locator(f'tr[data-item-id="{item.pk}"] input[name="item"]').check()
     page.locator('input[name="pairs"]').fill("3")
-    page.locator("#start-backend").select_option("caption_script")
-    page.locator("#start-model").fill("scripted/qa")
+    page.locator("#start-model").select_option("scripted-qa")  # a registered model
     page.get_by_role("button", name="Propose QA pairs for the selected videos").click()
     expect(page.locator("#start-status .set-job")).to_contain_text("Job #")
     assert Proposal.objects.filter(status="ok").count() == 3
@@ -65,7 +64,7 @@ def test_keep_one_fix_one_remove_one_with_a_reason(live_server, browser_page, ma
 
     page.context.clear_cookies()
     login(page, annotator)
-    page.goto(live_server.url + f"/work/{filtration.studies().get().slug}/")
+    start_work(page, filtration.studies().get().slug)
     info = qa_generation.DEFAULT_DIMENSIONS[DIMENSION]
     shown = page.locator(".task-item")
     for text in (CAPTION, info.name, info.description, PAIRS[0]["question"]):

@@ -57,7 +57,8 @@ def painted(page) -> int:
 
 
 def test_curator_paints_a_mask_inpaints_watches_compares_and_picks_the_final_image(
-        live_server, browser_page, celery_worker, media_root, make_user, login, tiny_sd, held_generation, tmp_path):
+        live_server, browser_page, celery_worker, media_root, make_user, login, tiny_sd, tiny_sd_registry,
+        held_generation, tmp_path):
     from annotation.curation_models import ImageAttempt
     from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 
@@ -100,7 +101,7 @@ def test_curator_paints_a_mask_inpaints_watches_compares_and_picks_the_final_ima
     assert 0 < strokes < SIZE * SIZE / 2
 
     page.locator("#studio-steps").fill("3")
-    page.locator("#studio-inpaint-model").fill(str(tiny_sd.inpaint))
+    page.locator("#studio-inpaint-model").select_option("tiny-sd-inpaint")
     page.locator("#studio-prompt").fill("a boy holds an empty glass")
     with page.expect_response(lambda r: r.url.endswith("/attempts/") and r.request.method == "POST") as answer:
         page.get_by_role("button", name="Inpaint the painted region").click()

@@ -13,6 +13,7 @@ from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import ingest_path
+from tests.registry_support import register_model
 from tests.test_maia_pool_checks import AGREEING, ODD_ANSWER, QUESTION, ForcedScorer
 
 pytestmark = [
@@ -23,7 +24,7 @@ pytestmark = [
 
 
 def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server, browser_page, make_user, login,
-                                                                      bikes, settings, monkeypatch):
+                                                                      bikes, settings, monkeypatch, start_work):
     curator = make_user("cora", CURATOR)
     worker = make_user("wanda", ANNOTATOR)
     video = ingest_path(bikes, user=curator)
@@ -38,7 +39,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
 
     # 1. The worker reads the question, its category and the reminder, and writes an answer.
     page = login(browser_page, worker)
-    page.goto(f"{live_server.url}/work/{study.slug}/")
+    start_work(page, study.slug)
     expect(page.locator("video")).to_have_count(1)
     expect(page.get_by_text(QUESTION)).to_be_visible()
     expect(page.get_by_text("Di che cosa chiede la categoria")).to_be_visible()
@@ -53,7 +54,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
     with page.expect_response(lambda r: r.url.endswith("/submit/")) as answered:
         submit.click()
     assert answered.value.status == 201, answered.value.text()
-    expect(page.get_by_role("link", name="Elemento successivo")).to_be_visible()
+    expect(page.get_by_role("button", name="Elemento successivo")).to_be_visible()
     submission = study.claims.get(worker=worker).submission
     assert submission.data == {"answer": ODD_ANSWER}
 
@@ -76,6 +77,7 @@ def test_a_worker_answers_a_curator_approves_and_the_pool_is_checked(live_server
 
         # 3. The pool checks run from the report; the contradicting pool waits on the review page.
         settings.MAIA_NLI_MODEL = "forced"
+        register_model("forced", backend="nli")  # the setting names a registered NLI model
         monkeypatch.setattr(pool_checks, "load_scorer", lambda model_id=None: ForcedScorer())
         curator_page.goto(f"{live_server.url}/maia/versions/{version.pk}/pools/")
         curator_page.get_by_role("button", name="Run pool checks").click()

@@ -33,7 +33,7 @@ def _write(page, slots, questions):
 
 
 def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_page, make_user, login,
-                                                          bigbuckbunny, bikes):
+                                                          bigbuckbunny, bikes, start_work):
 
     curator = make_user("cora", CURATOR)
     videos = [ingest_path(bigbuckbunny, user=curator), ingest_path(bikes, user=curator)]
@@ -44,7 +44,7 @@ def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_p
 
     # 1. A worker writes 24 questions; a yes/no question is refused next to its field, then rewritten.
     page = login(browser_page, make_user("ada", ANNOTATOR))
-    page.goto(f"{live_server.url}/work/{study.slug}/")
+    start_work(page, study.slug)
     expect(page.locator("video")).to_have_count(1)
     expect(page.locator('[data-payload-key="category-incertezza"]')).to_contain_text("Uncertainty")
     expect(page.get_by_text("non sono ammesse domande sull'audio").first).to_be_visible()
@@ -66,7 +66,7 @@ def test_a_worker_writes_questions_and_a_curator_approves(live_server, browser_p
     other.set_default_timeout(15_000)
     try:
         second = login(other.new_page(), make_user("bruno", ANNOTATOR))
-        second.goto(f"{live_server.url}/work/{study.slug}/")
+        start_work(second, study.slug)
         _write(second, slots, {**questions, slots[5]: YES_NO})
         second.locator(f'[data-field="{question_writing.override_field(slots[5])}"] input').check()
         with second.expect_response(lambda r: r.url.endswith("/submit/")) as answer:

@@ -37,8 +37,7 @@ def wait_for_job(job_id: int) -> Job:
 
 
 def pick_model(page) -> None:
-    page.locator("#start-backend").select_option("maia_script")
-    page.locator("#start-model").fill("scripted/statements")
+    page.locator("#start-model").select_option("scripted-statements")  # a registered model
 
 
 def test_propose_accept_check_and_regenerate(live_server, browser_page, make_user, login, celery_worker,
@@ -74,7 +73,7 @@ def test_propose_accept_check_and_regenerate(live_server, browser_page, make_use
             proposals.decide(proposal, curator, "accept")
 
     page.goto(live_server.url + f"/maia/versions/{version.pk}/statements/")
-    page.locator('input[name="nli_model"]').fill("forced:contradiction")
+    page.locator("#nli-model").select_option("forced-contradiction")
     page.get_by_role("button", name="Run statement checks").click()
     expect(page.locator(".messages")).to_contain_text("Statement checks queued as job #")
     job = wait_for_job(Job.objects.get(kind=statement_checks.JOB_KIND).pk)

@@ -39,8 +39,7 @@ def test_curator_augments_checks_the_diff_corrects_and_sees_the_prompts(live_ser
     page = login(browser_page, curator)
     page.goto(live_server.url + "/nleye/triplets/")
     page.locator(f'tr[data-item-id="{triplet.pk}"] input[name="item"]').check()
-    page.locator("#start-backend").select_option("triplet_script")
-    page.locator("#start-model").fill("scripted/augmenter")
+    page.locator("#start-model").select_option("scripted-augmenter")  # a registered model
     page.get_by_role("button", name="Propose prompts for the selected triplets").click()
     expect(page.locator("#start-status .set-job")).to_contain_text("Job #")
 

@@ -42,7 +42,7 @@ def cvrr_run(transactional_db):
 
 
 def test_researcher_judges_a_run_from_its_results_page_and_sees_the_metric(
-        live_server, browser_page, make_user, login, celery_worker, cvrr_run, tiny_models_dir):
+        live_server, browser_page, make_user, login, celery_worker, cvrr_run, tiny_models_dir, tiny_registry):
     page = browser_page
     login(page, make_user("rita", RESEARCHER))
     page.goto(f"{live_server.url}/runs/{cvrr_run.pk}/")
@@ -54,7 +54,7 @@ def test_researcher_judges_a_run_from_its_results_page_and_sees_the_metric(
     before = verdicts.inner_text() if verdicts.count() else ""
     assert before != "3"
     form = page.locator('form[data-judge="cvrr"]')
-    form.get_by_label("judge model").fill(str(tiny_models_dir / "causal-lm"))
+    form.get_by_label("judge model").select_option("tiny-causal-lm")  # a registered judge
     form.get_by_role("button", name="Judge the run").click()
 
     expect(page.locator(".messages")).to_contain_text("started as job")

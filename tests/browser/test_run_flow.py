@@ -45,7 +45,8 @@ def chunk_gate(monkeypatch):
 
 
 def test_researcher_starts_a_run_and_watches_it_finish_with_its_predictions(
-        live_server, browser_page, make_user, login, celery_worker, chunk_gate, video, tiny_models_dir):
+        live_server, browser_page, make_user, login, celery_worker, chunk_gate, video, tiny_models_dir,
+        tiny_registry):
     from evaluation.models import EvaluationRun, Prediction
 
     version = cvrr_version(video, label="browser")
@@ -69,8 +70,7 @@ def test_researcher_starts_a_run_and_watches_it_finish_with_its_predictions(
 
     # 2. Fill in "Start a run" and submit.
     form.locator("#run-version").select_option(label="cvrr:browser (2 items)")
-    form.locator("#run-model").fill(qwen)
-    form.locator("#run-backend").select_option("transformers")
+    form.locator("#run-model").select_option("tiny-qwen2-vl")  # a registered model
     form.locator("#run-prompting").select_option("standard")
     form.locator("#run-frames").fill("uniform:2@64")
     form.get_by_label("Batch size").fill("1")

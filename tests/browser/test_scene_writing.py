@@ -40,14 +40,14 @@ def scene_study(transactional_db, make_user):
 
 
 def test_an_author_writes_a_triplet_and_a_curator_filters_the_queue(live_server, browser_page, make_user, login,
-                                                                    scene_study):
+                                                                    scene_study, start_work):
     from annotation.crowd.models import Claim, Submission
     from annotation.curation_models import CurationRecord
     from annotation.models import BenchmarkItem
 
     # 1. The author writes a triplet on the task page; the brief suggests what to aim for.
     page = login(browser_page, make_user("ada", ANNOTATOR))
-    page.goto(f"{live_server.url}/work/{scene_study.slug}/")
+    start_work(page, scene_study.slug)
     expect(page.get_by_text("Aim for", exact=False).first).to_be_visible()
     page.get_by_label("Premise scene", exact=True).fill("A teacher opens the classroom door in the morning.")
     page.get_by_label("Plausible hypothesis scene", exact=True).fill("Children sit at desks with open notebooks.")

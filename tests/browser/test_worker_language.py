@@ -32,13 +32,15 @@ def study(transactional_db):
     return study
 
 
-def test_an_italian_task_page_and_the_switch_to_english(live_server, browser_page, study):
+def test_an_italian_task_page_and_the_switch_to_english(live_server, browser_page, study, start_work):
 
     page = browser_page
     work_url = f"{live_server.url}/work/{study.slug}/"
     page.goto(f"{live_server.url}/crowd/prolific/{study.slug}/?PROLIFIC_PID={PID}&STUDY_ID=s1&SESSION_ID=x1")
     page.wait_for_url(work_url)
     assert page.locator("html").get_attribute("lang") == "it"
+    expect(page.get_by_role("button", name="Inizia")).to_be_visible()
+    start_work(page)
     expect(page.get_by_role("heading", name="Le tue risposte")).to_be_visible()
 
     # the script's own messages, and the server's, in the page's language

@@ -1,7 +1,8 @@
 """BlackSwanSuite: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`) and
-demo items (`demo`)."""
+demo items (`demo`); the reviews of the staged claims a version was built from, as people's decisions on its
+items (`reviews`)."""
 
-from annotation.benchmarks.blackswan import demo, exporter, importer
+from annotation.benchmarks.blackswan import demo, exporter, importer, reviews
 from annotation.benchmarks.blackswan.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
 
@@ -15,3 +16,6 @@ class BlackSwan(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+
+    def human_decisions(self, version) -> list:
+        return reviews.human_decisions(version)

@@ -3,9 +3,9 @@ questions under curation (`sources`, never frozen: its freeze check is registere
 subgroup labels for the bias analysis (`subgroups`); counterfactual proposals (`counterfactual_generation`,
 which registers its proposal kind, with the groups' examples in `counterfactual_groups`) and the
 counterfactual items they and curators write (`counterfactuals`, whose freeze check waits for
-verification); the two-person verification study kind (`verification`); the grammar pass over
-counterfactual questions (`grammar`, which registers its proposal kind); the demo's synthetic version and
-verification study (`demo`)."""
+verification); the two-person verification study kind (`verification`, which also reads people's decisions
+on the items); the grammar pass over counterfactual questions (`grammar`, which registers its proposal kind);
+the demo's synthetic version and verification study (`demo`)."""
 
 from django.urls import reverse
 
@@ -44,6 +44,9 @@ class Cvqa(BenchmarkDefinition):
                 links[:0] = [("Verification", reverse("cvqa-verification-version", kwargs={"version_id": version.pk}))]
             links.append(("Grammar pass", reverse("cvqa-grammar-console", kwargs={"version_id": version.pk})))
         return links
+
+    def human_decisions(self, version) -> list:
+        return verification.human_decisions(version)
 
 
 versions.register_freeze_check(sources.freeze_check, phrase=sources.REFUSAL_PHRASE)

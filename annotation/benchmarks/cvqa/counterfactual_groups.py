@@ -23,6 +23,7 @@ from annotation import category_definitions
 from annotation.benchmarks.cvqa import sources
 from annotation.category_definitions import NAME_LENGTH
 from annotation.curation_models import CategoryDefinition
+from config import json_text
 
 DIRECT, INDIRECT, BOOLEAN = "direct", "indirect", "boolean"  # the release's `type` of each group's items
 KEYS = {DIRECT: "numerical_direct", INDIRECT: "numerical_indirect", BOOLEAN: "boolean"}
@@ -175,7 +176,7 @@ def check_answers(group: str, answer: str, new_answer: str) -> str:
 
 def _clean_examples(group: str, value: str) -> list[dict]:
     try:
-        examples = json.loads(value)
+        examples = json_text.loads(value)
     except ValueError as exc:
         raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
     if not isinstance(examples, list) or len(examples) > MAX_EXAMPLES:

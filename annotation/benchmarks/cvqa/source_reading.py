@@ -30,6 +30,7 @@ from pathlib import Path
 
 from annotation.importers.base import ItemSpec, MediaRef, Problems, relative, source_record, text
 from annotation.importers.files import FileIndex, read_json, read_table
+from config import json_text
 from generation.media_probe import IMAGE_EXTENSIONS
 
 FORMATS = ("vqa", "csv")
@@ -188,7 +189,7 @@ def split_answers(value) -> list[str]:
     raw = text(value)
     if raw.startswith("["):
         try:
-            found = json.loads(raw)
+            found = json_text.loads(raw)
         except json.JSONDecodeError:
             found = None
         if isinstance(found, list):

@@ -16,9 +16,8 @@ Source items are never frozen (`freeze_check`) nor exported as a release (the ex
 from __future__ import annotations
 
 import tempfile
-import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -33,13 +32,13 @@ from annotation.importers.release import MAX_ID_LENGTH, check_medium, store_medi
 from annotation.media_cleanup import ImportLease
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from annotation.payloads import validate_payload
+from config import archives
 from generation.media_probe import MediaError
 
 SLUG = "cvqa"
 SOURCE = "source"  # the CurationRecord stage of an imported source question
 REFUSAL_PHRASE = "cannot be frozen"
-MAX_UPLOAD_FILES = 2000
-MAX_ZIP_BYTES = 2 * 1024 ** 3
+MAX_UPLOAD_FILES = 2000  # image files uploaded one by one; a zip has the limits of config.archives
 
 
 class SourceImportFailed(Exception):
@@ -208,25 +207,12 @@ def _delete(stored: list) -> None:
 
 
 def _unzip(upload, folder: Path) -> None:
-    """Extract the images of an uploaded zip into `folder` (no path leaves it)."""
+    """Extract the images of an uploaded zip into `folder` (`config.archives`: within the limits, no path leaves
+    it); SourceImportFailed for an archive refused or damaged (the caller's temporary folder goes with it)."""
     try:
-        archive = zipfile.ZipFile(upload)
-    except zipfile.BadZipFile:
-        raise SourceImportFailed([f"{upload.name}: not a zip archive."]) from None
-    with archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        if len(members) > MAX_UPLOAD_FILES or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-            raise SourceImportFailed([f"{upload.name}: more than {MAX_UPLOAD_FILES} files or "
-                                      f"{MAX_ZIP_BYTES // 1024 ** 3} GB once extracted."])
-        for member in members:
-            parts = PurePosixPath(member.filename.replace("\\", "/")).parts
-            if not parts or any(part in ("..", "") for part in parts) or parts[0].startswith("/"):
-                raise SourceImportFailed([f"{upload.name}: unsafe path {member.filename!r}."])
-            target = folder.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as source, target.open("wb") as out:
-                while chunk := source.read(1024 * 1024):
-                    out.write(chunk)
+        archives.extract(upload, upload.name, folder)
+    except archives.ArchiveRefused as exc:
+        raise SourceImportFailed([str(exc)]) from None
 
 
 def _save(upload, folder: Path) -> Path:

@@ -17,6 +17,13 @@ rewrites `new_answer`); removed ones leave the version. Any disagreement puts th
 A removed item keeps its verdicts and reason: it moves to the companion version `<label>-removed`
 (`removed_version`), which is never frozen, with its record at stage `removed`. The verifiers' verdicts,
 the outcome and any adjudication are recorded in the item's `CurationRecord.working["verification"]`.
+
+A verifier's answer can still come after the item is verified (a reviewer rejected an earlier answer, which
+reopens its slot): when the answers that count then no longer agree on the verdict the verifiers had agreed
+on, the item goes to adjudication (`resolve`). People's decisions on an item (`human_decisions`, the
+benchmark's registry hook) are every verifier's verdict that counts and the curator's adjudication, on one
+question: the latest counts, and a removal is a rejection, so a verified item whose latest verdict removes it
+is not frozen.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotation import decisions
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from annotation.benchmarks.cvqa import counterfactuals
 from annotation.benchmarks.cvqa.source_reading import ROLE
@@ -55,6 +63,7 @@ REMOVED_SUFFIX = "-removed"
 MAX_NOTE = 1000
 MAX_ANSWER = 20
 WAITING, AGREED, DISAGREED = "waiting", "agreed", "disagreed"
+QUESTION = "the counterfactual question"  # what verdicts and adjudications settle (`human_decisions`)
 GROUP_NAMES = {groups.DIRECT: "numerical, direct", groups.INDIRECT: "numerical, indirect",
                groups.BOOLEAN: "boolean (yes/no)"}
 
@@ -283,7 +292,11 @@ def resolve(item_id: int) -> str | None:
     or no longer waiting)."""
     with transaction.atomic():
         record = _record(item_id)
-        if record is None or record.stage not in counterfactuals.UNVERIFIED or record.item.version.frozen:
+        if record is None or record.item.version.frozen:
+            return None
+        if record.stage == counterfactuals.VERIFIED:
+            return _recheck(record)
+        if record.stage not in counterfactuals.UNVERIFIED:
             return None
         state = state_of(record.item)
         if state.outcome == WAITING:
@@ -303,6 +316,21 @@ def resolve(item_id: int) -> str | None:
             entries["corrected"] = _set_answer(record, value)
         _write(record, counterfactuals.VERIFIED, **entries)
         return counterfactuals.VERIFIED
+
+
+def _recheck(record: CurationRecord) -> str | None:
+    """A verified item whose verifiers agreed (no curator adjudicated it) goes to adjudication once the answers
+    that count no longer all give the verdict they agreed on (a later answer, in a slot a rejection reopened)."""
+    entry = (record.working or {}).get(WORKING_KEY) or {}
+    if entry.get("outcome") != AGREED or "adjudication" in entry:
+        return None
+    agreed = {tuple(verdict.get("verdict") or ()) for verdict in entry.get("verdicts") or []}
+    state = state_of(record.item)
+    if not state.verdicts or {verdict.verdict for verdict in state.verdicts} == agreed:
+        return None
+    _write(record, counterfactuals.ADJUDICATION, verdicts=_summary(state), outcome=DISAGREED,
+           at=timezone.now().isoformat())
+    return counterfactuals.ADJUDICATION
 
 
 def on_submitted(submission) -> None:
@@ -360,6 +388,34 @@ def adjudicate(user, item_id, decision: str, *, answer: str = "", reason: str = 
             decided["corrected"] = _set_answer(record, answer)
         _write(record, counterfactuals.VERIFIED, adjudication=decided)
         return counterfactuals.VERIFIED
+
+
+# --- People's decisions --------------------------------------------------------------------------------
+
+def human_decisions(version: BenchmarkVersion) -> list[decisions.Decision]:
+    """Every verifier's verdict that counts on the counterfactual items of `version` and the curators'
+    adjudications (see the module docstring): keeping or correcting accepts an item, removing rejects it."""
+    items = list(BenchmarkItem.objects.filter(version=version, curation__working__has_key=counterfactuals.WORKING_KEY)
+                 .select_related("curation"))
+    found = []
+    for state in states(items):
+        for verdict in state.verdicts:
+            action, _value = verdict.verdict
+            found.append(decisions.Decision(
+                state.item.pk, QUESTION, decisions.REJECTED if action == REMOVE else decisions.ACCEPTED,
+                "the C-VQA verification", verdict.submitted_at, by=verdict.worker, reason=verdict.text,
+                action="removed" if action == REMOVE else ""))
+        decided = ((state.item.curation.working or {}).get(WORKING_KEY) or {}).get("adjudication") or {}
+        at = decisions.moment(decided.get("at"))
+        if at is not None:
+            removed = decided.get("decision") == REMOVE
+            reason = REASONS.get(decided.get("reason"), "") if removed else ""
+            found.append(decisions.Decision(
+                state.item.pk, QUESTION, decisions.REJECTED if removed else decisions.ACCEPTED,
+                "the C-VQA adjudication", at, by=decided.get("by", ""),
+                reason="; ".join(text for text in (reason, decided.get("note", "")) if text),
+                action="removed" if removed else ""))
+    return found
 
 
 # --- Studies -------------------------------------------------------------------------------------------

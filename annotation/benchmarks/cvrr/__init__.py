@@ -4,9 +4,10 @@ demo items (`demo`); its curation pipeline (seeds/003 §3.2): the dimensions as 
 captioning study kind (`captions`, registered on import), the caption used for QA generation
 (`caption_choice`), QA generation from the chosen captions (`qa_generation`, which registers the
 `cvrr_qa` proposal kind), the filtration study (`filtration`, which registers the `cvrr_filtration`
-study kind), the QA pool the kept pairs join (`qa_pool`), the noise report of the filtration
-(`noise_report`), the expert assessment of QA pairs (`expert_study`, which registers its study kind;
-`expert_sample`, `expert_report`, `expert_group`) and the stages of an item (`stages`)."""
+study kind), the QA pool the kept pairs join (`qa_pool`, which also reads people's decisions on them),
+the noise report of the filtration (`noise_report`), the expert assessment of QA pairs (`expert_study`,
+which registers its study kind; `expert_sample`, `expert_report`, `expert_group`) and the stages of an item
+(`stages`)."""
 
 from django.urls import reverse
 
@@ -18,6 +19,7 @@ from annotation.benchmarks.cvrr import (  # noqa: F401  (captions, expert_study,
     filtration,
     importer,
     qa_generation,
+    qa_pool,
 )
 from annotation.benchmarks.cvrr.payload import PAYLOADS
 from annotation.benchmarks.cvrr.pools import VIDEO_POOL_LABEL
@@ -38,3 +40,6 @@ class CvrrEs(BenchmarkDefinition):
         if version.label != VIDEO_POOL_LABEL:
             return []
         return [("CVRR-ES curation", reverse("cvrr-curation")), ("Videos in dimensions", reverse("cvrr-videos"))]
+
+    def human_decisions(self, version) -> list:
+        return qa_pool.human_decisions(version)

@@ -15,6 +15,9 @@
 - **Sent back** (`mark_returned`): a kept pair that experts found wrong goes back to stage
   `stages.RETURNED` with the reason, who sent it and when (`working["returned"]`, a list); the
   filtration study makes it reviewable again (`annotation.benchmarks.cvrr.filtration.return_to_filtration`).
+- **People's decisions** (`human_decisions`, the benchmark's registry hook): on the question "the pair", the
+  filtration decision that kept or fixed it (`working["source"]`) and every send-back (`working["returned"]`);
+  the latest counts, so a pair sent back is not frozen until the filtration keeps or fixes it again.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
+from annotation import decisions
 from annotation.benchmarks import registry
 from annotation.benchmarks.cvrr import stages
 from annotation.curation_models import CurationRecord
@@ -35,6 +39,8 @@ SLUG = "cvrr"
 POOL_LABEL = "qa-pool"
 APPROVED = (Proposal.Outcome.ACCEPTED, Proposal.Outcome.CORRECTED)
 PAIR_FIELDS = ("question", "answer", "question_kind")
+QUESTION = "the pair"  # what filtration decisions and send-backs settle (`human_decisions`)
+KEPT_AS = {Proposal.Outcome.ACCEPTED: "kept", Proposal.Outcome.CORRECTED: "fixed"}
 
 
 def benchmark() -> Benchmark:
@@ -167,3 +173,23 @@ def mark_returned(record: CurationRecord, reason: str, by, when) -> CurationReco
     record.stage, record.working = stages.RETURNED, working
     record.save(update_fields=["stage", "working", "updated_at"])
     return record
+
+
+def human_decisions(version: BenchmarkVersion) -> list[decisions.Decision]:
+    """The filtration decision that kept or fixed each pair of `version`, and every send-back after it (see the
+    module docstring)."""
+    found = []
+    for record in records().filter(item__version=version):
+        working = record.working or {}
+        source = working.get("source") or {}
+        found.append(decisions.Decision(
+            record.item_id, QUESTION, decisions.ACCEPTED, "the CVRR-ES filtration",
+            decisions.moment(source.get("decided_at"), record.created_at), by=source.get("decided_by", ""),
+            reason=source.get("reason", ""), action=KEPT_AS.get(source.get("outcome"), "kept")))
+        for sent in working.get("returned") or []:
+            at = decisions.moment(sent.get("at"))
+            if at is not None:
+                found.append(decisions.Decision(
+                    record.item_id, QUESTION, decisions.SENT_BACK, "the CVRR-ES curation", at, by=sent.get("by", ""),
+                    reason=sent.get("reason", ""), action="sent back to filtration"))
+    return found

@@ -30,6 +30,7 @@ from annotation.benchmarks.cvrr.pools import CurationError, find_video_pool, vid
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia, MediaAsset, Video
 from annotation.versions import add_item
+from config import json_text
 from config.roles import ADMIN, CURATOR, has_role
 
 ROLE = "video"
@@ -83,7 +84,7 @@ def parse_metadata(text) -> dict | None:
         raise CurationError(f"Metadata is longer than {MAX_METADATA_BYTES} bytes.")
     if text.startswith(("{", "[")):
         try:
-            value = json.loads(text)
+            value = json_text.loads(text)
         except json.JSONDecodeError as exc:
             raise CurationError(f"Metadata is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") \
                 from None

@@ -1,6 +1,7 @@
 """MAIA: its item payloads (`payload`), release importer (`importer`), exporter (`exporter`), demo
 items and studies (`demo`); the question-writing and answer-collection study kinds (`question_writing`,
-`answer_collection`), the pool checks' background job (`pool_check_job`), statement generation
+`answer_collection`), the pool checks (`pool_checks`, whose reviews are people's decisions on the questions)
+and their background job (`pool_check_job`), statement generation
 (`statement_generation`, which registers its proposal kinds) and the statement checks' job
 (`statement_checks`): all registered on import."""
 
@@ -11,6 +12,7 @@ from annotation.benchmarks.maia import (  # noqa: F401  (imported so that their 
     exporter,
     importer,
     pool_check_job,
+    pool_checks,
     question_writing,
     stages,
     statement_checks,
@@ -30,6 +32,9 @@ class Maia(BenchmarkDefinition):
     exporter = exporter
     demo = demo
     layouts = exporter.LAYOUTS
+
+    def human_decisions(self, version) -> list:
+        return pool_checks.human_decisions(version)
 
 
 versions.register_freeze_check(stages.freeze_check, phrase=stages.REFUSAL_PHRASE)

@@ -28,6 +28,7 @@ from annotation.benchmarks import registry
 from annotation.category_definitions import NAME_LENGTH
 from annotation.curation_models import CategoryDefinition
 from annotation.models import Benchmark
+from config import json_text
 
 SLUG = "maia"
 MAX_DESCRIPTION = 5_000
@@ -248,7 +249,7 @@ def category(key: str) -> CategoryDefinition:
 
 def _clean_examples(value: str) -> list[dict]:
     try:
-        examples = json.loads(value)
+        examples = json_text.loads(value)
     except ValueError as exc:
         raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
     if not isinstance(examples, list) or len(examples) > MAX_EXAMPLES:

@@ -30,7 +30,10 @@ contradiction then waits in the review queue). The checks run as a background jo
 page (`pool_check_job`) or with `manage.py maia_pool_checks run`.
 
 Review: a failing automatic check puts the pool in the review queue; a curator confirms it (a new failing
-check) or overrides it (a new passing check), each with the curator's note.
+check) or overrides it (a new passing check), each with the curator's note. These reviews are people's
+decisions on the question (`human_decisions`, the benchmark's registry hook), while its question and answers
+are the ones reviewed: a confirmed contradiction rejects it, so it is not frozen until a later review
+overrides it or its pool changes.
 
 A question's statements are written once its latest check passes (`annotation.benchmarks.maia.statements`).
 """
@@ -47,11 +50,13 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotation import decisions
 from annotation.benchmarks.maia import stages
 from annotation.benchmarks.maia.stopwords_it import STOPWORDS
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion
-from generation.backends.registry import load_backend
+from generation import model_registry
+from generation.registered_models import Use
 
 SLUG = "maia"
 ASPECT = "pool_agreement"
@@ -179,17 +184,26 @@ def pool_item(item_id: int) -> BenchmarkItem:
     return item
 
 
-def configured_model(model_id: str | None = None) -> str:
-    """The NLI model named, else settings.MAIA_NLI_MODEL; PoolCheckError when neither names one."""
+def nli_model(model_id: str | None = None) -> model_registry.ModelChoice:
+    """The registered NLI model named (its registry name, or the model id or folder an entry holds), else the
+    one settings.MAIA_NLI_MODEL names; PoolCheckError when neither names one or the registry refuses it."""
     model_id = (model_id or getattr(settings, "MAIA_NLI_MODEL", "") or "").strip()
     if not model_id:
         raise PoolCheckError("Name an NLI model (--nli-model, or the MAIA_NLI_MODEL setting).")
-    return model_id
+    try:
+        return model_registry.choose(model_id, use=Use.NLI)
+    except model_registry.ModelRefused as exc:
+        raise PoolCheckError(str(exc)) from None
+
+
+def configured_model(model_id: str | None = None) -> str:
+    """The model id of the NLI model named, else of settings.MAIA_NLI_MODEL (`nli_model`)."""
+    return nli_model(model_id).model_id
 
 
 def load_scorer(model_id: str | None = None):
-    """The NLI classifier named, else settings.MAIA_NLI_MODEL."""
-    return load_backend("nli", configured_model(model_id))
+    """The NLI classifier named, else settings.MAIA_NLI_MODEL (`nli_model`)."""
+    return nli_model(model_id).load()
 
 
 def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
@@ -252,6 +266,17 @@ def review(item_id: int, user, decision: str, note: str = "") -> ItemCheck:
         note=note.strip() or f"{decision} of the automatic check #{check.pk}",
         subject={**_subject(item), "review": decision, "of_check": check.pk,
                  "contradictions": check.subject.get("contradictions", [])})
+
+
+def human_decisions(version: BenchmarkVersion) -> list[decisions.Decision]:
+    """The curators' reviews of the version's pools (see the module docstring), oldest first."""
+    reviews = (ItemCheck.objects.filter(item__version=version, aspect=ASPECT, subject__has_key="review")
+               .select_related("item", "checked_by").order_by("checked_at", "id"))
+    actions = {REVIEW_CONFIRM: "confirmed the contradiction", REVIEW_OVERRIDE: "overrode the contradiction"}
+    return [decisions.from_check(check, ASPECT, "the review of the MAIA pool checks",
+                                 action=actions.get(check.subject.get("review"), ""))
+            for check in reviews
+            if {key: check.subject.get(key) for key in ("question", "answers")} == _subject(check.item)]
 
 
 # --- report -------------------------------------------------------------------------------------

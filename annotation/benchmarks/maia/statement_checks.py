@@ -41,11 +41,15 @@ def default_nli_model() -> str:
 
 
 def nli_model_name(model_id: str = "") -> str:
-    """The NLI model named, else settings.MAIA_NLI_MODEL; StatementCheckError when neither names one."""
+    """The model id of the registered NLI model named, else of settings.MAIA_NLI_MODEL's
+    (`pool_checks.nli_model`); StatementCheckError when neither names one or the registry refuses it."""
     name = (model_id or "").strip() or default_nli_model()
     if not name:
         raise StatementCheckError("Name an NLI model (or set MAIA_NLI_MODEL).")
-    return name
+    try:
+        return pool_checks.configured_model(name)
+    except pool_checks.PoolCheckError as exc:
+        raise StatementCheckError(" ".join(exc.messages)) from None
 
 
 @dataclass

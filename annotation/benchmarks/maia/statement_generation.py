@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from annotation.benchmarks.maia import categories, minimal_pairs, statements
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.models import BenchmarkItem, BenchmarkVersion
+from config import json_text
 from config.roles import ADMIN, CURATOR, has_role
 from generation import proposals, selectors
 from generation.models import ProposalSet
@@ -105,7 +106,7 @@ def read_true_statements(text: str) -> dict:
     blank lines are skipped) or a JSON list of 8 strings. ValueError says what is wrong."""
     if text.startswith("["):
         try:
-            value = json.loads(text)
+            value = json_text.loads(text, keep_nul=True)  # model output
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
         if len(value) != N_ANSWERS:

@@ -3,7 +3,7 @@ items (`demo`); its curation pipeline: the scene-writing study kind (`scenes`, r
 the stages of a triplet (`stages`), prompt augmentation (`prompts`, which registers the `nleye_prompts`
 proposal kind), the curation console's reads (`triplets`), the explanation and categorization
 (`explanation`) and the validation (`validation`), whose freeze check keeps a pool from being frozen
-before every triplet is validated."""
+before every triplet is validated and whose checks are people's decisions on the triplets."""
 
 from django.urls import reverse
 
@@ -28,6 +28,9 @@ class NlEye(BenchmarkDefinition):
         if not validation.is_gated(version):
             return []
         return [("Validation of the triplets", reverse("nleye-validation-state", kwargs={"pk": version.pk}))]
+
+    def human_decisions(self, version) -> list:
+        return validation.human_decisions(version)
 
 
 versions.register_freeze_check(validation.freeze_check, phrase=validation.REFUSAL_PHRASE)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from annotation.importers.base import ItemSpec, MediaRef, Problems, first_duplicate, source_record, text
 from annotation.importers.files import FileIndex, find_one, normalise_header, read_table
+from config import json_text
 from generation.media_probe import IMAGE_EXTENSIONS
 
 DATA_FILE = "test_set.csv"
@@ -86,7 +87,7 @@ def _listed(value) -> tuple[list[str], str]:
         if not written.startswith("["):
             return ([written] if written else []), ""
         try:
-            items = json.loads(written)
+            items = json_text.loads(written)
         except json.JSONDecodeError as exc:
             return [], f"is not a JSON list of texts ({exc.msg} at column {exc.colno})"
         if not isinstance(items, list):

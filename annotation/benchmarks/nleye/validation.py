@@ -14,6 +14,10 @@ images. The rule is applied when a check is recorded and again when the version 
 `freeze_check` keeps a pool (a curated NL-EYE version whose triplets are under curation) from being
 frozen while any of its triplets lacks its explanation and categorization, one of its three images, or a
 passing, current, second-person check on every aspect; imported releases are not checked.
+
+People's decisions (`human_decisions`, the benchmark's registry hook) are the current checks of every
+version's triplets, one question per aspect: a failing one is a rejection, so a triplet a curator found
+wrong is not frozen even in a version that is not a pool (an imported release, one assembled item by item).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotation import decisions
 from annotation.benchmarks.nleye import stages, triplets, vocabulary
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError
@@ -228,6 +233,19 @@ def freeze_check(version) -> list[tuple[str, str]]:
         return []
     return [(state.external_id, "missing " + "; ".join(state.missing))
             for state in version_states(version) if state.missing]
+
+
+def human_decisions(version) -> list[decisions.Decision]:
+    """Every current check of the version's triplets (a check of what has changed since does not count), one
+    question per aspect: a pass accepts the aspect, a failure rejects the triplet."""
+    found = []
+    for item in triplets.version_triplet_items(version):
+        images = _images(item)
+        for check in reversed(list(item.checks.all())):  # oldest first: a later check wins a tie in time
+            if check.aspect in ASPECTS and check.subject == subject(item, check.aspect, images):
+                step = f"the validation of {aspect_name(check.aspect)}"
+                found.append(decisions.from_check(check, check.aspect, step))
+    return found
 
 
 def refresh_stage(record: CurationRecord, state: TripletState) -> None:

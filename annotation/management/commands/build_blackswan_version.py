@@ -27,6 +27,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.blackswan import variants, versions
 from annotation.importers.base import text
 from annotation.importers.files import FileIndex
+from annotation.management.commands._model_options import registered_model
+from config import json_text
 from generation.media_probe import VIDEO_EXTENSIONS
 from generation.models import Job
 
@@ -46,12 +48,14 @@ class Command(BaseCommand):
         parser.add_argument("--skip-pending", action="store_true",
                             help="freeze without the MCQs that still wait for fallback distractors")
         parser.add_argument("--user", default="", help="username recorded as the version's creator")
-        parser.add_argument("--caption-model", default="", help="VLM that captions V_pre (hub id or local folder)")
-        parser.add_argument("--caption-backend", default="transformers")
+        parser.add_argument("--caption-model", default="", help="registered VLM that captions V_pre (its name, or the "
+                                                                "hub id or local folder an entry holds)")
+        parser.add_argument("--caption-backend", default="", help="default: the registered model's")
         parser.add_argument("--caption-frames", default=variants.DEFAULT_CAPTION_FRAMES,
                             help="frame policy for the V_pre caption")
-        parser.add_argument("--rewrite-model", default="", help="LLM that rewrites the caption as a distractor")
-        parser.add_argument("--rewrite-backend", default="causal_lm")
+        parser.add_argument("--rewrite-model", default="", help="registered LLM that rewrites the caption as a "
+                                                                "distractor")
+        parser.add_argument("--rewrite-backend", default="", help="default: the registered model's")
         parser.add_argument("--max-new-tokens", type=int, default=128, help="for the fallback models")
 
     def handle(self, *args, **options):
@@ -72,12 +76,11 @@ class Command(BaseCommand):
             pairs, origins = self._pairs(records, options["records"], options["videos"], user)
         fallback_models = {}
         params = {"max_new_tokens": options["max_new_tokens"]}
-        if options["caption_model"]:
-            fallback_models["caption"] = {"backend": options["caption_backend"], "model_id": options["caption_model"],
-                                          "params": params}
-        if options["rewrite_model"]:
-            fallback_models["rewrite"] = {"backend": options["rewrite_backend"], "model_id": options["rewrite_model"],
-                                          "params": params}
+        for role in ("caption", "rewrite"):
+            if options[f"{role}_model"]:
+                chosen = registered_model({"model": options[f"{role}_model"], "backend": options[f"{role}_backend"],
+                                           "revision": "", "backend_option": []})
+                fallback_models[role] = {**chosen, "params": params}
         job = versions.start_build(pairs, seed=options["seed"], origins=origins, fallback_models=fallback_models,
                                    frames=options["caption_frames"], user=user, here=True,
                                    mcq_rules=options["mcq_rules"])
@@ -105,7 +108,7 @@ class Command(BaseCommand):
     @staticmethod
     def _records(path: Path) -> list:
         try:
-            records = json.loads(path.read_text(encoding="utf-8-sig"))
+            records = json_text.load(path)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror or exc}.") from None
         except json.JSONDecodeError as exc:

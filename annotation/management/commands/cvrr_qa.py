@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.benchmarks.cvrr import filtration, qa_console, qa_generation
 from annotation.benchmarks.cvrr.noise_report import noise_report
 from annotation.crowd.errors import CrowdError
-from annotation.management.commands.nleye_triplets import backend_option
+from annotation.management.commands._model_options import add_model_arguments, registered_model
 from config.roles import ADMIN, CURATOR, has_role
 from generation.proposals import ProposalError
 
@@ -36,16 +36,8 @@ class Command(BaseCommand):
         sub.add_parser("videos", help="the captioned videos and their pairs")
         generate = sub.add_parser("generate", help="QA proposals for captioned videos (a proposal set and its job)")
         generate.add_argument("--items", type=int, nargs="+", required=True, help="the videos' item ids")
-        generate.add_argument("--user", required=True, help="the curator starting it")
-        generate.add_argument("--backend", required=True, help="a text backend: causal_lm, transformers, openai")
-        generate.add_argument("--model", required=True, help="hub id, local folder or API model name")
-        generate.add_argument("--revision", default="")
-        generate.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                              help="backend option, repeatable (base_url=..., device=cuda)")
-        generate.add_argument("--max-new-tokens", type=int, default=None)
-        generate.add_argument("--batch-size", type=int, default=8)
+        add_model_arguments(generate)
         generate.add_argument("--pairs", type=int, default=qa_generation.DEFAULT_PAIRS, help="pairs per video")
-        generate.add_argument("--name", default="")
         study = sub.add_parser("filtration", help="a filtration study over a set's pairs")
         study.add_argument("--set", type=int, required=True, dest="proposal_set")
         study.add_argument("--user", required=True)
@@ -96,10 +88,10 @@ class Command(BaseCommand):
         if options["max_new_tokens"] is not None and options["max_new_tokens"] < 1:
             raise CommandError("--max-new-tokens must be at least 1.")
         proposal_set = qa_generation.start_qa_generation(
-            options["items"], user=user, backend=options["backend"], model_id=options["model"],
-            revision=options["revision"], batch_size=options["batch_size"], pairs=options["pairs"],
+            options["items"], user=user, **registered_model(options), batch_size=options["batch_size"],
+            pairs=options["pairs"],
             params={"max_new_tokens": options["max_new_tokens"]} if options["max_new_tokens"] else None,
-            backend_options=dict(backend_option(text) for text in options["backend_option"]), name=options["name"])
+            name=options["name"])
         count = proposal_set.proposals.count()
         self.stdout.write(f"Proposal set {proposal_set.pk} ({count} video(s)): job {proposal_set.job_id} queued")
 

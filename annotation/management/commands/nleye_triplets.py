@@ -9,24 +9,12 @@ The proposals are decided like any other: in the proposals queue (`/generation/`
 review study (`manage.py review_proposals`); an accepted or corrected one writes the triplet's prompts.
 """
 
-import json
-
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.benchmarks.nleye import prompts, stages, triplets
+from annotation.management.commands._model_options import add_model_arguments, registered_model
 from generation.proposals import ProposalError
-
-
-def backend_option(text: str) -> tuple[str, object]:
-    """`key=value`, the value read as JSON when it is JSON (as `evaluate --backend-option`)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise CommandError(f"--backend-option takes key=value (got {text!r}).")
-    try:
-        return key.strip(), json.loads(value)
-    except ValueError:
-        return key.strip(), value
 
 
 class Command(BaseCommand):
@@ -39,17 +27,9 @@ class Command(BaseCommand):
         listing.add_argument("--stage", choices=list(stages.LABELS), default="", help="one stage")
         augment = sub.add_parser("augment", help="prompt proposals for triplets (a proposal set and its job)")
         augment.add_argument("--items", type=int, nargs="+", required=True, help="the triplets' item ids")
-        augment.add_argument("--user", required=True, help="the curator starting it")
-        augment.add_argument("--backend", required=True, help="a text backend: causal_lm, transformers, openai")
-        augment.add_argument("--model", required=True, help="hub id, local folder or API model name")
-        augment.add_argument("--revision", default="")
-        augment.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                             help="backend option, repeatable (base_url=..., device=cuda)")
-        augment.add_argument("--max-new-tokens", type=int, default=None)
-        augment.add_argument("--batch-size", type=int, default=8)
+        add_model_arguments(augment)
         augment.add_argument("--components", default="", help="interacting components, separated by commas")
         augment.add_argument("--environment", default="")
-        augment.add_argument("--name", default="")
 
     def handle(self, **options):
         if options["action"] == "list":
@@ -75,10 +55,8 @@ class Command(BaseCommand):
             raise CommandError("--max-new-tokens must be at least 1.")
         try:
             proposal_set = prompts.start_augmentation(
-                options["items"], user=user, backend=options["backend"], model_id=options["model"],
-                revision=options["revision"], batch_size=options["batch_size"],
+                options["items"], user=user, **registered_model(options), batch_size=options["batch_size"],
                 params={"max_new_tokens": options["max_new_tokens"]} if options["max_new_tokens"] else None,
-                backend_options=dict(backend_option(text) for text in options["backend_option"]),
                 components=options["components"], environment=options["environment"], name=options["name"])
         except ProposalError as exc:
             raise CommandError(str(exc)) from None

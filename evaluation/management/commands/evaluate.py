@@ -10,7 +10,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, headlines, parsers, readings, results, runs
+from evaluation import benchmarks, headlines, parsers, readings, results, run_control, runs
 from evaluation.benchmarks.base import Benchmark
 from evaluation.cli_options import add_benchmark_argument, parse_option
 from evaluation.models import EvaluationRun
@@ -63,13 +63,14 @@ class Command(BaseCommand):
         add_benchmark_argument(parser)
         parser.add_argument("--version", dest="version_label", metavar="LABEL",
                             help="label of a frozen version of that benchmark")
-        parser.add_argument("--model", help="hub id, local folder, or API model name")
-        parser.add_argument("--backend", default="transformers",
-                            help="transformers (default), causal_lm, openai, ...")
-        parser.add_argument("--revision", default="", help="model revision (hub commit, branch or tag)")
+        parser.add_argument("--model", help="a registered model (manage.py models list): its name, or the hub id, "
+                                               "local folder or API model name an entry holds")
+        parser.add_argument("--backend", default="",
+                            help="the registered model's backend (transformers, causal_lm, openai; default: its own)")
+        parser.add_argument("--revision", default="", help="the registered model's pinned revision (default: it)")
         parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                             help="backend option, repeatable (device=cuda, dtype=bfloat16, base_url=..., "
-                                 "native_video=false)")
+                                 "native_video=false), added to the registered model's")
         parser.add_argument("--input", dest="input_strategy", default="", help="input strategy of the benchmark")
         parser.add_argument("--prompting", default="standard", help="prompting strategy (standard, cot, dscp, ...)")
         parser.add_argument("--option-order", default="release", metavar="ORDER",
@@ -88,8 +89,9 @@ class Command(BaseCommand):
         parser.add_argument("--top-p", type=float)
         parser.add_argument("--max-new-tokens", type=int)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--describer-model", default="", help="image-to-text: the model that captions the media")
-        parser.add_argument("--describer-backend", default="transformers")
+        parser.add_argument("--describer-model", default="",
+                            help="image-to-text: the registered model that captions the media")
+        parser.add_argument("--describer-backend", default="", help="default: the registered describer's")
         parser.add_argument("--workers", choices=runs.WORKERS, default="local",
                             help="local: in this process; celery: one task per chunk on the gpu queue")
         parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
@@ -125,7 +127,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Run {result['run']} {result['status']}: {result['predictions']}/{result['total']} predictions, "
             f"{result['from_cache']} from cache, {result['errors']} errors, "
-            f"{time.monotonic() - started:.1f} s")
+            + (f"{result['nul_removed']} NUL characters removed from the replies, " if result["nul_removed"] else "")
+            + f"{time.monotonic() - started:.1f} s")
         if run.status != EvaluationRun.Status.SUCCEEDED:
             raise CommandError(f"Run {run.pk} {run.status}: {run.message}. "
                                f"Resume it with: manage.py evaluate --resume {run.pk}")
@@ -165,12 +168,16 @@ class Command(BaseCommand):
             describer = {"model_id": options["describer_model"], "backend": options["describer_backend"]}
         generation = {"max_new_tokens": options["max_new_tokens"], "temperature": options["temperature"],
                       "top_p": options["top_p"]}
+        chosen = run_control.registered_models({
+            "model_id": options["model"], "backend": options["backend"], "revision": options["revision"],
+            "backend_options": dict(parse_option(text) for text in options["backend_option"]),
+            "describer": describer}, admin=True)  # whoever runs commands runs the platform
         return runs.create_run(
-            version, model_id=options["model"], backend=options["backend"], revision=options["revision"],
-            backend_options=dict(parse_option(text) for text in options["backend_option"]),
+            version, model_id=chosen["model_id"], backend=chosen["backend"], revision=chosen["revision"],
+            backend_options=chosen["backend_options"],
             input_strategy=options["input_strategy"], prompting=options["prompting"],
             option_order=options["option_order"], frame_policy=options["frames"],
             generation_params=generation, seed=options["seed"],
             variants=[v.strip() for v in options["variants"].split(",") if v.strip()], limit=options["limit"],
             n_samples=options["n_samples"], batch_size=options["batch_size"], chunk_size=options["chunk_size"],
-            describer=describer, workers=options["workers"], subset=options["subset"] or None)
+            describer=chosen["describer"], workers=options["workers"], subset=options["subset"] or None)

@@ -104,7 +104,8 @@ class Command(BaseCommand):
 
         score = sub.add_parser("score", help="the CLIP score of a baseline's written answers, kept for the leaderboard")
         score.add_argument("--study", action="append", required=True, help="a baseline study's slug (repeat)")
-        score.add_argument("--clip-model", required=True, help="CLIP model: hub id or local folder")
+        score.add_argument("--clip-model", required=True, help="a registered CLIP model: its name, or the hub id or "
+                                                               "folder its entry holds")
         score.add_argument("--device", default=None)
 
         results = sub.add_parser("results", help="a human-evaluation study's results as JSON")
@@ -113,8 +114,9 @@ class Command(BaseCommand):
         judge = sub.add_parser("judge", help="judge the people's free-text answers of human-baseline studies")
         judge.add_argument("--study", action="append", required=True, help="a baseline study's slug (repeat)")
         judge.add_argument("--kind", default="", help="the judge kind (default: the one the study names)")
-        judge.add_argument("--judge-model", default="", help="hub id, local folder or API model name "
-                           "(\"openai:gpt-4o\" names the backend); default: the kind's default, where it has one")
+        judge.add_argument("--judge-model", default="", help="a registered judge: its name, or the hub id, local "
+                           "folder or API model name its entry holds (\"openai:gpt-4o\" names the backend); default: "
+                           "the kind's default, where it has one")
         judge.add_argument("--judge-backend", default="", choices=["", *judges.CHAT_BACKENDS])
         judge.add_argument("--judge-revision", default="")
         judge.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE")
@@ -216,11 +218,11 @@ class Command(BaseCommand):
         studies = self._studies(options["study"])
         version = human_eval.version_of(studies[0])
         try:
-            clip = run_scoring.load_model("clip", options["clip_model"], version.benchmark.slug,
-                                          device=options["device"])
+            chosen = run_scoring.registered_model("clip", options["clip_model"])
+            clip = run_scoring.load_choice("clip", chosen, version.benchmark.slug, device=options["device"])
         except run_scoring.ScoringModelError as exc:
             raise CommandError(str(exc)) from None
-        row = human_eval.score_human_baseline(studies, clip=clip, model_id=options["clip_model"])
+        row = human_eval.score_human_baseline(studies, clip=clip, model_id=chosen.model_id)
         self.stdout.write(f"CLIP score ({row.model_id}) of the written answers of {', '.join(row.studies)}:")
         for path, value in sorted(row.values.items()):
             self.stdout.write(f"  {path}: {value}")
@@ -252,8 +254,9 @@ class Command(BaseCommand):
             if not kind:
                 raise CommandError(f"{studies[0].slug} asks no open-ended question: its answers are not judged.")
             model = options["judge_model"] or judges.default_model(kind)
-            spec = judges.judge_spec(model, backend=options["judge_backend"], revision=options["judge_revision"],
-                                     options=dict(parse_option(text) for text in options["judge_option"]))
+            spec = judges.registered_spec(
+                model, backend=options["judge_backend"], revision=options["judge_revision"], admin=True,
+                options=dict(parse_option(text) for text in options["judge_option"]))
             stats = human_eval.judge_answers(studies, spec, kind=kind, batch_size=options["batch_size"],
                                              params={"max_new_tokens": options["max_new_tokens"],
                                                      "temperature": options["temperature"]},

@@ -21,12 +21,12 @@ class Command(BaseCommand):
                             help="; ".join(f"{kind}: {', '.join(judges.judged_benchmarks(kind))}"
                                            for kind in judges.KINDS))
         parser.add_argument("--judge-model", default="",
-                            help="hub id, local folder or API model name (\"openai:gpt-4o\" names the backend); "
-                                 "default: the authors' judge where the paper names one (llm_match: "
-                                 f"{judges.LLM_MATCH_MODEL})")
+                            help="a registered judge: its name, or the hub id, local folder or API model name its "
+                                 "entry holds (\"openai:gpt-4o\" names the backend); default: the authors' judge "
+                                 f"where the paper names one (llm_match: {judges.LLM_MATCH_MODEL})")
         parser.add_argument("--judge-backend", default="", choices=["", *judges.CHAT_BACKENDS],
-                            help="causal_lm (default), openai or transformers")
-        parser.add_argument("--judge-revision", default="")
+                            help="causal_lm, openai or transformers (default: the registered judge's)")
+        parser.add_argument("--judge-revision", default="", help="default: the registered judge's pinned revision")
         parser.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
                             help="backend option, repeatable (base_url=..., device=cuda, dtype=bfloat16)")
         parser.add_argument("--batch-size", type=int, default=8, help="judge calls per model call")
@@ -57,9 +57,9 @@ class Command(BaseCommand):
         human = self._human(options["human"]) if options["human"] else None
         try:
             model = options["judge_model"] or judges.default_model(kind)
-            spec = judges.judge_spec(model, backend=options["judge_backend"],
-                                     revision=options["judge_revision"],
-                                     options=dict(parse_option(text) for text in options["judge_option"]))
+            spec = judges.registered_spec(model, backend=options["judge_backend"],
+                                          revision=options["judge_revision"], admin=True,
+                                          options=dict(parse_option(text) for text in options["judge_option"]))
             stats = judges.judge_run(run, kind.name, spec, batch_size=options["batch_size"],
                                      params={"max_new_tokens": options["max_new_tokens"],
                                              "temperature": options["temperature"]},

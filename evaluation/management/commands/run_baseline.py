@@ -26,8 +26,9 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", required=True, choices=baselines.BASELINES,
                             help="; ".join(f"{name}: {fits[name]}" for name in baselines.BASELINES))
         parser.add_argument("--model", action="append", default=[],
-                            help="nli: the NLI model; unimodal: a causal LM (repeat for several)")
-        parser.add_argument("--revision", default="", help="model revision (hub commit, branch or tag)")
+                            help="nli: a registered NLI model; unimodal: a registered causal LM (repeat for several); "
+                                 "its name, or the hub id or folder its entry holds")
+        parser.add_argument("--revision", default="", help="the registered models' pinned revision (default: it)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--variants", default="", help="comma-separated task variants (default: all it answers)")
         parser.add_argument("--limit", type=int, help="only the first N items")
@@ -38,8 +39,9 @@ class Command(BaseCommand):
         try:
             version = runs.find_version(options["benchmark"], options["version_label"])
             run = baselines.run_baseline(
-                version, options["baseline"], seed=options["seed"], models=options["model"],
-                revision=options["revision"], variants=[v.strip() for v in options["variants"].split(",") if v.strip()],
+                version, options["baseline"], seed=options["seed"],
+                **baselines.registered_models(options["baseline"], options["model"], options["revision"]),
+                variants=[v.strip() for v in options["variants"].split(",") if v.strip()],
                 limit=options["limit"], input_strategy=options["input_strategy"], batch_size=options["batch_size"])
         except (runs.RunConfigError, baselines.BaselineError, BackendError) as exc:
             raise CommandError(str(exc)) from None

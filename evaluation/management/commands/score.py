@@ -68,11 +68,13 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, metavar="RUN_ID", help="score a stored evaluation run instead")
         parser.add_argument("--out", required=True, help="where to write metrics.json")
         parser.add_argument("--clip-model", default="", nargs="?", const=CLIP_MODEL,
-                            help=f"CLIP model (hub id or local folder) for CLIP score; alone: {CLIP_MODEL}")
+                            help=f"registered CLIP model (its name, or the hub id or folder its entry holds) for CLIP "
+                                 f"score; alone: {CLIP_MODEL}")
         parser.add_argument("--judge-model", default="", nargs="?", const=judges.DEFAULT_MODEL,
-                            help="LLM judge model (hub id, local folder or API name); alone: the authors' judge "
-                                 f"(BlackSwan: {judges.LLM_MATCH_MODEL})")
-        parser.add_argument("--bertscore-model", default="", help="model for BERTScore (hub id or local folder)")
+                            help="registered LLM judge (its name, or the hub id, folder or API name its entry holds); "
+                                 f"alone: the authors' judge (BlackSwan: {judges.LLM_MATCH_MODEL})")
+        parser.add_argument("--bertscore-model", default="", help="registered model for BERTScore (its name, or the "
+                                                                  "hub id or folder its entry holds)")
         parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer (default: bert-score's, or the last)")
         parser.add_argument("--device", default=None, help="device for the scoring models (cpu, cuda, ...)")
         parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
@@ -115,7 +117,10 @@ class Command(BaseCommand):
     def _from_file(self, options):
         version, request_options, variants = request_setup(options)
         path = Path(options["predictions"])
-        fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT
+        try:
+            fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT
+        except kits.KitError as exc:
+            raise CommandError(str(exc)) from None
         setting = {"input": request_options.input_strategy, "prompting": request_options.prompting,
                    "seed": request_options.seed, "option_order": request_options.option_order,
                    "variants": list(variants), "predictions": options["predictions"], "predictions_format": fmt}
@@ -188,7 +193,11 @@ class Command(BaseCommand):
         kind = judges.kind_for_benchmark(run.version.benchmark.slug)
         if kind is None:
             return {}
-        _backend, model_id = judges.split_model(options["judge_model"], "")
+        try:
+            slug = run.version.benchmark.slug
+            model_id = run_scoring.registered_model("judge", options["judge_model"], slug).model_id
+        except run_scoring.ScoringModelError as exc:
+            raise CommandError(str(exc)) from None
         return judges.verdicts_for_run(run, kind, model_id)
 
     def _models(self, benchmark, options) -> tuple[dict, dict]:
@@ -199,14 +208,16 @@ class Command(BaseCommand):
                 self.stderr.write(f"{MODEL_FLAGS[name]} is not used by {benchmark.slug}; ignored.")
         models, used = {}, {}
         for name in benchmark.scoring_models:
-            models[name] = self._load(name, given[name], benchmark.slug, options) if given[name] else None
-            used[name] = given[name] or None
+            models[name], used[name] = self._load(name, given[name], benchmark.slug, options) if given[name] else (
+                None, None)
         return models, used
 
     @staticmethod
-    def _load(name: str, model: str, slug: str, options):
+    def _load(name: str, model: str, slug: str, options) -> tuple:
+        """(the registered model `model` names, loaded; its model id)."""
         try:
-            return run_scoring.load_model(name, model, slug, device=options["device"],
-                                          bertscore_layers=options["bertscore_layers"])
+            chosen = run_scoring.registered_model(name, model, slug)
+            return run_scoring.load_choice(name, chosen, slug, device=options["device"],
+                                           bertscore_layers=options["bertscore_layers"]), chosen.model_id
         except run_scoring.ScoringModelError as exc:
             raise CommandError(str(exc)) from None

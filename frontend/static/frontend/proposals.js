@@ -100,9 +100,6 @@ function setupJobs() {
       status.prepend(jobLine(data));
       watchJobs();
     });
-    document.querySelectorAll("#recent-models button[data-model]").forEach((button) => {
-      button.addEventListener("click", () => { document.getElementById("start-model").value = button.dataset.model; });
-    });
   }
   document.querySelectorAll("form[data-proposals-job]").forEach((form) => {
     form.addEventListener("submit", async (event) => {

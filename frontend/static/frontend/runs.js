@@ -71,20 +71,8 @@
     apply();
   }
 
-  /* Picking a tiny demo model also picks the backend it needs. */
-  function backendFromSuggestion() {
-    const model = document.getElementById("run-model");
-    const backend = document.getElementById("run-backend");
-    if (!model || !backend) return;
-    model.addEventListener("change", () => {
-      const option = [...document.querySelectorAll("#demo-models option")].find((o) => o.value === model.value);
-      if (option && option.dataset.backend) backend.value = option.dataset.backend;
-    });
-  }
-
   document.addEventListener("DOMContentLoaded", () => {
     narrowChoices();
-    backendFromSuggestion();
     if (document.querySelector("[data-run-id]")) watchRuns();
   });
 })();

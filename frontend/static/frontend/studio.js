@@ -247,7 +247,9 @@ function reuse(settings) {
     if (settings[name] !== undefined && settings[name] !== "") document.getElementById(id).value = settings[name];
   }
   document.getElementById("studio-scheduler").value = settings.scheduler || "";
-  document.getElementById(settings.mode === "inpaint" ? "studio-inpaint-model" : "studio-model").value = settings.model;
+  const picker = document.getElementById(settings.mode === "inpaint" ? "studio-inpaint-model" : "studio-model");
+  const entry = [...picker.options].find((option) => option.dataset.modelId === settings.model);
+  if (entry) picker.value = entry.value;  // the registered model the attempt used, when it is still offered
   form.scrollIntoView({ behavior: "smooth", block: "start" });
 }
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from PIL import Image, UnidentifiedImageError
 
+from generation import model_registry
 from generation.diffusion import (
     DiffusionError,
     ImageRequest,
@@ -16,6 +17,7 @@ from generation.diffusion import (
     schedulers,
     validate,
 )
+from generation.registered_models import Use
 
 
 class Command(BaseCommand):
@@ -26,7 +28,9 @@ class Command(BaseCommand):
             "scheduler, steps, guidance, strength, size, checksums of the init image and the mask).")
 
     def add_arguments(self, parser):
-        parser.add_argument("--model", required=True, help="hub id or local diffusers pipeline folder")
+        parser.add_argument("--model", required=True, help="a registered image-generation model (inpainting: an "
+                                                           "inpainting one): its name, or the hub id or diffusers "
+                                                           "folder its entry holds")
         parser.add_argument("--prompt", required=True)
         parser.add_argument("--seed", type=int, required=True)
         parser.add_argument("--out", type=Path, required=True, help="the PNG to write (FILE.json is written beside it)")
@@ -41,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--mask", type=Path, help="inpainting mask, the init image's size: white = regenerate")
         parser.add_argument("--scheduler", default="", help=f"one of {', '.join(schedulers())}; "
                                                             f"default: the checkpoint's own")
-        parser.add_argument("--revision", default="", help="hub revision (branch, tag or commit)")
+        parser.add_argument("--revision", default="", help="the registered model's pinned revision (default: it)")
         parser.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available)")
 
     def handle(self, *args, **options):
@@ -57,8 +61,13 @@ class Command(BaseCommand):
         init_image, init_bytes = _read_image(options["init_image"], "--init-image")
         mask, mask_bytes = _read_image(options["mask"], "--mask")
         default_size = init_image.size if init_image is not None else (512, 512)
+        try:
+            chosen = model_registry.choose(options["model"], revision=options["revision"],
+                                           use=Use.INPAINTING if mask is not None else Use.IMAGE_GENERATION)
+        except model_registry.ModelRefused as exc:
+            raise CommandError(str(exc)) from None
         request = ImageRequest(
-            model=options["model"], prompt=options["prompt"], seed=options["seed"], revision=options["revision"],
+            model=chosen.model_id, prompt=options["prompt"], seed=options["seed"], revision=chosen.revision,
             negative_prompt=options["negative_prompt"], steps=options["steps"], guidance=options["guidance"],
             width=options["width"] if options["width"] is not None else default_size[0],
             height=options["height"] if options["height"] is not None else default_size[1],
