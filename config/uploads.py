@@ -1,7 +1,7 @@
 """How large a request body may be, and the refusal of one that is larger, before it is read.
 
 - Declared length: a body whose Content-Length is over its limit is answered 413 before any of it is read
-  (`RequestGuardMiddleware`, `config.middleware`). A multipart upload may be as large as the upload limit
+  (`RefuseOversizedBodiesMiddleware`, `config.middleware`). A multipart upload may be as large as the upload limit
   (`MEDIA_MAX_UPLOAD_MB`) plus `DATA_UPLOAD_MAX_MEMORY_SIZE` for its other fields; a JSON body
   `JSON_BODY_MAX_BYTES` (`config.json_bodies`); any other body `DATA_UPLOAD_MAX_MEMORY_SIZE`.
 - While a multipart body is read (a length can be missing or wrong), `CappedUploadHandler`, the first of
