@@ -7,6 +7,7 @@ from annotation.benchmarks import registry
 from annotation.curation_models import ImageAttempt
 from annotation.models import BenchmarkItem, BenchmarkVersion, Image, MediaAsset, MediaTag, Video
 from config.api_filters import BooleanFilter, after, before
+from config.ids import IdChoiceFilter
 
 MEDIA_FIELDS = ["q", "status", "source", "tag", "created_after", "created_before"]
 
@@ -51,7 +52,7 @@ class VersionFilter(filters.FilterSet):
 
 
 class ImageAttemptFilter(filters.FilterSet):
-    item = filters.ModelChoiceFilter(queryset=BenchmarkItem.objects.all(), help_text="the item's id")
+    item = IdChoiceFilter(queryset=BenchmarkItem.objects.all(), help_text="the item's id")
     slot = filters.CharFilter(help_text="the item's image slot (media role), e.g. premise")
     status = filters.ChoiceFilter(choices=ImageAttempt.Status.choices)
     mode = filters.ChoiceFilter(choices=ImageAttempt.Mode.choices)

@@ -44,6 +44,7 @@ from annotation import media
 from annotation.benchmarks import registry
 from annotation.curation_models import CurationRecord, ImageAttempt
 from annotation.models import BenchmarkItem, FrozenError, Image, ItemMedia, MediaAsset
+from config.ids import parse_id
 from config.roles import ADMIN, CURATOR, has_role
 from generation import diffusion, jobs, model_registry
 from generation.registered_models import Use
@@ -288,16 +289,17 @@ def resolve_parent(item: BenchmarkItem, key: str) -> Parent:
     if not key:
         return Parent()
     kind, _, raw = key.partition(":")
-    if kind not in ("attempt", "image") or not raw.isdigit():
+    parent_id = parse_id(raw)
+    if kind not in ("attempt", "image") or parent_id is None:
         raise StudioError(f"Unknown parent {key!r}: give attempt:<id> or image:<id>.")
     if kind == "attempt":
-        attempt = ImageAttempt.objects.filter(pk=int(raw), item=item).first()
+        attempt = ImageAttempt.objects.filter(pk=parent_id, item=item).first()
         if attempt is None:
             raise StudioError(f"Attempt #{raw} is not an attempt of item {item.external_id}.")
         if attempt.status != ImageAttempt.Status.DONE or not attempt.image:
             raise StudioError(f"Attempt #{raw} has no image yet ({attempt.status}): it cannot be a parent.", 409)
         return Parent(attempt=attempt)
-    used = ItemMedia.objects.filter(item=item, image_id=int(raw)).select_related("image").first()
+    used = ItemMedia.objects.filter(item=item, image_id=parent_id).select_related("image").first()
     if used is None:
         raise StudioError(f"Image #{raw} is not one of item {item.external_id}'s images.")
     return Parent(image=used.image)

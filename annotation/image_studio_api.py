@@ -12,7 +12,7 @@
 Curators and admins only; refusals answer `{"error": ...}` with the status the studio gives them.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -22,14 +22,16 @@ from annotation import image_studio as studio
 from annotation import image_studio_selectors as selectors
 from annotation.curation_models import ImageAttempt
 from annotation.filters import ImageAttemptFilter
+from config.api_errors import ErrorSerializer
 from config.api_fields import JSONObjectField
-from config.json_bodies import GuardedJSONParser
+from config.ids import parse_id
+from config.json_bodies import GuardedJSONParser, body_fields
 from config.roles import ADMIN, CURATOR
 
 
 class ImageAttemptSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    chosen_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    chosen_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     has_image = serializers.SerializerMethodField()
     has_mask = serializers.SerializerMethodField()
     params = JSONObjectField(read_only=True, help_text="the generation settings: steps, guidance, strength, width, "
@@ -91,11 +93,13 @@ class ImageAttemptViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
 
     @extend_schema(request={"multipart/form-data": AttemptRequestSerializer,
                             "application/json": AttemptRequestSerializer},
-                   responses={201: ImageAttemptSerializer})
+                   responses={201: ImageAttemptSerializer, 404: OpenApiResponse(
+                       ErrorSerializer, description="The item has no image slot by that name.")})
     def create(self, request):
-        data = {key: request.data.get(key) for key in request.data if key != "mask"}
-        raw_item = str(data.get("item", "")).strip()
-        item = selectors.studio_item(int(raw_item)) if raw_item.isdigit() else None
+        fields = body_fields(request)
+        data = {key: fields.get(key) for key in fields if key != "mask"}
+        item_id = parse_id(data.get("item", ""))
+        item = selectors.studio_item(item_id) if item_id is not None else None
         if item is None:
             return Response({"error": "Give the id of an existing item as `item`."}, status=400)
         try:

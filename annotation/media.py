@@ -14,6 +14,7 @@ from django.core.files.base import File
 from django.db import IntegrityError, transaction
 
 from annotation.models import Image, MediaAsset, Video
+from config.uploads import max_upload_bytes  # the platform's upload limit; also imported from here
 from generation import jobs
 from generation.media_probe import (
     IMAGE_EXTENSIONS,
@@ -44,10 +45,6 @@ class Incoming:
     fileobj: object
     name: str
     size: int
-
-
-def max_upload_bytes() -> int:
-    return settings.MEDIA_MAX_UPLOAD_MB * 1024 * 1024
 
 
 def kind_for_name(name: str) -> str | None:

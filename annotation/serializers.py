@@ -9,8 +9,8 @@ from config.api_fields import JSONObjectField
 
 class _AssetSerializer(serializers.ModelSerializer):
     file_url = serializers.SerializerMethodField()
-    probe_job = serializers.PrimaryKeyRelatedField(read_only=True)
-    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    probe_job = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     provenance = JSONObjectField(read_only=True, help_text="where the file came from: its source and, for derived "
                                                            "or generated media, what made it and with which settings")
 
@@ -75,7 +75,7 @@ class BenchmarkSerializer(serializers.ModelSerializer):
 
 class BenchmarkVersionSerializer(serializers.ModelSerializer):
     benchmark = BenchmarkRelatedField(queryset=Benchmark.objects.all())
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = BenchmarkVersion

@@ -6,6 +6,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config import uploads
+from config.api_rendering import render_as_json
+
 
 def exception_handler(exc, context):
     """DRF's handler, plus a top-level `error` string every client can show as is.
@@ -13,7 +16,14 @@ def exception_handler(exc, context):
     Service errors that carry an HTTP `status` and a `message` (the crowd engine's, the media
     library's) become that status with the message, and their `details` when they have any.
     A refusal whose messages form a list (a list of rows, each refused) keeps them under `errors`.
+    Django's refusal of a form as DRF reads it (too large: 413, too many fields or files: 400) is answered
+    as the pages' guard answers it (`config.uploads`). The body is JSON also on a route that renders
+    something else (a CSV download).
     """
+    render_as_json(context.get("request"))
+    if isinstance(exc, uploads.FORM_REFUSALS):
+        status, message = uploads.form_refusal(exc)
+        return Response({"error": message}, status=status)
     status = getattr(exc, "status", None)
     message = getattr(exc, "message", None)
     if isinstance(status, int) and 400 <= status < 500 and isinstance(message, str):

@@ -3,7 +3,8 @@ with the platform's error body (`config.api_errors`), and each list's filters co
 
 Which refusals an operation documents is read from the operation itself:
 
-- 400 for a body (a write) or filter parameters; 413 and 415 where a body is accepted;
+- 400 everywhere: a query parameter the operation does not take (`config.query_parameters`), and a body
+  (a write) or a filter value that is refused; 413 and 415 where a body is accepted;
 - 403 unless the endpoint is public (not signed in, or the role or ownership does not allow it);
 - 404 for an object route (a path parameter) and for a paginated list (a page past the last);
 - 409 for writes: a state that does not allow them (done, frozen, closed, taken, changed meanwhile);
@@ -17,18 +18,19 @@ from drf_spectacular import openapi
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension
 from drf_spectacular.drainage import add_trace_message
 from drf_spectacular.extensions import OpenApiSerializerExtension, OpenApiSerializerFieldExtension
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, get_view_model
 from rest_framework.permissions import AllowAny
+from rest_framework.schemas.utils import get_pk_description
 
 from config.api_errors import ErrorSerializer
 from config.api_fields import JSONListField, JSONObjectField, JSONValueField
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
-PAGE_PARAMETERS = {"page", "page_size", "format"}
 
 ERROR_DESCRIPTIONS = {
-    400: "Refused input: a field, a filter value or the body is not valid. `error` says what to fix; each refused "
-         "field or filter carries its messages under its own name.",
+    400: "Refused input: a field, a filter value or the body is not valid, or the query names a parameter the "
+         "operation does not take. `error` says what to fix; each refused field, filter or unknown parameter "
+         "carries its messages under its own name.",
     403: "Not signed in, or the caller's role (or, for some objects, not being their owner) does not allow this.",
     404: "No such object, or none the caller may see; for a list, a page past the last one.",
     409: "The object's current state does not allow this (already done, frozen, closed, taken, or changed "
@@ -48,7 +50,8 @@ MESSAGES = ResolvedComponent(
 
 JSON_VALUE = ResolvedComponent(
     name="JsonValue", type=ResolvedComponent.SCHEMA, object="JsonValue",
-    schema={"description": "Any JSON value: a string, a number, a boolean, a list or an object of JSON values.",
+    schema={"description": "Any JSON value: a string, a number, a boolean, null, a list or an object of JSON values.",
+            "nullable": True,
             "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"},
                       {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
                       {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}}]})
@@ -141,19 +144,29 @@ class AutoSchema(openapi.AutoSchema):
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
+    def _resolve_path_parameters(self, variables):
+        """drf-spectacular's, with the object lookup's description kept where the path converter gives its type
+        (`<id:pk>`, `<slug:slug>`: `config.api_routes`)."""
+        parameters = super()._resolve_path_parameters(variables)
+        model = get_view_model(self.view, emit_warnings=False)
+        lookup_field = getattr(self.view, "lookup_field", "pk")
+        lookup = "id" if lookup_field == "pk" else getattr(self.view, "lookup_url_kwarg", None) or lookup_field
+        for parameter in parameters:
+            if model is not None and parameter["name"] == lookup and not parameter.get("description"):
+                field = model._meta.pk if lookup_field == "pk" else model._meta.get_field(lookup_field)
+                parameter["description"] = str(field.help_text or get_pk_description(model, field))
+        return parameters
+
     def get_paginated_name(self, serializer_name: str) -> str:
         """A paginator whose pages carry more than the list names its own component (`component_name`)."""
         return getattr(self._get_paginator(), "component_name", None) or super().get_paginated_name(serializer_name)
 
     def error_statuses(self, operation: dict) -> list[int]:
         parameters = operation.get("parameters", [])
-        filters = [p for p in parameters if p["in"] == "query" and p["name"] not in PAGE_PARAMETERS]
         paginated = any(p["in"] == "query" and p["name"] == "page" for p in parameters)
         has_body = "requestBody" in operation
         write = self.method in WRITES
-        statuses = set()
-        if write or has_body or filters:
-            statuses.add(400)
+        statuses = {400}
         if not self._is_public():
             statuses.add(403)
         if any(p["in"] == "path" for p in parameters) or paginated:

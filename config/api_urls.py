@@ -1,21 +1,22 @@
 from csp.decorators import csp_replace
-from django.urls import include, path
+from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
-from rest_framework.routers import DefaultRouter
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
 from annotation.benchmarks.nleye.api import TripletCurationViewSet
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from annotation.image_studio_api import ImageAttemptViewSet
+from config.api_routes import ApiRouter, with_format_suffixes
 from config.auth_api import TokenView, WhoAmIView
 from config.content_security import API_DOCS
 from evaluation.analysis_api import JudgeReferenceRevokeView, RunFailureTagsView, VersionJudgeReferencesView
 from evaluation.api import RunViewSet
 from generation.api import JobViewSet, RegisteredModelViewSet
 
-router = DefaultRouter()
-router.include_root_view = False
+PAGE_METHODS = ["get", "head"]
+
+router = ApiRouter()
 # the crowd workers' routes first: their requests are the most frequent, and URLs resolve in order
 router.register("claims", ClaimViewSet, basename="api-claim")
 router.register("studies", StudyViewSet, basename="api-study")
@@ -31,17 +32,20 @@ router.register("models", RegisteredModelViewSet, basename="api-model")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
 router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
 
-urlpatterns = [
-    path("versions/<int:pk>/judge-references/", VersionJudgeReferencesView.as_view(),
+urlpatterns = with_format_suffixes([
+    path("versions/<id:pk>/judge-references/", VersionJudgeReferencesView.as_view(),
          name="api-version-judge-references"),
-    path("judge-references/<int:pk>/revoke/", JudgeReferenceRevokeView.as_view(), name="api-judge-reference-revoke"),
-    path("runs/<int:pk>/failure-tags/", RunFailureTagsView.as_view(), name="api-run-failure-tags"),
-    path("", include(router.urls)),
+    path("judge-references/<id:pk>/revoke/", JudgeReferenceRevokeView.as_view(), name="api-judge-reference-revoke"),
+    path("runs/<id:pk>/failure-tags/", RunFailureTagsView.as_view(), name="api-run-failure-tags"),
+    *router.urls,
     path("auth/token/", TokenView.as_view(), name="api-token"),
     path("auth/me/", WhoAmIView.as_view(), name="api-me"),
+]) + [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # Swagger UI's start-up script is a file of its own (`?script`), not inline; Redoc's page loads no web fonts
-    path("docs/", csp_replace(API_DOCS)(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
+    # the documentation pages are HTML: they answer GET (and HEAD) only. Swagger UI's start-up script is a file
+    # of its own (`?script`), not inline; Redoc's page loads no web fonts
+    path("docs/", csp_replace(API_DOCS)(SpectacularSwaggerSplitView.as_view(
+        url_name="api-schema", http_method_names=PAGE_METHODS)), name="api-docs"),
     path("redoc/", csp_replace(API_DOCS)(SpectacularRedocView.as_view(
-        url_name="api-schema", template_name="api/redoc.html")), name="api-redoc"),
+        url_name="api-schema", template_name="api/redoc.html", http_method_names=PAGE_METHODS)), name="api-redoc"),
 ]

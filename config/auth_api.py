@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from config import login_throttle
 from config.client_address import client_address
+from config.json_bodies import body_fields
 from config.roles import ANY_ROLE, user_roles
 
 
@@ -24,7 +25,7 @@ class TokenView(ObtainAuthToken):
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's own view names its parsers; use the guarded ones
 
     def post(self, request, *args, **kwargs):
-        username = str(request.data.get("username") or "")
+        username = str(body_fields(request).get("username") or "")
         wait = login_throttle.retry_after(username, client_address(request))
         if wait:
             raise Throttled(wait=wait, detail=login_throttle.REFUSAL)  # DRF adds the wait

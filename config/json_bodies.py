@@ -7,10 +7,13 @@ PostgreSQL stores neither in text or JSON columns, and Python's `json` lets both
 `\\u0000` and `\\ud800` escapes. NaN and Infinity, which are not JSON, are refused as DRF's parser does.
 
 API views get it as their JSON parser (`GuardedJSONParser`, the default in `REST_FRAMEWORK`); plain
-views call `request_json(request)`. Both raise errors with an HTTP `status` and a `message`.
+views call `request_json(request)`. Both raise errors with an HTTP `status` and a `message`. An API view
+that reads fields from its body itself takes it through `body_fields(request)`: a body that is a JSON list
+or a bare value is a 400, not an error on its first `.get`.
 """
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -165,3 +168,11 @@ class GuardedJSONParser(JSONParser):
             if exc.status == 413:
                 raise PayloadTooLarge(exc.message) from exc
             raise ParseError(exc.message) from exc
+
+
+def body_fields(request) -> Mapping:
+    """The fields of a DRF request's body (a JSON object or a form); ParseError (400) for any other JSON."""
+    data = request.data
+    if not isinstance(data, Mapping):
+        raise ParseError(f"The request body must be a JSON object of fields, not a {type(data).__name__}.")
+    return data

@@ -55,7 +55,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # the Content-Security-Policy below, on every response that passes here (pages, API, errors, media)
     "csp.middleware.CSPMiddleware",
+    "config.middleware.RefuseOversizedBodiesMiddleware",
     "config.middleware.RefuseNulCharactersMiddleware",
+    "config.middleware.RefuseUnknownQueryParametersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -171,6 +173,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 JSON_BODY_MAX_BYTES = env_int("JSON_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
 JSON_BODY_MAX_DEPTH = env_int("JSON_BODY_MAX_DEPTH", 64)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# A multipart body over the upload limit is refused before it is read, and a file past it as soon as it passes
+# (config.uploads); then Django's own handlers keep small files in memory and larger ones in a temporary file.
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 # Files people bring (uploads, imports, the CLI): JSON and JSON Lines nested deeper are refused, naming the line
 # (config.json_text); zip archives hold at most so many members and bytes once extracted (config.archives);
 # tables (CSV, TSV, .xlsx) hold at most so many rows, characters a cell and megabytes (config.table_limits).
@@ -221,6 +230,8 @@ REST_FRAMEWORK = {
     # drf-spectacular's, plus each operation's refusals with the platform's error body
     "DEFAULT_SCHEMA_CLASS": "config.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.api_errors.exception_handler",
+    # OPTIONS on any route: DRF's description of the view, also for views without a serializer
+    "DEFAULT_METADATA_CLASS": "config.api_metadata.ApiMetadata",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Vision-language benchmark platform API",
@@ -234,6 +245,10 @@ SPECTACULAR_SETTINGS = {
     # `check --deploy` checks the deployment alone; check the API schema with
     # `manage.py spectacular --validate --fail-on-warn --file /dev/null`.
     "ENABLE_DJANGO_DEPLOY_CHECK": False,
+    # every route also answers with a format suffix (config.api_routes); the schema lists each route once
+    "PREPROCESSING_HOOKS": ["drf_spectacular.hooks.preprocess_exclude_path_format"],
+    # `<id:pk>` in addresses: the ids a bigint key can hold (config.ids.MIN_ID, MAX_ID)
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
     # Choice sets shared by several fields, or with a name used twice, get one stable name each.
     "ENUM_NAME_OVERRIDES": {
         "BenchmarkSlugEnum": "annotation.benchmarks.registry.choices",  # the registered benchmarks

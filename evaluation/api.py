@@ -65,8 +65,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         of backend `imported`, in a background job (`import_predictions`): 202 with the job, whose `result` holds
         the new run's id (`run`) and its results page (`run_url`) once it has succeeded, and whose `message` says
         why when the file is refused (a malformed file, rows naming no request: no run is kept). 400 with `error`
-        when the request itself is refused (a version that is not frozen, options the benchmark does not take, a
-        file larger than the upload limit)."""
+        when the request itself is refused (a version that is not frozen, options the benchmark does not take); 413
+        for a file larger than the upload limit, refused as it is read."""
         found = RunImportSerializer(data=request.data)
         found.is_valid(raise_exception=True)
         data = found.validated_data

@@ -5,6 +5,7 @@ from django_filters import rest_framework as filters
 from annotation.benchmarks import registry
 from annotation.models import BenchmarkItem, BenchmarkVersion
 from config.api_filters import BooleanFilter, after, before
+from config.ids import IdChoiceFilter
 from evaluation.models import EvaluationRun, Prediction
 
 PARSE_STATUSES = [(name, name) for name in ("ok", "unparsed", "empty")]
@@ -14,7 +15,7 @@ class RunFilter(filters.FilterSet):
     status = filters.ChoiceFilter(choices=EvaluationRun.Status.choices)
     benchmark = filters.ChoiceFilter(field_name="version__benchmark__slug", choices=registry.choices,
                                      help_text="the benchmark's slug")
-    version = filters.ModelChoiceFilter(queryset=BenchmarkVersion.objects.all(), help_text="benchmark version id")
+    version = IdChoiceFilter(queryset=BenchmarkVersion.objects.all(), help_text="benchmark version id")
     model = filters.CharFilter(field_name="model_id", lookup_expr="icontains", help_text="part of the model id")
     backend = filters.CharFilter(help_text="the backend, e.g. transformers or openai")
     prompting = filters.CharFilter(help_text="the prompting strategy, e.g. standard or cot")
@@ -32,7 +33,7 @@ class PredictionFilter(filters.FilterSet):
     variant = filters.CharFilter(help_text="only this task variant")
     errors = BooleanFilter(method="only_failed", help_text="true: only failed predictions; false: all of them")
     parse_status = filters.ChoiceFilter(choices=PARSE_STATUSES, help_text="how the default parser read the answer")
-    item = filters.ModelChoiceFilter(queryset=BenchmarkItem.objects.all(), help_text="the benchmark item's id")
+    item = IdChoiceFilter(queryset=BenchmarkItem.objects.all(), help_text="the benchmark item's id")
     request_id = filters.CharFilter(help_text="one request (item and variant), e.g. q-001:qa")
     from_cache = BooleanFilter(help_text="whether the answer came from the prediction cache")
 

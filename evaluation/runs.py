@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
 from django.db.models import Count, F, IntegerField, Q, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
@@ -197,6 +198,17 @@ def _generation_params(params: dict | None) -> dict:
     return params
 
 
+def _check_numbers(run: EvaluationRun) -> None:
+    """RunConfigError for a number (seed, limit, batch or chunk size, samples) that does not fit its column: a
+    PostgreSQL `integer` holds 32 bits, and a larger value would fail the insert."""
+    numbers = [field.name for field in EvaluationRun._meta.concrete_fields if isinstance(field, models.IntegerField)]
+    try:
+        run.clean_fields(exclude=[field.name for field in EvaluationRun._meta.fields if field.name not in numbers])
+    except ValidationError as exc:
+        raise RunConfigError(" ".join(f"{name}: {' '.join(messages)}" for name, messages in exc.message_dict.items())
+                             ) from None
+
+
 def _positive(value, what: str, *, optional: bool = False):
     if value is None and optional:
         return None
@@ -256,6 +268,7 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
         chunk_size=_positive(chunk_size, "chunk size"), describer=describer_record, workers=workers,
         created_by=user if user is not None and user.pk else None,
     )
+    _check_numbers(run)
     try:
         planned = runner.plan(run, benchmark)
     except ValueError as exc:  # the benchmark refuses these options for its items (or made bad requests)

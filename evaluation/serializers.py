@@ -68,7 +68,7 @@ class RunSerializer(RunProgressSerializer):
     benchmark = serializers.CharField(source="version.benchmark.slug", read_only=True)
     version_label = serializers.CharField(source="version.label", read_only=True)
     frames = serializers.SerializerMethodField()
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     transitions = RunTransitionSerializer(many=True, read_only=True)
     subset = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     backend_options = JSONObjectField(read_only=True, help_text="the backend's options: dtype, device map, base URL, …")

@@ -5,5 +5,5 @@ from django.urls import path
 from evaluation import export_views
 
 urlpatterns = [
-    path("<int:pk>/download/", export_views.download_export, name="export-download"),
+    path("<id:pk>/download/", export_views.download_export, name="export-download"),
 ]

@@ -9,7 +9,7 @@ urlpatterns = [
     path("work/<slug:slug>/", crowd_views.work, name="crowd-work"),
     path("work/<slug:slug>/consent/", crowd_views.work_consent, name="crowd-work-consent"),
     path("work/<slug:slug>/done/", crowd_views.work_done, name="crowd-work-done"),
-    path("tasks/answers/<int:pk>/", crowd_views.past_answer, name="crowd-past-answer"),
+    path("tasks/answers/<id:pk>/", crowd_views.past_answer, name="crowd-past-answer"),
     path("language/", crowd_views.set_language, name="set-language"),
     # crowd platforms' entry links (public)
     path("crowd/prolific/<slug:slug>/", crowd_views.prolific_entry, name="crowd-entry-prolific"),

@@ -12,5 +12,5 @@ urlpatterns = [
     path("cvrr/captions/", views.captions_page, name="cvrr-captions"),
     path("cvrr/captions/new/", views.caption_study_new, name="cvrr-captions-new"),
     path("cvrr/captions/studies/<slug:slug>/", views.caption_study_page, name="cvrr-caption-study"),
-    path("cvrr/captions/<int:item_id>/", views.caption_page, name="cvrr-caption"),
+    path("cvrr/captions/<id:item_id>/", views.caption_page, name="cvrr-caption"),
 ]

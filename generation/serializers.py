@@ -6,7 +6,7 @@ from generation.registered_models import Use
 
 
 class JobSerializer(serializers.ModelSerializer):
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     is_finished = serializers.BooleanField(read_only=True)
     params = JSONObjectField(read_only=True, help_text="the job's inputs; their keys depend on its kind")
     result = JSONObjectField(read_only=True, help_text="what the job produced; its keys depend on its kind")

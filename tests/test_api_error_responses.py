@@ -1,12 +1,13 @@
 """The schema documents every refusal with the platform's error body (`config.api_errors`), the refusals
-the API really gives have that body and are documented on their operation, and no response or field of
-the schema is an untyped object."""
+the API really gives have that body and are documented on their operation, no response or field of the
+schema is an untyped object, and no field the model lets be null is called non-null."""
 
 import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotation.crowd.models import Qualification, QualificationTest
@@ -242,3 +243,47 @@ def test_429_for_a_qualification_test_taken_again_too_soon(validate):
     assert worker.post(url, {"answers": {"q1": "3"}}, format="json").status_code == 201
     validate(worker.post(url, {"answers": {"q1": "4"}}, format="json"), "/api/qualification-tests/{id}/attempt/",
              "post")
+
+
+# --- What the schema promises of a response's fields ----------------------------------------------------
+
+def api_serializers():
+    """Every ModelSerializer an API operation answers with (or reads), by class."""
+    generator = SchemaGenerator()
+    generator.get_schema(request=None, public=True)
+    found = {}
+    for _path, _regex, method, callback in generator.endpoints:
+        view = generator.create_view(callback, method)
+        if not hasattr(view, "get_serializer_class"):
+            continue
+        try:
+            serializer_class = view.get_serializer_class()
+        except AssertionError:  # a view that reads its bodies itself
+            continue
+        if issubclass(serializer_class, serializers.ModelSerializer):
+            found[serializer_class] = view
+    return found
+
+
+def test_a_field_the_model_lets_be_null_is_nullable_in_the_schema():
+    """A model field (or one on the way to it, `source="a.b"`) that can be null makes the serializer field
+    nullable: a response with null there must not break the schema that the field's type promises."""
+    checked, wrong = 0, []
+    for serializer_class in api_serializers():
+        model = serializer_class.Meta.model
+        for name, field in serializer_class().fields.items():
+            if field.source == "*" or isinstance(field, serializers.SerializerMethodField) or field.write_only:
+                continue
+            current, nullable = model, False
+            for part in field.source.split("."):
+                model_field = next((f for f in current._meta.get_fields() if f.name == part), None) if current else None
+                if model_field is None or model_field.one_to_many or model_field.many_to_many:
+                    break
+                nullable = nullable or getattr(model_field, "null", False)
+                current = model_field.related_model
+            else:
+                checked += 1
+                if nullable and not field.allow_null:
+                    wrong.append(f"{serializer_class.__name__}.{name}")
+    assert checked > 50
+    assert not wrong, f"nullable in the model, not in the schema: {', '.join(wrong)}"

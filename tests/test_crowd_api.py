@@ -132,12 +132,13 @@ def test_every_action_on_someone_elses_claim_is_404_like_the_claim_itself(alice_
     claim = claim_via_api(alice_api, study)
     before = snapshot(claim["id"])
     shown = bob_api.get(f"/api/claims/{claim['id']}/")
-    response = getattr(bob_api, method)(f"/api/claims/{claim['id']}/{ending}", {"data": GOOD}, format="json")
+    body = None if method == "get" else {"data": GOOD}  # a GET's data would be query parameters it does not take
+    response = getattr(bob_api, method)(f"/api/claims/{claim['id']}/{ending}", body, format="json")
     assert shown.status_code == response.status_code == 404
     assert response.json() == {"error": "No such claim."}
     assert snapshot(claim["id"]) == before
     # the same action on a claim id nobody has answers the same
-    missing = getattr(bob_api, method)(f"/api/claims/{claim['id'] + 1000}/{ending}", {"data": GOOD}, format="json")
+    missing = getattr(bob_api, method)(f"/api/claims/{claim['id'] + 1000}/{ending}", body, format="json")
     assert (missing.status_code, missing.json()) == (404, {"error": "No such claim."})
 
 

@@ -13,7 +13,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.views import APIView
 
 from annotation.crowd.models import Study
-from annotation.models import VideoSplit
+from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, VideoSplit
 from config import json_bodies
 from config.json_bodies import GuardedJSONParser
 from tests.conftest import PASSWORD, logged_in_api
@@ -85,6 +85,20 @@ def test_a_json_body_over_the_limit_is_413(curator_api, settings):
     with pytest.raises(json_bodies.JsonBodyError) as refused:
         json_bodies.read_limited(stream, declared=10)
     assert refused.value.status == 413 and stream.tell() == 201
+
+
+@pytest.mark.parametrize("body", ["[null, null]", '"text"', "3"])
+def test_a_json_body_that_is_not_an_object_is_400_where_fields_are_read(curator_api, body):
+    """Views that read their fields themselves take the body through `json_bodies.body_fields`."""
+    version = BenchmarkVersion.objects.create(benchmark=Benchmark.objects.get(slug="nleye"), label="pool")
+    item = BenchmarkItem.objects.create(version=version, external_id="t1", payload={
+        "kind": "triplet", "premise": "A wet floor.", "hypothesis1": "He slips.", "hypothesis2": "He dances.",
+        "label": 1})
+    for url in ("/api/auth/token/", "/api/image-attempts/", f"/api/nleye/triplets/{item.pk}/checks/",
+                f"/api/nleye/triplets/{item.pk}/explanation/"):
+        response = curator_api.generic("POST", url, body, content_type="application/json")
+        assert response.status_code == 400, (url, response.content)
+        assert response.json()["error"].startswith("The request body must be a JSON object of fields"), url
 
 
 def test_the_token_endpoint_parses_json_through_the_guard(annotator):

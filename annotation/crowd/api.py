@@ -271,7 +271,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return _no_store(Response(staged.stage_state(self._claim(pk))))
 
     @extend_schema(request=AnswerSerializer, responses=StepDraftSavedSerializer, parameters=[STEP_PARAMETER])
-    @action(detail=True, methods=["put", "post"], url_path=r"steps/(?P<step>[a-z]+)/draft", url_name="step-draft")
+    @action(detail=True, methods=["put", "post"], url_path="steps/<slug:step>/draft", url_name="step-draft")
     def step_draft(self, request, pk=None, step=None):
         claim = self._claim(pk)
         body = AnswerSerializer(data=request.data)
@@ -282,7 +282,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                                    "updated_at": saved.draft_saved_at}))
 
     @extend_schema(request=AnswerSerializer, responses={201: StepSubmittedSerializer}, parameters=[STEP_PARAMETER])
-    @action(detail=True, methods=["post"], url_path=r"steps/(?P<step>[a-z]+)/submit", url_name="step-submit")
+    @action(detail=True, methods=["post"], url_path="steps/<slug:step>/submit", url_name="step-submit")
     def step_submit(self, request, pk=None, step=None):
         """Submit the current step; a step out of order is refused (409) and nothing is written."""
         claim = self._claim(pk)

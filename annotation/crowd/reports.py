@@ -282,8 +282,8 @@ def report_csv_lines(study: Study):
 class CSVRenderer(BaseRenderer):
     """Lets DRF accept `report.csv`: its router maps `<action>.csv` to the action with format=csv.
 
-    The CSV itself is streamed by the view; this renders only what DRF produces on its own, such
-    as an error body ({"error": ...}), as `key,value` rows.
+    The CSV itself is streamed by the view; this renders only what DRF would produce on its own as
+    `key,value` rows (errors and OPTIONS answers are JSON on every route: `config.api_rendering`).
     """
 
     media_type = "text/csv"

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from annotation.crowd import answer_keys, forms, studies, study_settings
 from annotation.crowd.models import Claim, Qualification, Study, StudyItem, Submission
 from config.api_fields import JSONObjectField
+from config.ids import IdField
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -115,7 +116,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     item = serializers.CharField(source="claim.item.external_id", read_only=True)
     item_role = serializers.CharField(source="claim.item.role", read_only=True)
     claim_status = serializers.CharField(source="claim.status", read_only=True)
-    reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     data = JSONObjectField(read_only=True, help_text="the worker's answers, by form field")
     reviewed_data = JSONObjectField(read_only=True, allow_null=True,
                                     help_text="a reviewer's corrected version of the answers; `data` is kept")
@@ -136,7 +137,7 @@ class ReviewSerializer(serializers.Serializer):
 
 
 class BulkReviewSerializer(serializers.Serializer):
-    submission_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=1000)
+    submission_ids = serializers.ListField(child=IdField(), allow_empty=False, max_length=1000)
     action = serializers.ChoiceField(choices=["approve", "reject"])
     reason = serializers.CharField(required=False, allow_blank=True, default="")
     criterion = serializers.CharField(required=False, allow_blank=True, default="", max_length=32)

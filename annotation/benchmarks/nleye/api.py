@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from annotation.benchmarks.nleye import explanation, triplets, validation
 from annotation.models import FrozenError
 from config.api_fields import JSONObjectField
+from config.json_bodies import body_fields
 from config.permissions import HasRole
 from config.roles import ADMIN, CURATOR
 
@@ -94,7 +95,7 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
     def explanation(self, request, pk=None):
         item = self.get_object()
         try:
-            explanation.write_explanation(item.pk, request.data, request.user)
+            explanation.write_explanation(item.pk, body_fields(request), request.user)
         except explanation.ExplanationInvalid as exc:
             return Response({"error": "; ".join(exc.messages), "errors": exc.form.errors}, status=400)
         except FrozenError as exc:
@@ -107,8 +108,9 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def checks(self, request, pk=None):
         item = self.get_object()
-        given = request.data.get("checks")
-        seen = request.data.get("seen") or {}
+        fields = body_fields(request)
+        given = fields.get("checks")
+        seen = fields.get("seen") or {}
         if not isinstance(given, list) or not all(isinstance(entry, dict) for entry in given) \
                 or not isinstance(seen, dict):
             return Response({"error": "Send `checks`: a list of {aspect, verdict, note}, and optionally `seen`: "
