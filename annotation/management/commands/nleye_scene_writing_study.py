@@ -1,6 +1,7 @@
-"""`manage.py scene_writing_study`: an NL-EYE scene-writing study (SPEC §3 "Curation" 1).
+"""`manage.py nleye_scene_writing_study`: an NL-EYE scene-writing study (SPEC §3 "Curation" 1). Its old
+name, `scene_writing_study`, is an alias.
 
-    manage.py scene_writing_study --name NAME --curator USER [--pool LABEL] [--k K] [--slug SLUG] [--open]
+    manage.py nleye_scene_writing_study --name NAME --curator USER [--pool LABEL] [--k K] [--slug SLUG] [--open]
 
 Creates a study of kind `nleye_scenes` over the writing slots (one brief per reasoning category and
 time shift), whose accepted triplets go to the unfrozen NL-EYE version LABEL (made when missing;
