@@ -20,7 +20,7 @@ from evaluation import human_eval
 from evaluation.benchmarks.nleye import benchmark as nleye
 from evaluation.benchmarks.nleye import explanation_votes
 from evaluation.models import EvaluationRun, Judgment, Prediction
-from tests.conftest import cvqa_payload, ingest_path, make_user
+from tests.conftest import create_study, cvqa_payload, ingest_path, make_user
 from tests.eval_support import frozen_version
 
 pytestmark = pytest.mark.django_db
@@ -610,3 +610,17 @@ def test_command_makes_baseline_and_vote_studies(nleye_runs, curator):
     with pytest.raises(CommandError, match="No version nleye:missing"):
         call_command("human_eval", "baseline-study", "--benchmark", "nleye", "--version", "missing",
                      "--user", "cur", stdout=io.StringIO())
+
+
+def test_each_kind_of_study_is_made_and_read_through_its_registration():
+    """The generic code reaches a kind of study through `study_kind`: NL-EYE's explanation votes register from
+    NL-EYE's package, the ratings and the baseline from `evaluation.human_eval`; anything else is refused."""
+    votes = human_eval.study_kind(human_eval.VOTE)
+    assert (votes.create, votes.results) == (explanation_votes.create_explanation_vote_study,
+                                             explanation_votes.explanation_results)
+    assert human_eval.study_kind(human_eval.RATING).create is human_eval.create_rating_study
+    assert human_eval.study_kind(human_eval.BASELINE).results is human_eval.human_baseline_results
+    with pytest.raises(human_eval.HumanEvalError, match="'nope' is not a kind of human-evaluation study"):
+        human_eval.study_kind("nope")
+    with pytest.raises(human_eval.HumanEvalError, match="plain is not a human-evaluation study"):
+        human_eval.results_for(create_study("plain", form={"fields": []}))
