@@ -3,7 +3,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from annotation.api import BenchmarkVersionViewSet, BenchmarkViewSet, ImageViewSet, VideoViewSet
-from annotation.benchmarks.nleye.api import TripletCurationViewSet
+from annotation.benchmarks import registry
 from annotation.crowd.api import ClaimViewSet, StudyViewSet, SubmissionViewSet
 from annotation.crowd.qualification_api import QualificationTestViewSet
 from annotation.image_studio_api import ImageAttemptViewSet
@@ -30,7 +30,8 @@ router.register("jobs", JobViewSet, basename="api-job")
 router.register("runs", RunViewSet, basename="api-run")
 router.register("models", RegisteredModelViewSet, basename="api-model")
 router.register("qualification-tests", QualificationTestViewSet, basename="api-qualification-test")
-router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")
+for benchmark in registry.all():  # each benchmark's own routes (`BenchmarkDefinition.api_routes`)
+    benchmark.api_routes(router)
 
 urlpatterns = with_format_suffixes([
     path("versions/<id:pk>/judge-references/", VersionJudgeReferencesView.as_view(),

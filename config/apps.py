@@ -10,8 +10,12 @@ class PlatformConfig(AppConfig):
 
     def ready(self):
         from django.contrib.auth.signals import user_login_failed
+        from django.urls import register_converter
 
         from config import checks  # noqa: F401  (registers the deployment checks)
+        from config.ids import IdConverter
         from config.login_throttle import count_failure
 
         user_login_failed.connect(count_failure, dispatch_uid="config.login_throttle.count_failure")
+        # `<id:pk>` in the URL modules: registered once, before any is read (and however often they are read)
+        register_converter(IdConverter, "id")

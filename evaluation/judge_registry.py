@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-KINDS: dict = {}  # name → JudgeKind instance
+KINDS: dict = {}  # name → JudgeKind instance, in name order (whichever module registers first)
 
 
 def register(kind_class):
@@ -20,6 +20,8 @@ def register(kind_class):
     if found is not None and type(found).__qualname__ != kind_class.__qualname__:
         raise ValueError(f"Judge kind {kind.name!r} is already registered by {type(found).__module__}.")
     KINDS[kind.name] = kind
+    for name in sorted(KINDS):
+        KINDS[name] = KINDS.pop(name)
     return kind_class
 
 

@@ -333,9 +333,7 @@ def start_human_evaluation(version, user, *, kind: str, run_ids=(), sample: int 
     chosen = list(version.runs.filter(pk__in=list(run_ids)).select_related("version__benchmark"))
     if not chosen or len(chosen) != len(set(run_ids)):
         raise ResultActionError("Choose one or more runs of this version.")
-    if kind == human_eval.RATING:
-        return human_eval.create_rating_study(chosen, **fields)
-    return human_eval.create_explanation_vote_study(chosen, **fields)
+    return human_eval.study_kind(kind).create(chosen, **fields)
 
 
 # --- Exports -----------------------------------------------------------------------------------------

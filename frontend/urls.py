@@ -3,12 +3,12 @@ from django.urls import include, path
 
 from frontend import (
     analysis_views,
+    benchmarks,
     blackswan_views,
     imported_run_views,
     judge_validation_views,
     login_views,
     model_views,
-    nleye_views,
     proposal_views,
     report_views,
     result_action_views,
@@ -94,9 +94,6 @@ urlpatterns = [
     path("blackswan/variants/<id:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
     path("blackswan/localization/<slug:slug>/", blackswan_views.localization_page, name="blackswan-localization"),
     path("blackswan/captions/<slug:slug>/", blackswan_views.captions_page, name="blackswan-captions"),
-    path("nleye/triplets/", nleye_views.triplets_page, name="nleye-triplets"),
-    path("nleye/triplets/augment/", nleye_views.augment, name="nleye-triplets-augment"),
-    path("nleye/triplets/<id:item_id>/", nleye_views.triplet_page, name="nleye-triplet"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("models/", model_views.models_page, name="models"),
     path("jobs/<id:pk>/", views.job_detail, name="job-detail"),
@@ -104,7 +101,6 @@ urlpatterns = [
     path("exports/", include("evaluation.urls")),
     path("", include("frontend.crowd_urls")),
     path("", include("frontend.library_urls")),
-    path("", include("frontend.triplet_validation_urls")),
     path("", include("frontend.studio_urls")),
     path("", include("frontend.cvrr_expert_urls")),
     path("", include("frontend.cvrr_urls")),
@@ -113,4 +109,6 @@ urlpatterns = [
     path("", include("frontend.maia_category_urls")),
     path("", include("frontend.maia_pool_urls")),
     path("", include("frontend.maia_statement_urls")),
+    # each benchmark's pages: `frontend/benchmarks/<slug>/urls.py` (see `frontend.benchmarks`)
+    *(path("", include(module)) for module in benchmarks.url_modules()),
 ]

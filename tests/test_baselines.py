@@ -11,8 +11,8 @@ from django.core.management.base import CommandError
 from PIL import Image
 
 from evaluation import baselines, runner, scoring
-from evaluation.benchmarks import nleye
 from evaluation.benchmarks.base import derived_seed
+from evaluation.benchmarks.nleye import benchmark as nleye
 from evaluation.models import EvaluationRun, Prediction
 from generation.backends import registry
 from tests.conftest import ingest_path

@@ -18,6 +18,7 @@ from annotation.crowd.study_settings import SettingsError
 from config.models import StateChange
 from config.roles import CURATOR
 from evaluation import human_eval
+from evaluation.benchmarks.nleye import explanation_votes
 from tests.conftest import logged_in_api, make_user
 from tests.test_blackswan_quality_study import version  # noqa: F401  (a fixture)
 from tests.test_blackswan_staged import split  # noqa: F401  (a fixture)
@@ -230,7 +231,7 @@ def test_human_evaluation_studies_are_made_by_the_service(spy, blackswan, nleye_
     _, run_a, _ = blackswan
     rating = human_eval.create_rating_study(run_a, curator=curator, variants=("forecaster_gen",))
     baseline_study = human_eval.create_human_baseline_study(nleye_runs[0].version, ("triplet",), curator=curator)
-    votes = human_eval.create_explanation_vote_study(list(nleye_runs[:2]), curator=curator)
+    votes = explanation_votes.create_explanation_vote_study(list(nleye_runs[:2]), curator=curator)
     for made, kind in ((rating, human_eval.RATING), (baseline_study, human_eval.BASELINE), (votes, human_eval.VOTE)):
         options = spy[made.study.slug]
         assert options["fallback_slug"] == "human-eval" and options["form_schema"][human_eval.META]["kind"] == kind

@@ -19,6 +19,7 @@ from annotation.models import BenchmarkVersion
 from evaluation import baselines, benchmarks, judge_registry, judges, parsers, results
 from evaluation.admin_filters import BenchmarkFilter
 from evaluation.benchmarks.base import Benchmark, EvalRequest
+from evaluation.human_eval import base as human_eval_base
 from evaluation.management.commands.evaluate import Command as EvaluateCommand
 from evaluation.management.commands.export_requests import Command as ExportRequestsCommand
 from evaluation.management.commands.human_eval import Command as HumanEvalCommand
@@ -99,20 +100,31 @@ def test_a_second_benchmark_under_a_taken_slug_is_refused():
     assert type(benchmarks.get("cvqa")).__name__ == "CvqaBenchmark"
 
 
-def test_the_app_discovers_every_benchmark_module_when_ready(monkeypatch):
-    """With the registry empty and the modules not imported yet, `ready()` imports every module of the
-    package and each registers its benchmark."""
-    names = [info.name for info in pkgutil.iter_modules(benchmarks.__path__) if info.name != "base"]
-    assert sorted(names) == list(KNOWN)
+def test_the_app_discovers_every_benchmark_package_and_module_when_ready(monkeypatch):
+    """With the registries empty and the benchmarks not imported yet, `ready()` imports every benchmark of the
+    package: each module of a benchmark's package (NL-EYE's `benchmark`, `judge` and `explanation_votes`, each
+    registering what it declares) or the single module of a benchmark not moved into a package yet."""
+    found = {info.name: info.ispkg for info in pkgutil.iter_modules(benchmarks.__path__) if info.name != "base"}
+    assert sorted(found) == list(KNOWN) and found["nleye"]
     monkeypatch.setattr(benchmarks, "_REGISTRY", {})
-    for name in names:
-        monkeypatch.delitem(sys.modules, f"evaluation.benchmarks.{name}")
+    monkeypatch.setattr(human_eval_base, "_KINDS", {})
+    for kind, registered in judge_registry.KINDS.items():  # put back as they were: re-imported modules replace them
+        monkeypatch.setitem(judge_registry.KINDS, kind, registered)
+    for module in [module for module in sys.modules for name in found
+                   if module == f"evaluation.benchmarks.{name}" or module.startswith(f"evaluation.benchmarks.{name}.")]:
+        monkeypatch.delitem(sys.modules, module)
+    for name in found:
         monkeypatch.setattr(benchmarks, name, getattr(benchmarks, name))
     assert benchmarks.slugs() == ()
     apps.get_app_config("evaluation").ready()
     assert benchmarks.slugs() == KNOWN
-    for name in names:
-        assert benchmarks.get(name) is sys.modules[f"evaluation.benchmarks.{name}"].BENCHMARK
+    for name, is_package in found.items():
+        module = sys.modules[f"evaluation.benchmarks.{name}" + (".benchmark" if is_package else "")]
+        assert benchmarks.get(name) is module.BENCHMARK
+    judge = sys.modules["evaluation.benchmarks.nleye.judge"]
+    assert type(judge_registry.KINDS["nleye_explanation"]) is judge.NleyeExplanationJudge
+    votes = sys.modules["evaluation.benchmarks.nleye.explanation_votes"]
+    assert human_eval_base.study_kind("nleye_explanation_vote").results is votes.explanation_results
 
 
 def test_a_benchmark_defined_outside_the_package_registers_and_is_read_by_the_generic_code(sixth):

@@ -17,9 +17,10 @@ from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Study, StudyItem, Submission
 from config.roles import ANNOTATOR
 from evaluation import human_eval
-from evaluation.benchmarks import nleye
+from evaluation.benchmarks.nleye import benchmark as nleye
+from evaluation.benchmarks.nleye import explanation_votes
 from evaluation.models import EvaluationRun, Judgment, Prediction
-from tests.conftest import cvqa_payload, ingest_path, make_user
+from tests.conftest import create_study, cvqa_payload, ingest_path, make_user
 from tests.eval_support import frozen_version
 
 pytestmark = pytest.mark.django_db
@@ -472,7 +473,7 @@ def candidate(item: StudyItem, text: str) -> str:
 
 def test_vote_study_offers_each_distinct_correct_explanation(nleye_runs, baseline, curator):
     run_a, run_b, made_a, made_b = nleye_runs
-    vote = human_eval.create_explanation_vote_study([run_a, run_b], curator=curator,
+    vote = explanation_votes.create_explanation_vote_study([run_a, run_b], curator=curator,
                                                     baseline_studies=[baseline.study])
     study = vote.study
     items = {item.external_id: item for item in study.items.all()}
@@ -504,7 +505,7 @@ def test_vote_study_offers_each_distinct_correct_explanation(nleye_runs, baselin
     assert (field["type"], field["candidates_from"], field["min_selected"]) == ("multi_select", "candidates", 0)
     assert "org/alpha" not in json.dumps([item.payload for item in items.values()])
     with pytest.raises(human_eval.HumanEvalError, match="not a human baseline study"):
-        human_eval.create_explanation_vote_study(run_a, curator=curator, baseline_studies=[study])
+        explanation_votes.create_explanation_vote_study(run_a, curator=curator, baseline_studies=[study])
 
 
 # per request: voter → the candidate texts selected
@@ -524,7 +525,7 @@ VOTES = {
 @pytest.fixture
 def voted(nleye_runs, baseline, curator):
     run_a, run_b, made_a, _ = nleye_runs
-    study = human_eval.create_explanation_vote_study([run_a, run_b], curator=curator,
+    study = explanation_votes.create_explanation_vote_study([run_a, run_b], curator=curator,
                                                      baseline_studies=[baseline.study]).study
     voters = {name: make_user(name, ANNOTATOR) for name in ("v1", "v2", "v3")}
     for name, voter in voters.items():
@@ -543,7 +544,7 @@ def voted(nleye_runs, baseline, curator):
 
 def test_explanation_validity_and_vote_distribution_per_model_and_for_people(voted):
     study, run_a, run_b = voted
-    found = human_eval.explanation_results(study)
+    found = explanation_votes.explanation_results(study)
     assert found["submissions"] == {"counted": 14, "rejected": 1, "pending": 0}
     assert found["voters_per_item"] == {2: 1, 3: 4}
     groups = {(g["group"], g["run"]): g for g in found["groups"]}
@@ -570,7 +571,7 @@ def test_explanation_validity_and_vote_distribution_per_model_and_for_people(vot
     assert report["binary"]["cohens_kappa"] == pytest.approx(0.5)
     assert b["judge_agreement"] == []  # run B has no stored judgments
 
-    only_b = human_eval.explanation_results(run_b)
+    only_b = explanation_votes.explanation_results(run_b)
     assert [(g["group"], g["run"]) for g in only_b["groups"]] == [("run", run_b.pk)]
 
 
@@ -609,3 +610,17 @@ def test_command_makes_baseline_and_vote_studies(nleye_runs, curator):
     with pytest.raises(CommandError, match="No version nleye:missing"):
         call_command("human_eval", "baseline-study", "--benchmark", "nleye", "--version", "missing",
                      "--user", "cur", stdout=io.StringIO())
+
+
+def test_each_kind_of_study_is_made_and_read_through_its_registration():
+    """The generic code reaches a kind of study through `study_kind`: NL-EYE's explanation votes register from
+    NL-EYE's package, the ratings and the baseline from `evaluation.human_eval`; anything else is refused."""
+    votes = human_eval.study_kind(human_eval.VOTE)
+    assert (votes.create, votes.results) == (explanation_votes.create_explanation_vote_study,
+                                             explanation_votes.explanation_results)
+    assert human_eval.study_kind(human_eval.RATING).create is human_eval.create_rating_study
+    assert human_eval.study_kind(human_eval.BASELINE).results is human_eval.human_baseline_results
+    with pytest.raises(human_eval.HumanEvalError, match="'nope' is not a kind of human-evaluation study"):
+        human_eval.study_kind("nope")
+    with pytest.raises(human_eval.HumanEvalError, match="plain is not a human-evaluation study"):
+        human_eval.results_for(create_study("plain", form={"fields": []}))

@@ -166,8 +166,8 @@ MATRIX: dict[str, Case] = {
     "prediction-human-verdict": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
     # exist -> 404 (GET, and POST: nothing to freeze)
-    # the NL-EYE curation console (frontend/nleye_views.py): an item that is no triplet under curation is 404,
-    # an augmentation without triplets 400
+    # the NL-EYE curation console (frontend/benchmarks/nleye/console_views.py): an item that is no triplet under
+    # curation is 404, an augmentation without triplets 400
     "nleye-triplets": Case(GET=page(CURATORS)),
     "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
@@ -239,8 +239,8 @@ MATRIX: dict[str, Case] = {
     # BlackSwanSuite +P/+PC captions (frontend/blackswan_views.py): a study that is no captions study is 404
     "blackswan-captions": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                kwargs={"slug": "no-such-study"}),
-    # NL-EYE triplets under curation (frontend/triplet_validation_views.py): an item or version that does not
-    # exist is 404 for curators and admins (GET and POST), other roles 403
+    # NL-EYE triplets under curation (frontend/benchmarks/nleye/triplet_validation_views.py): an item or version
+    # that does not exist is 404 for curators and admins (GET and POST), other roles 403
     "nleye-triplet-explain": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                   kwargs={"item_id": MISSING}),
     "nleye-triplet-validate": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
@@ -295,7 +295,7 @@ MATRIX: dict[str, Case] = {
                                kwargs={"slug": "no-such-study"}),
     "crowd-study-payments": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
-    # the spread of a scene-writing study's pool (frontend/scene_views.py): curators and admins
+    # the spread of a scene-writing study's pool (frontend/benchmarks/nleye/scene_views.py): curators and admins
     "scene-spread": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     # CVRR-ES expert assessment (frontend/cvrr_expert_views.py): curators and admins; an empty create or
     # qualification form is 400, an unknown study 404

@@ -1,13 +1,15 @@
-"""A sixth benchmark needs its two modules and nothing else.
+"""A sixth benchmark needs its three modules and nothing else.
 
-ToyVQA (`tests/toy_annotation.py`, `tests/toy_evaluation.py`) is written outside both benchmark
-packages and registered the way `discover` registers theirs: by importing its modules. The test then
-carries it through the real commands, as a user would: a release folder of real pictures →
+ToyVQA (`tests/toy_annotation.py`, `tests/toy_evaluation.py`, `tests/toy_frontend.py`) is written outside
+the benchmark packages and registered the way `discover` registers theirs: by importing its modules. The
+test then carries it through the real commands, as a user would: a release folder of real pictures →
 `import_benchmark` (a frozen version) → `export_benchmark` → `export_requests` → `evaluate` with a tiny
-Qwen2.5-VL → `score --run` and `score --predictions` → the results pages. Afterwards both registries
-forget it again (and the database row goes with the test's transaction).
+Qwen2.5-VL → `score --run` and `score --predictions` → the results pages; and a curator opens its own page
+from the navigation. Afterwards the registries forget it again (and the database row goes with the test's
+transaction).
 """
 
+import importlib
 import io
 import json
 import re
@@ -16,16 +18,17 @@ from importlib import import_module
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.urls import reverse
+from django.urls import clear_url_caches, reverse
 
 from annotation.benchmarks import registry
 from annotation.bootstrap import ensure_benchmarks
 from annotation.models import Benchmark, BenchmarkVersion
 from evaluation import benchmarks
 from evaluation.models import EvaluationRun, Prediction
+from frontend import benchmarks as pages
 
 SLUG = "toyvqa"
-MODULES = ("tests.toy_annotation", "tests.toy_evaluation")
+MODULES = ("tests.toy_annotation", "tests.toy_evaluation", "tests.toy_frontend")
 # id → (sample picture index in `release_fixtures.IMAGES`, question, answer as the release writes it)
 QUESTIONS = {
     "horse": (3, "Is there a horse in the picture?", "Yes"),
@@ -34,20 +37,36 @@ QUESTIONS = {
 }
 
 
+def read_urls_again():
+    """Read the URL modules again, as a restart would, so that `frontend/urls.py` includes the pages of every
+    benchmark registered now."""
+    for name in ("frontend.urls", "config.urls"):
+        importlib.reload(import_module(name))
+    clear_url_caches()
+
+
+def registered_pages() -> set[str]:
+    return {found.slug for found in pages.registered()}
+
+
 @pytest.fixture
 def toyvqa(db):
-    """ToyVQA registered in both layers (its modules imported, as `discover` imports a benchmark's) and
-    its `Benchmark` row made as `migrate` makes one per registered benchmark; forgotten afterwards."""
-    assert SLUG not in registry.slugs() and SLUG not in benchmarks.slugs()
+    """ToyVQA registered in every layer (its modules imported, as `discover` imports a benchmark's; the URL
+    modules read again) and its `Benchmark` row made as `migrate` makes one per registered benchmark;
+    forgotten afterwards."""
+    assert SLUG not in registry.slugs() and SLUG not in benchmarks.slugs() and SLUG not in registered_pages()
     for name in MODULES:
         import_module(name)
+    read_urls_again()
     ensure_benchmarks()
     yield
     registry.unregister(SLUG)
     benchmarks.unregister(SLUG)
+    pages.unregister(SLUG)
     for name in MODULES:
         sys.modules.pop(name, None)
-    assert SLUG not in registry.slugs() and SLUG not in benchmarks.slugs()
+    read_urls_again()
+    assert SLUG not in registry.slugs() and SLUG not in benchmarks.slugs() and SLUG not in registered_pages()
 
 
 @pytest.fixture
@@ -181,3 +200,33 @@ def test_the_toy_is_refused_where_it_does_not_fit(toyvqa, release, tmp_path):
     assert "questions.jsonl line 3: duplicate id 'horse' (first at questions.jsonl line 1)" in message
     assert not BenchmarkVersion.objects.filter(benchmark__slug=SLUG).exists()
     assert Benchmark.objects.filter(slug=SLUG).exists()
+
+
+def nav_links(html: str) -> list[tuple[str, str]]:
+    """(label, address) of the main navigation's entries, in order."""
+    nav = re.search(r'<nav class="mainnav".*?</nav>', html, re.S).group(0)
+    return [(label, href) for href, label in re.findall(r'<a href="([^"]+)"[^>]*data-nav="([^"]+)"', nav)]
+
+
+def test_a_sixth_benchmark_adds_its_page_and_navigation_entry_from_its_own_module(
+        toyvqa, release, curator_client, annotator_client):
+    """`tests/toy_frontend.py` registers a page, its address and a navigation entry; a curator finds the entry
+    after the other benchmarks' and opens the page from it, which lists the imported questions."""
+    command("import_benchmark", SLUG, str(release), "--version", "v1")
+    links = nav_links(curator_client.get(reverse("home")).content.decode())
+    labels = [label for label, _ in links]
+    assert labels[labels.index("MAIA curation") + 1:labels.index("Benchmarks")] == ["ToyVQA questions"]
+    address = dict(links)["ToyVQA questions"]
+    assert address == reverse("toyvqa-questions") == "/toyvqa/questions/"
+
+    page = curator_client.get(address)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert re.search(r'class="active" data-nav="ToyVQA questions"', html)
+    assert re.findall(r'<tr data-item="([^"]+)"><td>([^<]+)</td><td>([^<]+)</td></tr>', html) == [
+        ("camera", "Is there a person in the picture?", "yes"), ("coins", "Is there a cat in the picture?", "no"),
+        ("horse", "Is there a horse in the picture?", "yes")]
+
+    # an annotator neither sees the entry nor opens the page
+    assert "ToyVQA questions" not in dict(nav_links(annotator_client.get(reverse("home")).content.decode()))
+    assert annotator_client.get(address).status_code == 403

@@ -1,5 +1,5 @@
 """ToyVQA as it is evaluated: a sixth benchmark's evaluation module written outside
-`evaluation/benchmarks/`, as `evaluation/benchmarks/toyvqa.py` would be.
+`evaluation/benchmarks/`, as `evaluation/benchmarks/toyvqa/benchmark.py` would be.
 
 One variant, `yes_no`: the model sees the picture and answers the question with yes or no. Answers
 are read by the strict parser (the benchmark declares no authors' parser). Metrics: `yes_no`
@@ -7,7 +7,7 @@ are read by the strict parser (the benchmark declares no authors' parser). Metri
 `by_answer` (the same per gold answer), shown on the results pages as the leaderboard column
 "Yes/no accuracy" and the series "Accuracy per gold answer".
 
-Importing this module registers the benchmark (`register`), as `discover` would for a module of
+Importing this module registers the benchmark (`register`), as `discover` would for a package of
 `evaluation/benchmarks/`; `unregister(SLUG)` forgets it again.
 """
 

@@ -1,11 +1,11 @@
 """The benchmarks the annotation layer knows, each declared once and found by its slug.
 
-A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: its slug, display
-name and description, its item payload schema (one pydantic model per record kind, told apart by
-`kind`) and how its public release is read (`read`, `check_media_facts`) and written back
-(`write`), optionally the items of a demo version (`demo_items`), the image roles its items'
-images are generated for in the image studio (`image_slots`), and what people decided on its items
-under curation (`human_decisions`, read by `annotation.decisions`). The packages under
+A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: its slug, display name
+and description, its item payload schema (one pydantic model per record kind, told apart by `kind`) and
+how its public release is read (`read`, `check_media_facts`) and written back (`write`), optionally the
+items of a demo version (`demo_items`), its own API routes (`api_routes`), the image roles its items'
+images are generated for in the image studio (`image_slots`), and what people decided on its items under
+curation (`human_decisions`, read by `annotation.decisions`). The packages under
 `annotation/benchmarks/` register themselves when the app is ready (`discover`); code elsewhere (a
 test's toy benchmark) registers the same way.
 
@@ -55,6 +55,7 @@ class BenchmarkDefinition:
     importer = None  # the module that reads the release
     exporter = None  # the module that writes it back
     demo = None  # the module that makes a demo version's items, if the benchmark has one
+    api = None  # the module whose `api_routes(router)` adds the benchmark's own API routes, if it has any
     image_slots: tuple[str, ...] = ()  # media roles whose images curators make in the image studio
     layouts: tuple[str, ...] = ()  # release layouts the exporter writes on request (`export_benchmark --layout`)
 
@@ -98,6 +99,13 @@ class BenchmarkDefinition:
         the `demo` module's `demo_curation(curator, models, say)`, none without."""
         make = getattr(self.demo, "demo_curation", None)
         return [] if make is None else make(curator, models, say)
+
+    def api_routes(self, router) -> None:
+        """Register the benchmark's own API viewsets on the API's router (`config/api_urls.py` asks every
+        registered benchmark): the `api` module's `api_routes(router)`, none without."""
+        add_routes = getattr(self.api, "api_routes", None)
+        if add_routes is not None:
+            add_routes(router)
 
     def version_links(self, version) -> list[tuple[str, str]]:
         """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""

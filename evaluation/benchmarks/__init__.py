@@ -1,11 +1,16 @@
-"""The registry of how each benchmark is evaluated: one module per benchmark (see `base`).
+"""The registry of how each benchmark is evaluated: one package per benchmark (see `base`).
 
-Each `evaluation/benchmarks/<slug>.py` declares a `Benchmark` subclass (its variants, the requests it
-makes of a model, its scorer, parsers, metric labels and series, drill-down rules, consistency views,
-and the judges, baselines and human evaluations it supports) and registers it with `register`, as a
-class decorator (`@register`) or on an instance (`BENCHMARK = register(NleyeBenchmark())`).
-`EvaluationConfig.ready` imports every module of this package (`discover`), so a new benchmark is a
-new module and nothing else; code outside the package (a test's toy benchmark) registers the same way.
+Each benchmark's package `evaluation/benchmarks/<slug>/` holds its `benchmark` module, which declares a
+`Benchmark` subclass (its variants, the requests it makes of a model, its scorer, parsers, metric labels
+and series, drill-down rules, consistency views, and the judges, baselines and human evaluations it
+supports) and registers it with `register`, as a class decorator (`@register`) or on an instance
+(`BENCHMARK = register(NleyeBenchmark())`), beside its judge (`judge`) and its human-evaluation study
+kinds, each of which registers itself too. A benchmark not moved into a package yet is a single module,
+`evaluation/benchmarks/<slug>.py`. `EvaluationConfig.ready` imports every module of every package here,
+and every single module (`discover`), so a new benchmark is a new package and nothing else; a package's
+`__init__` stays small and imports nothing (the generic judges still import a benchmark's `judge`
+module, which must not pull the whole package in). Code outside the package (a test's toy benchmark)
+registers the same way.
 
 `get(slug)` gives the registered benchmark (KeyError naming the known ones for any other slug),
 `slugs()` the registered slugs in alphabetical order, `registered()` the benchmarks themselves.
@@ -79,9 +84,14 @@ def supporting(attribute: str, name: str) -> list[str]:
 
 
 def discover() -> list[str]:
-    """Import every module of this package (each registers its benchmark); the modules' names."""
-    names = [info.name for info in pkgutil.iter_modules(__path__)
+    """Import every benchmark of this package: each module of a benchmark's package, or its single module
+    (each registers what it declares); the benchmarks' names."""
+    found = [info for info in pkgutil.iter_modules(__path__)
              if info.name not in SUPPORT_MODULES and not info.name.startswith("_")]
-    for name in names:
-        import_module(f"{__name__}.{name}")
-    return names
+    for info in found:
+        module = import_module(f"{__name__}.{info.name}")
+        if info.ispkg:
+            for inner in pkgutil.iter_modules(module.__path__):
+                if not inner.name.startswith("_"):
+                    import_module(f"{module.__name__}.{inner.name}")
+    return [info.name for info in found]

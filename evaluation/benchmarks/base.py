@@ -1,7 +1,7 @@
 """What a benchmark module declares, and the request shape the runner and the scorers share.
 
-Each `evaluation/benchmarks/<slug>.py` defines a `Benchmark` subclass, registers it
-(`evaluation.benchmarks.register`) and keeps the instance as `BENCHMARK`: its variants, and
+Each benchmark's module (`evaluation/benchmarks/<slug>/benchmark.py`) defines a `Benchmark` subclass,
+registers it (`evaluation.benchmarks.register`) and keeps the instance as `BENCHMARK`: its variants, and
 `requests(item, options)` that turns one frozen item into `EvalRequest`s with the paper's prompts.
 Request ids are stable: `<item external id>:<variant>[:<suffix>]`.
 

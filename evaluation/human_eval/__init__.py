@@ -13,22 +13,9 @@ review), made from evaluation runs or from a frozen version's own requests:
   and variant (and per run over its variants) the mean of each scale, with n (responses rated,
   ratings) and Krippendorff's alpha per scale (ordinal for the 1–5 scales, nominal for 0/1). A
   response's mean over its raters counts once, so a response with more raters weighs no more.
-- **Explanation voting** for NL-EYE (seeds/002 §4.2, App. E.2; SPEC §3): `create_explanation_vote_study
-  (runs, …)`, one item per triplet request (hypothesis order as the models saw it), the images on one
-  canvas with the more plausible hypothesis marked, and every distinct explanation given with a
-  correct answer to that request (models' responses; optionally the human baseline's explanations)
-  as candidates of a multi-select, shuffled per worker; three voters by default.
-  `explanation_results(study or run)`: an explanation is valid when at least one voter selected it
-  (§4.2: "correct if at least one worker selected it"); per run (and for the people's explanations)
-  the share of valid explanations, n, and the distribution of votes (0 … k of k voters, Table 9);
-  and, for runs with stored `nleye_explanation` judgments, `judges.agreement_report` of the judge
-  against the people. People only say valid or not, so a valid explanation is given the judge's
-  label 2 and an invalid one 0: the report's `binary` block (valid vs not) is the comparable figure.
-  `validated_human_explanations` lists, per triplet, the people's explanations voted valid: the
-  references NL-EYE's judge adds to the gold (`human_explanations` of a triplet, for a next version).
-  For the frozen version itself, `references.candidates(version)` lists the baseline explanations of
-  the gold hypothesis with their votes, and a curator approves them as judge references
-  (`references.approve`, `references.approve_voted`; see `evaluation.human_eval.references`).
+- **Explanation voting** for NL-EYE (`VOTE`): people vote on which of runs' explanations are valid; the study
+  kind lives with its benchmark, in `evaluation.benchmarks.nleye.explanation_votes`, and registers itself
+  (`register_kind`) when that package is discovered.
 - **Human baseline**: `create_human_baseline_study(version, variants, …)`, people answer the
   benchmark's own requests (as `scoring.item_requests` plans them, the prompt the models get) with a
   form built from the request: options → a single choice (letters with their texts, yes/no,
@@ -74,6 +61,10 @@ runs and drawing parameters; each item's `answer_key["source"]` (never sent to w
 run, prediction, request and sample behind it, so raters stay blind to which model wrote what, and
 `StudyItem.benchmark_item` links the frozen item.
 
+Each kind registers how its results are read, and for one made over runs how it is made, with
+`register_kind(name, results=…, create=…)`; `study_kind(name)` gives it (the results pages, the results
+page's actions and `manage.py human_eval` go through it), `results_for(study)` reads any study's results.
+
 Only curators and admins create these studies (`PermissionDenied` otherwise).
 """
 
@@ -99,13 +90,17 @@ from evaluation.human_eval.base import (
     SOURCE,
     STUDY_MAKERS,
     VOTE,
+    VOTE_FIELD,
     HumanEvalError,
     HumanStudy,
+    StudyKind,
     counted_submissions,
     kind_of,
     meta_of,
+    register_kind,
     require_study_maker,
     studies_of,
+    study_kind,
 )
 from evaluation.human_eval.baselines import (
     BASELINE_INSTRUCTIONS,
@@ -122,20 +117,12 @@ from evaluation.human_eval.baselines import (
     baseline_groups,
     choices_for,
     create_human_baseline_study,
+    gold_explanations,
     human_baseline_results,
     per_annotator,
     score_human_baseline,
 )
 from evaluation.human_eval.canvases import canvas_image
-from evaluation.human_eval.explanation_votes import (
-    JUDGE_NOT_LOGICAL,
-    JUDGE_VALID,
-    VOTE_FIELD,
-    VOTE_INSTRUCTIONS,
-    create_explanation_vote_study,
-    explanation_results,
-    vote_form,
-)
 from evaluation.human_eval.performance import (
     EXPERT,
     WRITTEN,
@@ -183,12 +170,9 @@ __all__ = [
     "create_rating_study",
     "rating_results",
     "VOTE_FIELD",
-    "JUDGE_VALID",
-    "JUDGE_NOT_LOGICAL",
-    "VOTE_INSTRUCTIONS",
-    "vote_form",
-    "create_explanation_vote_study",
-    "explanation_results",
+    "StudyKind",
+    "register_kind",
+    "study_kind",
     "ANSWER",
     "CHOICE_TYPES",
     "TEXT_TYPES",
@@ -200,6 +184,7 @@ __all__ = [
     "create_human_baseline_study",
     "aggregate",
     "human_baseline_results",
+    "gold_explanations",
     "per_annotator",
     "baseline_groups",
     "CROWD",

@@ -1,11 +1,12 @@
-"""Shared pieces of the human-evaluation studies: the study record, permission checks, study creation,
-the submissions results count, sampling and small figures."""
+"""Shared pieces of the human-evaluation studies: the study record, the kinds of study (`register_kind`,
+`study_kind`), permission checks, study creation, the submissions results count, sampling and small figures."""
 
 from __future__ import annotations
 
 import random
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
@@ -22,6 +23,7 @@ from evaluation.models import EvaluationRun
 META = "human_eval"  # the study's record in its form_schema
 SOURCE = "source"  # an item's record in its answer_key
 RATING, VOTE, BASELINE = "blackswan_rating", "nleye_explanation_vote", "human_baseline"
+VOTE_FIELD = "valid"  # the explanation-vote form's multi-select: the candidates a voter found valid
 COUNTED_REVIEW = (Submission.Review.APPROVED, Submission.Review.NOT_SAMPLED)
 ANSWER = "answer"  # the baseline form's answer field
 
@@ -35,6 +37,36 @@ class HumanStudy:
     study: Study
     items: list[StudyItem]
     left_out: dict[str, str] = field(default_factory=dict)  # what was not made into an item, and why
+
+
+@dataclass(frozen=True)
+class StudyKind:
+    """A kind of human-evaluation study: how its results are read (`results(target)`, the target a study,
+    studies or a run) and, for a kind made over evaluation runs, how it is made (`create(runs, *, curator,
+    sample, k, …)`, a `HumanStudy`)."""
+
+    name: str
+    results: Callable[..., dict]
+    create: Callable[..., HumanStudy] | None = None
+
+
+_KINDS: dict[str, StudyKind] = {}
+
+
+def register_kind(name: str, *, results, create=None) -> StudyKind:
+    """Register a kind of study under its name (kept in `form_schema["human_eval"]["kind"]`); its module calls
+    this when it is imported (a benchmark's package when `evaluation.benchmarks` discovers it)."""
+    kind = StudyKind(name, results, create)
+    _KINDS[name] = kind
+    return kind
+
+
+def study_kind(name: str) -> StudyKind:
+    """The registered kind `name`; HumanEvalError for any other."""
+    try:
+        return _KINDS[name]
+    except KeyError:
+        raise HumanEvalError(f"{name!r} is not a kind of human-evaluation study.") from None
 
 
 STUDY_MAKERS = (CURATOR, RESEARCHER, ADMIN)  # researchers start them from the results pages

@@ -31,11 +31,13 @@ from evaluation.human_eval.base import (
     _drawn,
     _fraction,
     _mean,
+    _normal_text,
     _plan,
     _source,
     _studies_for,
     counted_submissions,
     meta_of,
+    register_kind,
     require_study_maker,
     studies_of,
 )
@@ -433,3 +435,23 @@ def _likelihoods(requests: dict, answers: dict[str, list[_Answered]]) -> dict | 
 def baseline_groups(version) -> list[list[Study]]:
     """The version's baseline studies, in groups that ask the same requests (input strategy and seed)."""
     return list(_baseline_groups(studies_of(BASELINE, version=version)).values())
+
+
+def gold_explanations(baseline_studies, requests: dict) -> dict[str, list[tuple[str, dict]]]:
+    """request id → (explanation, source) of the people who picked the gold answer in a baseline study."""
+    found: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    counted, _ = counted_submissions(baseline_studies)
+    for submission in counted:
+        source = _source(submission.claim.item)
+        request = requests.get(source.get("request_id"))
+        data = submission.final_data or {}
+        explanation = _normal_text(data.get(f"{ANSWER}_explanation"))
+        if request is None or not explanation or str(data.get(ANSWER)) != str(request.gold):
+            continue
+        found[request.request_id].append((explanation, {
+            "kind": "human", "study": submission.claim.study.slug, "submission": submission.pk,
+            "worker": submission.claim.worker_id, "request_id": request.request_id}))
+    return found
+
+
+register_kind(BASELINE, results=human_baseline_results)

@@ -22,6 +22,7 @@ from evaluation.human_eval.base import (
     _usable,
     _video_of,
     counted_submissions,
+    register_kind,
     require_study_maker,
 )
 from evaluation.models import EvaluationRun
@@ -168,3 +169,6 @@ def rating_results(target) -> dict:
             "scales": [*({"name": s["name"], "min": s["min"], "max": s["max"]} for s in SCALES),
                        {"name": ENTAILMENT, "min": 0, "max": 1}],
             "groups": groups, "models": models, "overall": _scale_figures(overall)}
+
+
+register_kind(RATING, results=rating_results, create=create_rating_study)

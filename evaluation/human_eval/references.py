@@ -23,9 +23,8 @@ from django.db import transaction
 from annotation.crowd.models import Study, StudyItem, Submission
 from annotation.models import BenchmarkItem
 from evaluation import judge_references
-from evaluation.human_eval.base import BASELINE, VOTE, _source, counted_submissions, meta_of, studies_of
-from evaluation.human_eval.baselines import _plan, baseline_groups
-from evaluation.human_eval.explanation_votes import VOTE_FIELD, _human_explanations
+from evaluation.human_eval.base import BASELINE, VOTE, VOTE_FIELD, _source, counted_submissions, meta_of, studies_of
+from evaluation.human_eval.baselines import _plan, baseline_groups, gold_explanations
 from evaluation.models import JudgeReference
 
 VALID, INVALID, NOT_VOTED = "valid", "invalid", "not voted"
@@ -96,7 +95,7 @@ def _baseline_explanations(version) -> list[tuple[str, str, dict]]:
         plan_meta = {**meta, "variants": sorted({v for study in group for v in meta_of(study).get("variants") or ()})
                      if all(meta_of(study).get("variants") for study in group) else []}
         requests = {r.request_id: r for _, made in _plan(version, plan_meta) for r in made}
-        for request_id, given in _human_explanations(group, requests).items():
+        for request_id, given in gold_explanations(group, requests).items():
             for text, source in given:
                 found.append((requests[request_id].item_id, text, {
                     "study": source["study"], "submission": source["submission"], "worker": source["worker"],

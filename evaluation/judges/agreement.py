@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from annotation.crowd.agreement import cohens_kappa
 from evaluation import jsonl
+from evaluation.benchmarks.nleye.judge import NLEYE_VALID, NleyeExplanationJudge
 from evaluation.judges.base import OK
 from evaluation.judges.kinds import get_kind
-from evaluation.judges.nleye import NLEYE_VALID, NleyeExplanationJudge
 from evaluation.judges.runs import run_judgments
 from evaluation.models import EvaluationRun
 

@@ -146,7 +146,7 @@ def explanation_rows(version, board: Leaderboard) -> tuple[list[ExplanationRow],
     studies = human_eval.studies_of(human_eval.VOTE, version=version)
     if not studies:
         return [], []
-    found = human_eval.explanation_results(studies)
+    found = human_eval.study_kind(human_eval.VOTE).results(studies)
     by_run = {row.run.pk: row for row in board.rows}
     rows, levels = [], []
     for group in found["groups"]:

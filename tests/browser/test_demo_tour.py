@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from annotation.demo import DEMO_USERS
 from annotation.models import BenchmarkVersion
-from frontend.navigation import ENTRIES
+from frontend import navigation
 
 pytestmark = [
     pytest.mark.browser,
@@ -60,13 +60,13 @@ def test_every_demo_role_sees_working_pages_and_the_demo_leaderboard_shows_numbe
             log_in(page, live_server.url, username, password)
             labels = set(page.locator("nav.mainnav [data-nav]").evaluate_all(
                 "links => links.map(link => link.dataset.nav)"))
-            entries = [entry for entry in ENTRIES if entry.label in labels]
+            entries = [entry for entry in navigation.entries() if entry.label in labels]
             assert entries, f"{role} sees no navigation entry"
             for entry in entries:
-                with page.expect_navigation() as navigation:
+                with page.expect_navigation() as opened:
                     page.locator("nav.mainnav").get_by_role("link", name=entry.label, exact=True).click()
                 page.wait_for_load_state("networkidle")
-                status = navigation.value.status
+                status = opened.value.status
                 assert status == 200, (role, entry.label, page.url, status)
                 text = page.inner_text("body")
                 found = PLACEHOLDERS.search(text)
@@ -108,4 +108,4 @@ def test_every_demo_role_sees_working_pages_and_the_demo_leaderboard_shows_numbe
         finally:
             context.close()
     assert set(visited) == {"annotator", "curator", "researcher", "admin"}
-    assert len(visited["admin"]) == len(ENTRIES)
+    assert len(visited["admin"]) == len(navigation.entries())

@@ -126,3 +126,8 @@ class TripletCurationViewSet(viewsets.GenericViewSet):
         except ValidationError as exc:
             return _refused(exc, 400)
         return Response(state_data(self._state()), status=201)
+
+
+def api_routes(router) -> None:
+    """NL-EYE's routes on the API's router (`BenchmarkDefinition.api_routes`)."""
+    router.register("nleye/triplets", TripletCurationViewSet, basename="api-nleye-triplet")

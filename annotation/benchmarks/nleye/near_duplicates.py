@@ -36,7 +36,7 @@ STOPWORDS = frozenset((
     "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "his", "her", "their", "our",
     "your", "my", "he", "she", "they", "we", "you", "i", "as", "into", "onto", "over", "under", "up", "down", "out"))
 EMBEDDING_BATCH = 64
-TEMPLATE = "scenes/_near_duplicates.html"
+TEMPLATE = "nleye/_near_duplicates.html"
 
 
 @dataclass

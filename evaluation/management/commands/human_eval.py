@@ -177,8 +177,8 @@ class Command(BaseCommand):
             if study is None:
                 raise CommandError(f"No study {slug!r}.")
             studies.append(study)
-        return human_eval.create_explanation_vote_study(self._runs(options["run"]), curator=user,
-                                                        baseline_studies=studies, **self._study_fields(options))
+        return human_eval.study_kind(human_eval.VOTE).create(self._runs(options["run"]), curator=user,
+                                                             baseline_studies=studies, **self._study_fields(options))
 
     def _baseline_study(self, user, options):
         version = (BenchmarkVersion.objects.select_related("benchmark")

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from config.roles import CURATOR
-from tests.test_nleye_augmentation import (
+from tests.benchmarks.nleye.test_augmentation import (
     CHANGED,
     GOOD,
     SCENES,

@@ -9,8 +9,8 @@ from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion, Image
-from evaluation.benchmarks import nleye
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.nleye import benchmark as nleye
 from tests import release_fixtures
 from tests.conftest import ingest_path
 from tests.release_fixtures import (

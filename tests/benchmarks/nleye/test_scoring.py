@@ -5,8 +5,8 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring
-from evaluation.benchmarks import nleye
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.nleye import benchmark as nleye
 
 
 def triplet(external_id: str, label: int = 1, category: str = "Physical", direction: str = "forward"):

@@ -55,14 +55,14 @@ def triplets_page(request):
     try:
         chosen = _filters(request.GET)
     except ValueError as exc:
-        return render(request, "frontend/nleye_triplets.html", {"error": str(exc)}, status=400)
+        return render(request, "nleye/triplets.html", {"error": str(exc)}, status=400)
     versions = list(triplets.pool_versions())
     if chosen["version"] is not None and chosen["version"] not in {v.pk for v in versions}:
-        return render(request, "frontend/nleye_triplets.html",
+        return render(request, "nleye/triplets.html",
                       {"error": f"Version #{chosen['version']} holds no NL-EYE triplet under curation."}, status=404)
     counts = triplets.stage_counts(chosen["version"])
     rows = triplets.listed(**chosen)
-    return render(request, "frontend/nleye_triplets.html", {
+    return render(request, "nleye/triplets.html", {
         "rows": rows, "versions": versions, "filters": chosen,
         "stages": [(value, name, counts.get(value, 0)) for value, name in stages.STAGES],
         "slots": stages.SLOTS, "queue_url": reverse("generation") + "?" + urlencode({"kind": prompts.KIND}),
@@ -79,7 +79,7 @@ def triplet_page(request, item_id):
         raise Http404(f"Item #{item_id} is not an NL-EYE triplet under curation.") from None
     slots = [{"slot": slot, "studio_url": studio_url(item_id, slot.name),
               "diff": word_diff(slot.scene, slot.prompt) if slot.prompt else None} for slot in triplet.slots]
-    return render(request, "frontend/nleye_triplet.html", {
+    return render(request, "nleye/triplet.html", {
         "triplet": triplet, "item": triplet.item, "slots": slots, "stages": stages.STAGES,
         "stage_index": [value for value, _ in stages.STAGES].index(triplet.record.stage)
         if triplet.record.stage in stages.LABELS else -1,

@@ -1,4 +1,22 @@
-"""NL-EYE explanation voting: the study and its results (see `evaluation.human_eval`)."""
+"""NL-EYE explanation voting (seeds/002 §4.2, App. E.2; SPEC §3), the human-evaluation study kind `VOTE`
+(registered with `evaluation.human_eval.register_kind` when this package is discovered).
+
+`create_explanation_vote_study(runs, …)`: one item per triplet request (hypothesis order as the models
+saw it), the images on one canvas with the more plausible hypothesis marked, and every distinct explanation given with a
+correct answer to that request (models' responses; optionally the human baseline's explanations)
+as candidates of a multi-select, shuffled per worker; three voters by default.
+`explanation_results(study or run)`: an explanation is valid when at least one voter selected it
+(§4.2: "correct if at least one worker selected it"); per run (and for the people's explanations)
+the share of valid explanations, n, and the distribution of votes (0 … k of k voters, Table 9);
+and, for runs with stored `nleye_explanation` judgments, `judges.agreement_report` of the judge
+against the people. People only say valid or not, so a valid explanation is given the judge's
+label 2 and an invalid one 0: the report's `binary` block (valid vs not) is the comparable figure.
+`validated_human_explanations` lists, per triplet, the people's explanations voted valid: the
+references NL-EYE's judge adds to the gold (`human_explanations` of a triplet, for a next version).
+For the frozen version itself, `references.candidates(version)` lists the baseline explanations of
+the gold hypothesis with their votes, and a curator approves them as judge references
+(`references.approve`, `references.approve_voted`; see `evaluation.human_eval.references`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +28,7 @@ from evaluation.human_eval.base import (
     BASELINE,
     SOURCE,
     VOTE,
+    VOTE_FIELD,
     HumanEvalError,
     HumanStudy,
     _as_list,
@@ -26,16 +45,16 @@ from evaluation.human_eval.base import (
     counted_submissions,
     kind_of,
     meta_of,
+    register_kind,
     require_study_maker,
 )
-from evaluation.human_eval.baselines import ANSWER
+from evaluation.human_eval.baselines import gold_explanations
 from evaluation.human_eval.canvases import (
     _images_by_role,
     canvas_image,
 )
 from evaluation.models import EvaluationRun, Judgment
 
-VOTE_FIELD = "valid"
 JUDGE_VALID, JUDGE_NOT_LOGICAL = 2, 0  # the NL-EYE judge's labels a person's valid / not valid stands for
 VOTE_INSTRUCTIONS = (
     "The picture shows a premise and two hypotheses; the more plausible hypothesis is marked. Select **all** "
@@ -49,27 +68,10 @@ def vote_form() -> dict:
                         "label": "Which explanations are logical and justify the marked hypothesis?"}]}
 
 
-def _human_explanations(baseline_studies, requests: dict) -> dict[str, list[tuple[str, dict]]]:
-    """request id → (explanation, source) of the people who picked the gold hypothesis in a baseline study."""
-    found: dict[str, list[tuple[str, dict]]] = defaultdict(list)
-    counted, _ = counted_submissions(baseline_studies)
-    for submission in counted:
-        source = _source(submission.claim.item)
-        request = requests.get(source.get("request_id"))
-        data = submission.final_data or {}
-        explanation = _normal_text(data.get(f"{ANSWER}_explanation"))
-        if request is None or not explanation or str(data.get(ANSWER)) != str(request.gold):
-            continue
-        found[request.request_id].append((explanation, {
-            "kind": "human", "study": submission.claim.study.slug, "submission": submission.pk,
-            "worker": submission.claim.worker_id, "request_id": request.request_id}))
-    return found
-
-
 def create_explanation_vote_study(runs, *, curator, baseline_studies=(), sample: int | None = None, seed: int = 0,
                                   k: int = 3, name: str = "", slug: str | None = None, instructions: str = "",
                                   open_now: bool = True, **study_fields) -> HumanStudy:
-    """An NL-EYE explanation vote over runs' correct triplet answers (see the package docstring)."""
+    """An NL-EYE explanation vote over runs' correct triplet answers (see the module docstring)."""
     require_study_maker(curator)
     runs = _as_list(runs)
     version = _one_version(runs, VOTE)
@@ -89,7 +91,7 @@ def create_explanation_vote_study(runs, *, curator, baseline_studies=(), sample:
             candidates[request.request_id].append((_normal_text(prediction.raw_output), {
                 "kind": "model", "run": run.pk, "prediction": prediction.pk, "request_id": request.request_id,
                 "sample": prediction.sample_index}))
-    for request_id, found in _human_explanations(baseline_studies, requests).items():
+    for request_id, found in gold_explanations(baseline_studies, requests).items():
         candidates[request_id].extend(found)
     items = {item.external_id: item for item in version.items.filter(external_id__in={
         r.item_id for r in requests.values()})}
@@ -147,7 +149,7 @@ def _vote_row(request, found: list[tuple[str, dict]], benchmark_item, curator) -
 
 def explanation_results(target) -> dict:
     """Validity (≥ 1 vote) and the vote distribution per run and for people's explanations, and the judge's
-    agreement with the people (see the package docstring)."""
+    agreement with the people (see the module docstring)."""
     studies, only_run = _studies_for(VOTE, target)
     counted, counts = counted_submissions(studies)
     voters: Counter = Counter()
@@ -210,3 +212,6 @@ def _judge_agreement(run: EvaluationRun, human: dict) -> list[dict]:
     return [{"judge_model": model, **judges.run_agreement(run, judges.NleyeExplanationJudge.name, model,
                                                            human).as_dict()}
             for model in sorted(models)] if human else []
+
+
+register_kind(VOTE, results=explanation_results, create=create_explanation_vote_study)

@@ -20,7 +20,7 @@ from annotation.crowd import proposal_review
 from annotation.curation_models import CurationRecord, ImageAttempt, ItemCheck
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR
-from frontend.navigation import ENTRIES
+from frontend import navigation
 from generation import proposals
 from generation.backends import registry
 from generation.backends.base import ChatResult
@@ -103,7 +103,7 @@ class TripletBackend:
 @pytest.fixture
 def scripted(db, monkeypatch):
     register_models("triplet_script", "scripted/augmenter", "scripted/cli", "m")  # what the forms and command pick
-    monkeypatch.setitem(registry.LOADERS, "triplet_script", ("tests.test_nleye_augmentation", "TripletBackend"))
+    monkeypatch.setitem(registry.LOADERS, "triplet_script", (__name__, "TripletBackend"))
     monkeypatch.setattr(TripletBackend, "REPLIES", {})
     monkeypatch.setattr(TripletBackend, "prompts_seen", [])
     return TripletBackend
@@ -472,7 +472,7 @@ def test_the_console_is_for_curators_and_unknown_triplets_are_404(
     assert admin_client_role.get(reverse("nleye-triplet", kwargs={"item_id": triplet.pk})).status_code == 200
     for pk in (987654, bare.pk):
         assert curator_client.get(reverse("nleye-triplet", kwargs={"item_id": pk})).status_code == 404
-    entry = next(entry for entry in ENTRIES if entry.url_name == "nleye-triplets")
+    entry = next(entry for entry in navigation.entries() if entry.url_name == "nleye-triplets")
     assert set(entry.roles) == {"curator", "admin"}
 
 

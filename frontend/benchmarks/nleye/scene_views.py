@@ -20,4 +20,4 @@ def scene_spread(request, slug):
     study = get_object_or_404(selectors.studies_with_settings().select_related("output_version"), slug=slug)
     if not scenes.is_scenes(study):
         raise Http404("This study does not write scene triplets.")
-    return render(request, "scenes/spread.html", spread.spread(study))
+    return render(request, "nleye/spread.html", spread.spread(study))

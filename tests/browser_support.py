@@ -1,5 +1,9 @@
 """Fixtures for the browser tests: a real headless Chromium and a real Celery worker thread.
 
+A pytest plugin (`pytest_plugins` in tests/conftest.py), so that a browser test works in any folder:
+tests/browser/ holds the generic ones, tests/benchmarks/<slug>/ a benchmark's own (`test_*_browser.py`).
+Each is marked `browser`. Every test already gets a fresh MEDIA_ROOT (tests/conftest.py's `media_root`).
+
 Layout of one browser test:
 
 * the test thread drives Chromium through Playwright's sync API;
@@ -8,7 +12,7 @@ Layout of one browser test:
 
 Playwright's sync API keeps an asyncio event loop running in the test thread, which makes Django
 refuse ORM calls there ("You cannot call this from an async context"); the tests really are
-synchronous, so DJANGO_ALLOW_ASYNC_UNSAFE is set before anything touches the database.
+synchronous, so DJANGO_ALLOW_ASYNC_UNSAFE is set before Chromium starts (and with it that loop).
 """
 
 import os
@@ -16,8 +20,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -48,6 +50,7 @@ def _chromium():
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("the playwright package is not installed")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
@@ -77,14 +80,6 @@ def browser_page(_chromium):
     finally:
         context.close()
     assert refused == [], f"the Content-Security-Policy refused: {refused}"
-
-
-@pytest.fixture
-def media_root(settings, tmp_path):
-    """Uploaded files, posters and thumbnails go to a temporary folder."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir(exist_ok=True)
-    return settings.MEDIA_ROOT
 
 
 class WorkerRecord:

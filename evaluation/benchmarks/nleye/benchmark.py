@@ -58,8 +58,8 @@ from evaluation.benchmarks.base import (
     media_input,
     media_links,
 )
+from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.human_eval.base import VOTE
-from evaluation.judges.nleye import NleyeExplanationJudge
 from evaluation.results.consistency_views import PairView
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, extra_is, status_in
 from evaluation.results.outcomes import CORRECT

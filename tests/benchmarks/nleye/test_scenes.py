@@ -79,8 +79,9 @@ def test_only_curators_create_scene_studies(annotator):
     assert refused.value.status == 403 and not Study.objects.exists()
 
 
-def test_the_command_creates_a_scene_study_into_a_named_pool(curator, capsys):
-    call_command("scene_writing_study", "--name", "Scenes by command", "--curator", curator.username,
+@pytest.mark.parametrize("command", ["nleye_scene_writing_study", "scene_writing_study"])  # the old name: an alias
+def test_the_command_creates_a_scene_study_into_a_named_pool(command, curator, capsys):
+    call_command(command, "--name", "Scenes by command", "--curator", curator.username,
                  "--pool", "round-2", "--k", "3", "--open")
     study = Study.objects.get(name="Scenes by command")
     assert study.output_version.label == "round-2" and study.annotators_per_item == 3

@@ -7,8 +7,8 @@ import pytest
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import benchmarks, prompting
-from evaluation.benchmarks import nleye
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.nleye import benchmark as nleye
 from tests.conftest import ingest_path
 
 PREMISE = "A boy stands next to a broken window holding a baseball bat."

@@ -15,6 +15,7 @@ from annotation.crowd import review
 from config.roles import ANNOTATOR
 from evaluation import human_eval, judge_references, judges, runner
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.nleye import explanation_votes
 from evaluation.human_eval import references
 from evaluation.models import JudgeReference, Judgment
 from tests.conftest import ingest_path, logged_in_api, make_user
@@ -76,7 +77,7 @@ def voted(version, curator):
     run_a, run_b = make_run(version, "org/alpha", input_strategy="text_only"), make_run(version, "org/beta")
     made_a = predict(run_a, NLEYE_A)
     predict(run_b, NLEYE_B)
-    vote = human_eval.create_explanation_vote_study([run_a, run_b], curator=curator,
+    vote = explanation_votes.create_explanation_vote_study([run_a, run_b], curator=curator,
                                                     baseline_studies=[baseline]).study
     voters = {name: make_user(name, ANNOTATOR) for name in ("v1", "v2", "v3")}
     for name, voter in voters.items():
