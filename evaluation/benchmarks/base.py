@@ -38,9 +38,11 @@ texts as released) or `shuffled:<seed>` (an explicit strategy: a per-request ord
 request id)). `parse_option_order` reads and checks the value; `ordered_options` shows a list of
 options under either, and `option_extra` is what a request records about it.
 
-Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` refuse
-what a benchmark does not offer; `shuffle_options` draws a reproducible option order from
-(seed, request id); `media_links` / `media_input` read an item's media by role.
+Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` /
+`check_option_order` / `check_variants` refuse what a benchmark does not offer (they are the rules and the
+words of the one check of request options that pages, API and commands go through,
+`evaluation.request_options`); `shuffle_options` draws a reproducible option order from (seed, request id);
+`media_links` / `media_input` read an item's media by role.
 """
 
 from __future__ import annotations
@@ -261,6 +263,14 @@ class Benchmark:
             raise ValueError(f"{self.slug} does not use prompting {options.prompting!r}; "
                              f"known: {', '.join(self.prompting_strategies)}.")
         return options.prompting
+
+    def check_variants(self, variants) -> list[str]:
+        """The variants asked (empty: all); ValueError for one the benchmark does not have."""
+        variants = list(variants or [])
+        for variant in variants:
+            if variant not in self.variants:
+                raise ValueError(f"{self.slug} has no variant {variant!r}; known: {', '.join(self.variants)}.")
+        return variants
 
 
 # --- Options shown in a seeded order ----------------------------------------------------------
