@@ -150,9 +150,9 @@ class SectionMetric:
 
 @dataclass(frozen=True)
 class ResultsSection:
-    """One section of a version's results page, shown by the template `frontend/results/<kind>.html` (which
-    shows it only when it has something to show): `title` its heading, `metrics` the run metrics its table
-    shows, `note` what the reader needs to know about its numbers (`code` between backticks)."""
+    """One section of a version's results page, shown by the template `frontend/results/<kind>.html` (a
+    table of results is left out while it has nothing to show): `title` its heading, `metrics` the run metrics
+    its table shows, `note` what the reader needs to know about its numbers (`code` between backticks)."""
 
     kind: str
     title: str = ""
