@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend import cvrr_expert_views as views
+from frontend.benchmarks.cvrr import expert_views as views
 
 urlpatterns = [
     path("cvrr/experts/", views.experts_page, name="cvrr-experts"),

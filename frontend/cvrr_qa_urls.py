@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from frontend import cvrr_qa_views as views
+from frontend.benchmarks.cvrr import qa_views as views
 
 urlpatterns = [
     path("cvrr/qa/", views.console, name="cvrr-qa"),

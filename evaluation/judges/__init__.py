@@ -61,6 +61,7 @@ model: `split_model`, `judge_spec`, `registered_judge`, `registered_spec`, `judg
 `runs` (stored judgments of a run) and `agreement` (judge vs people). Every name is re-exported here.
 """
 
+from evaluation.benchmarks.cvrr.judge import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
 from evaluation.benchmarks.nleye.judge import (
     NLEYE_LABELS,
     NLEYE_PROMPT,
@@ -92,7 +93,6 @@ from evaluation.judges.base import (
     JudgeKind,
     Reading,
 )
-from evaluation.judges.cvrr import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
 from evaluation.judges.judge import (
     DEFAULT_MODEL,
     Answered,

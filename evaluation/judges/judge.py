@@ -10,9 +10,9 @@ from typing import Any
 
 from evaluation import cache, runner
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.cvrr.judge import CvrrJudge
 from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
-from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.spec import judge_params, judge_spec

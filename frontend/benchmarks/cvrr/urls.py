@@ -1,8 +1,8 @@
-"""URLs of the CVRR-ES curation pages (`frontend.cvrr_views`)."""
+"""URLs of the CVRR-ES curation pages (`curation_views`)."""
 
 from django.urls import path
 
-from frontend import cvrr_views as views
+from frontend.benchmarks.cvrr import curation_views as views
 
 urlpatterns = [
     path("cvrr/", views.hub, name="cvrr-curation"),
