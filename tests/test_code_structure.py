@@ -256,10 +256,7 @@ NOT_YET_MOVED = {
         "tests/test_scoring_cvqa.py",
     ),
     "cvrr": (
-        "frontend/cvrr_*.py",
         "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL modules
     ),
     "maia": (
         "evaluation/benchmarks/maia.py",
