@@ -54,7 +54,7 @@ Which benchmark a kind judges is the benchmark's own declaration (`Benchmark.jud
 `evaluation.benchmarks.<slug>`); `kind_for_benchmark(slug)` is the kind its scorer uses.
 
 Layout: `base` (parse statuses, `JudgeError`, `Case`, `Reading`, `JudgeKind`), one module per kind with
-its prompt and parser (`llm_match`, `cvrr`, `maia`, and NL-EYE's in `evaluation.benchmarks.nleye.judge`; each
+its prompt and parser (`llm_match`, `maia`, and CVRR-ES's and NL-EYE's in `evaluation.benchmarks.<slug>.judge`; each
 registers its kind in `evaluation.judge_registry`), `kinds` (the kinds by name and by benchmark), `spec` (the judge
 model: `split_model`, `judge_spec`, `registered_judge`, `registered_spec`, `judge_params`), `judge` (`Judge`,
 `for_benchmark`, `judge_texts`),
