@@ -255,14 +255,11 @@ NOT_YET_MOVED = {
         "tests/test_import_cvqa.py",
         "tests/test_scoring_cvqa.py",
     ),
-    "cvrr": (
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-    ),
+    "cvrr": (),
     "maia": (
         "evaluation/benchmarks/maia.py",
         "evaluation/judges/maia.py",
         "frontend/maia_*.py",
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
         "frontend/templates/frontend/maia_statements.html",
         "frontend/navigation.py",  # shared: its entry
         "frontend/urls.py",  # shared: its URL modules
