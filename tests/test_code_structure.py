@@ -255,27 +255,11 @@ NOT_YET_MOVED = {
         "tests/test_import_cvqa.py",
         "tests/test_scoring_cvqa.py",
     ),
-    "cvrr": (
-        "evaluation/benchmarks/cvrr.py",
-        "evaluation/judges/cvrr.py",
-        "frontend/cvrr_*.py",
-        "frontend/static/frontend/cvrr_qa.js",
-        "frontend/templates/frontend/_cvrr_noise_row.html",
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "frontend/templates/frontend/cvrr_*.html",
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL modules
-        "tests/browser/test_cvrr_*.py",
-        "tests/test_cvrr_*.py",
-        "tests/test_eval_requests_cvrr.py",
-        "tests/test_import_cvrr.py",
-        "tests/test_scoring_cvrr.py",
-    ),
+    "cvrr": (),
     "maia": (
         "evaluation/benchmarks/maia.py",
         "evaluation/judges/maia.py",
         "frontend/maia_*.py",
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
         "frontend/templates/frontend/maia_statements.html",
         "frontend/navigation.py",  # shared: its entry
         "frontend/urls.py",  # shared: its URL modules
