@@ -46,9 +46,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from annotation.blackswan.models import StagedStep
 from annotation.crowd import assignment, history, kinds, quality, review_media, studies, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
-from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import VideoSplit
 from config.roles import ADMIN, CURATOR, has_role
 
