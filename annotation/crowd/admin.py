@@ -48,7 +48,7 @@ class StudyItemAdmin(admin.ModelAdmin):
     search_fields = ["external_id"]
     raw_id_fields = ["benchmark_item", "video", "image"]
     readonly_fields = ["open_slots", "completed_count"]
-    form = StudyItemForm  # media frozen once work started; a video once in a staged study
+    form = StudyItemForm  # media frozen once work started; a video once in a study of a kind that holds each once
 
     def save_model(self, request, obj, form, change):
         if not change:
