@@ -438,6 +438,41 @@ def test_nleye_has_moved_home():
     assert [finding for finding in slug_findings() if finding[0] == "nleye"] == []
 
 
+# --- The results page shows what each benchmark declares -------------------------------------------------------
+
+RESULTS_PAGE = "frontend/templates/frontend/results_version.html"
+RESULTS_SECTION_TEMPLATES = "frontend/templates/frontend/results/"
+
+
+def declared_metric_paths() -> set[str]:
+    """Every metric path a registered benchmark declares for its pages: leaderboard columns, series, consistency
+    views and the run metrics of its results sections (a `{variant}` path as written and for each variant); a
+    top-level name alone (`n`, `accuracy`) is no benchmark's, so only dotted paths count."""
+    found = set()
+    for benchmark in evaluation_registry.registered():
+        found |= {spec.path for spec in benchmark.main_metrics}
+        found |= {spec.path(group) for spec in benchmark.series for group in spec.groups}
+        found |= {view.path for view in benchmark.consistency_views.values()}
+        for section in benchmark.results_sections:
+            for metric in section.metrics:
+                found |= {metric.path} | {metric.path_for(variant) for variant in benchmark.variants}
+    return {path for path in found if "." in path}
+
+
+def test_the_results_page_names_no_benchmark_and_no_benchmark_s_metric_path():
+    """The version's results page and its section templates are read in full by the slug rule and name no
+    benchmark; nor do they hold a metric path a benchmark declares: the benchmark module says what they show."""
+    templates = [path for path, _ in scanned_files()
+                 if path == RESULTS_PAGE or path.startswith(RESULTS_SECTION_TEMPLATES)]
+    assert RESULTS_PAGE in templates and len(templates) > 1 and all(map(is_read_in_full, templates))
+    assert [finding for finding in slug_findings() if finding[1] in templates] == []
+    paths = declared_metric_paths()
+    assert any(section.metrics for benchmark in evaluation_registry.registered()
+               for section in benchmark.results_sections)
+    assert [(template, path) for template in templates for path in sorted(paths)
+            if path in (ROOT / template).read_text(encoding="utf-8")] == []
+
+
 # --- The crowd engine knows no benchmark ---------------------------------------------------------------
 #
 # A benchmark's kinds of study (a task in steps, media of their own, their own pages) plug into the crowd
