@@ -20,8 +20,9 @@ from django.test.utils import override_settings  # noqa: E402
 from config.env import TRUE_WORDS  # noqa: E402
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER  # noqa: E402
 
-# the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder
-pytest_plugins = ["tests.browser_support"]
+# the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder; what keeps the
+# parallel test workers (pytest -n) apart
+pytest_plugins = ["tests.browser_support", "tests.parallel_workers"]
 
 ROLES = (ANNOTATOR, CURATOR, RESEARCHER, ADMIN)
 PASSWORD = "correct horse battery staple"
