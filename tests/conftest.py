@@ -19,6 +19,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from config.env import TRUE_WORDS  # noqa: E402
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER  # noqa: E402
+from tests.probe_cache import cached_probes  # noqa: E402
 
 # the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder; what keeps the
 # parallel test workers (pytest -n) apart
@@ -409,17 +410,20 @@ def bad_files(tmp_path, bigbuckbunny, astronaut) -> BadFiles:
 # --- Library objects for URL kwargs -----------------------------------------------------------
 
 def ingest_path(path: Path, *, user=None, probe: bool = True):
-    """Put a file into the library the way an upload does; with `probe` run its probe job now."""
+    """Put a file into the library the way an upload does; with `probe` run its probe job now. The decoding
+    of a file seen before in this session comes from the probe cache (tests/probe_cache.py)."""
     from annotation.media import incoming_from_path, ingest
     from annotation.media_import import probe_here
 
     incoming = incoming_from_path(path)
     try:
-        asset = ingest(incoming, user=user, probe=False)
+        with cached_probes():
+            asset = ingest(incoming, user=user, probe=False)
     finally:
         incoming.fileobj.close()
     if probe:
-        job = probe_here(asset, user=user)
+        with cached_probes():
+            job = probe_here(asset, user=user)
         assert job.status == job.Status.SUCCEEDED, job.message
         asset.refresh_from_db()
     return asset
