@@ -7,7 +7,7 @@ share one. Processes that need the models at the same time (the test workers of 
 for the build: the first builds what is missing, the others wait and then find it there.
 
 The root is `$TINY_MODELS_DIR`, else `$XDG_CACHE_HOME/vlbench-platform/tiny-models` (`~/.cache/...`).
-Folders of other keys unused for `STALE_AFTER_DAYS` are removed when a build runs.
+Folders of other keys unused for `STALE_AFTER_DAYS` are removed when the cache is used (only folders it made).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterable
@@ -60,11 +61,17 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _is_key_folder(folder: Path) -> bool:
+    """A folder this cache made: named by a key, with its lock file beside it (nothing else in root is touched)."""
+    return folder.is_dir() and re.fullmatch(r"[0-9a-f]{16}", folder.name) is not None and \
+        (folder.parent / f"{folder.name}.lock").is_file()
+
+
 def _prune(root: Path, keep: str) -> None:
     """Remove other keys' folders nobody used for STALE_AFTER_DAYS (their use touches them)."""
     cutoff = time.time() - STALE_AFTER_DAYS * 86400
     for folder in root.iterdir():
-        if folder.is_dir() and folder.name != keep and folder.stat().st_mtime < cutoff:
+        if _is_key_folder(folder) and folder.name != keep and folder.stat().st_mtime < cutoff:
             shutil.rmtree(folder, ignore_errors=True)
             (root / f"{folder.name}.lock").unlink(missing_ok=True)
 
