@@ -11,6 +11,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Test processes (pytest-xdist): one per core by default; TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= auto
 
 .PHONY: install install-test demo test lint messages migrate worker bench-claims bench-frames bench-eval bench-export bench-diffusion bench-openai clean
 
@@ -40,7 +42,7 @@ demo: migrate
 	$(PY) manage.py rundemo --addr $(HOST) --port $(PORT)
 
 test: install-test
-	HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The translation catalogue (locale/it/LC_MESSAGES/django.po): new marked strings come in empty,
 # existing translations are kept, strings no longer marked are dropped; then the .mo is compiled.

@@ -19,9 +19,11 @@ from django.test.utils import override_settings  # noqa: E402
 
 from config.env import TRUE_WORDS  # noqa: E402
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER  # noqa: E402
+from tests.probe_cache import cached_probes  # noqa: E402
 
-# the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder
-pytest_plugins = ["tests.browser_support"]
+# the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder; what keeps the
+# parallel test workers (pytest -n) apart
+pytest_plugins = ["tests.browser_support", "tests.parallel_workers"]
 
 ROLES = (ANNOTATOR, CURATOR, RESEARCHER, ADMIN)
 PASSWORD = "correct horse battery staple"
@@ -408,17 +410,20 @@ def bad_files(tmp_path, bigbuckbunny, astronaut) -> BadFiles:
 # --- Library objects for URL kwargs -----------------------------------------------------------
 
 def ingest_path(path: Path, *, user=None, probe: bool = True):
-    """Put a file into the library the way an upload does; with `probe` run its probe job now."""
+    """Put a file into the library the way an upload does; with `probe` run its probe job now. The decoding
+    of a file seen before in this session comes from the probe cache (tests/probe_cache.py)."""
     from annotation.media import incoming_from_path, ingest
     from annotation.media_import import probe_here
 
     incoming = incoming_from_path(path)
     try:
-        asset = ingest(incoming, user=user, probe=False)
+        with cached_probes():
+            asset = ingest(incoming, user=user, probe=False)
     finally:
         incoming.fileobj.close()
     if probe:
-        job = probe_here(asset, user=user)
+        with cached_probes():
+            job = probe_here(asset, user=user)
         assert job.status == job.Status.SUCCEEDED, job.message
         asset.refresh_from_db()
     return asset
@@ -463,15 +468,15 @@ def cvqa_payload(answer: str = "two", **overrides) -> dict:
 # --- Tiny models of real architectures (generation.tiny_models) -------------------------------
 
 @pytest.fixture(scope="session")
-def tiny_models_dir(tmp_path_factory) -> Path:
-    """Tiny random models (Qwen2.5-VL, LLaVA-OneVision, LLaVA, a chat LM, NLI, CLIP), built once per
-    session into a temporary folder, or kept across sessions in $TINY_MODELS_DIR (rebuilt when stale)."""
-    from generation.tiny_models import build_tiny_models
+def tiny_models_dir() -> Path:
+    """Tiny random models (Qwen2.5-VL, LLaVA-OneVision, LLaVA, a chat LM, NLI, CLIP, the Stable Diffusion
+    pipelines) from the persistent cache (`generation.tiny_model_cache`: $TINY_MODELS_DIR or ~/.cache, keyed
+    by the builder code and library versions): built once, by one test worker while the others wait, then
+    reused by every session. Tests read these folders and never write into them."""
+    from generation.tiny_model_cache import cache_folder, cached_tiny_models
 
-    cached = os.environ.get("TINY_MODELS_DIR", "").strip()
-    folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-models")
-    build_tiny_models(folder)
-    return folder
+    cached_tiny_models()
+    return cache_folder()
 
 
 @dataclass(frozen=True)
@@ -488,15 +493,13 @@ class TinySD:
 
 
 @pytest.fixture(scope="session")
-def tiny_sd(tmp_path_factory) -> TinySD:
+def tiny_sd() -> TinySD:
     """Tiny random Stable Diffusion pipelines (`generation.tiny_models`): `text2image` (4-channel UNet)
-    and `inpaint` (9-channel UNet), local folders for `generation.diffusion` and `--model`. Built once
-    per session, or kept in $TINY_MODELS_DIR like `tiny_models_dir`."""
-    from generation.tiny_models import build_tiny_models
+    and `inpaint` (9-channel UNet), local folders for `generation.diffusion` and `--model`. From the
+    persistent cache, like `tiny_models_dir`."""
+    from generation.tiny_model_cache import cached_tiny_models
 
-    cached = os.environ.get("TINY_MODELS_DIR", "").strip()
-    folder = Path(cached).expanduser() if cached else tmp_path_factory.mktemp("tiny-sd")
-    built = build_tiny_models(folder, ["sd-text2image", "sd-inpaint"])
+    built = cached_tiny_models(["sd-text2image", "sd-inpaint"])
     return TinySD(text2image=str(built["sd-text2image"]), inpaint=str(built["sd-inpaint"]))
 
 

@@ -538,18 +538,21 @@ def _matches(expected, status) -> bool:
     return status in expected if isinstance(expected, tuple) else status == expected
 
 
-def test_permission_matrix(role_users, url_objects):
+@pytest.mark.parametrize("who", WHO)
+def test_permission_matrix(who, role_users, url_objects):
+    """Every classified URL, GET and POST, as one role (or anonymous): one case per role, so that the
+    cases spread over the test workers."""
     names = {name for name, _, _ in project_patterns() if name}
     failures = []
     requests = 0
 
-    def client_for(who):
+    def new_client():
         client = Client()
         if who != ANON:
             client.force_login(role_users[who])
         return client
 
-    clients = {who: client_for(who) for who in WHO}
+    kept = new_client()
     for name in sorted(names & set(MATRIX)):
         case = MATRIX[name]
         kwargs = {key: url_objects.get(value, value) if isinstance(value, str) else value
@@ -560,20 +563,19 @@ def test_permission_matrix(role_users, url_objects):
             if expected_by_role is None:
                 continue
             assert set(expected_by_role) == set(WHO), f"{name} {method}: give an outcome for each of {WHO}"
-            for who in WHO:
-                # logging out ends the session, so that request gets a client of its own
-                client = client_for(who) if name == "logout" else clients[who]
-                response = client.get(url) if method == "GET" else client.post(url, {})
-                requests += 1
-                status = response.status_code
-                expected = expected_by_role[who]
-                if not _matches(expected, status):
-                    failures.append(f"{method} {url} ({name}) as {who}: expected {expected}, got {status}")
-                elif status == 302 and who == ANON and name not in PAGES_WITHOUT_ROLES:
-                    login = reverse("login")
-                    if not response["Location"].startswith(f"{login}?next="):
-                        failures.append(f"{method} {url} as {who}: redirected to {response['Location']}, not login")
-                if response.streaming:
-                    b"".join(response.streaming_content)  # drain, so the test client closes the file
+            # logging out ends the session, so that request gets a client of its own
+            client = new_client() if name == "logout" else kept
+            response = client.get(url) if method == "GET" else client.post(url, {})
+            requests += 1
+            status = response.status_code
+            expected = expected_by_role[who]
+            if not _matches(expected, status):
+                failures.append(f"{method} {url} ({name}) as {who}: expected {expected}, got {status}")
+            elif status == 302 and who == ANON and name not in PAGES_WITHOUT_ROLES:
+                login = reverse("login")
+                if not response["Location"].startswith(f"{login}?next="):
+                    failures.append(f"{method} {url} as {who}: redirected to {response['Location']}, not login")
+            if response.streaming:
+                b"".join(response.streaming_content)  # drain, so the test client closes the file
     assert requests > 200
     assert not failures, "Permission matrix mismatches:\n" + "\n".join(failures)

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from config.celery import app as celery_app
 from tests.conftest import BadFiles, postgres_outcome
+from tests.parallel_workers import worker_broker_url
 
 
 def test_hugging_face_hub_is_offline():
@@ -81,3 +82,14 @@ def test_synthetic_bad_files(bad_files: BadFiles):
     tiny = bad_files.tiny_video()
     with av.open(str(tiny)) as container:
         assert sum(1 for _ in container.decode(video=0)) == 5
+
+
+def test_each_parallel_worker_gets_its_own_redis_database():
+    assert worker_broker_url("redis://127.0.0.1:6379/0", "gw0") == "redis://127.0.0.1:6379/0"
+    assert worker_broker_url("redis://127.0.0.1:6379/0", "gw1") == "redis://127.0.0.1:6379/1"
+    assert worker_broker_url("redis://redis:6379", "gw3") == "redis://redis:6379/3"
+    assert worker_broker_url("rediss://:pw@cache:6380/15?ssl_cert_reqs=none", "gw2") == \
+        "rediss://:pw@cache:6380/1?ssl_cert_reqs=none"
+    assert worker_broker_url("redis://127.0.0.1:6379/0", None) == "redis://127.0.0.1:6379/0"
+    assert worker_broker_url("memory://", "gw1") == "memory://"
+    assert worker_broker_url("filesystem://", "gw1") == "filesystem://"
