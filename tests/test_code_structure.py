@@ -272,8 +272,6 @@ NOT_YET_MOVED = {
         "tests/test_scoring_cvrr.py",
     ),
     "maia": (
-        "evaluation/benchmarks/maia.py",
-        "evaluation/judges/maia.py",
         "frontend/maia_*.py",
         "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
         "frontend/templates/frontend/maia_statements.html",

@@ -16,7 +16,7 @@ from django.urls import reverse
 from PIL import Image as PILImage
 
 from evaluation import plots, results, scoring
-from evaluation.benchmarks import maia
+from evaluation.benchmarks.maia import benchmark as maia
 from evaluation.models import EvaluationRun, Judgment, Prediction
 from tests.conftest import cvqa_payload, logged_in_client
 from tests.eval_support import frozen_version
