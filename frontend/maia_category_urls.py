@@ -1,8 +1,8 @@
-"""URLs of the MAIA category pages (`frontend.maia_category_views`)."""
+"""URLs of the MAIA category pages (`frontend.benchmarks.maia.category_views`)."""
 
 from django.urls import path
 
-from frontend import maia_category_views as views
+from frontend.benchmarks.maia import category_views as views
 
 urlpatterns = [
     path("maia/categories/", views.categories_page, name="maia-categories"),

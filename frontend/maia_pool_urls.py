@@ -1,6 +1,6 @@
 from django.urls import path
 
-from frontend import maia_pool_views as views
+from frontend.benchmarks.maia import pool_views as views
 
 urlpatterns = [
     path("maia/versions/<id:pk>/pools/", views.pool_report, name="maia-pool-report"),

@@ -274,7 +274,6 @@ NOT_YET_MOVED = {
     "maia": (
         "frontend/maia_*.py",
         "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "frontend/templates/frontend/maia_statements.html",
         "frontend/navigation.py",  # shared: its entry
         "frontend/urls.py",  # shared: its URL modules
         "tests/browser/test_maia_*.py",

@@ -3,7 +3,7 @@ statements), the checks of a version's pairs, failing pairs with their edits and
 
 from django.urls import path
 
-from frontend import maia_statement_views as views
+from frontend.benchmarks.maia import statement_views as views
 
 urlpatterns = [
     path("maia/versions/<id:version_id>/statements/", views.failing_statements, name="maia-statements"),
