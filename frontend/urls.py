@@ -106,8 +106,6 @@ urlpatterns = [
     path("", include("frontend.cvrr_urls")),
     path("", include("frontend.cvqa_urls")),
     path("", include("frontend.cvrr_qa_urls")),
-    path("", include("frontend.maia_category_urls")),
-    path("", include("frontend.maia_pool_urls")),
     # each benchmark's pages: `frontend/benchmarks/<slug>/urls.py` (see `frontend.benchmarks`)
     *(path("", include(module)) for module in benchmarks.url_modules()),
 ]

@@ -272,10 +272,7 @@ NOT_YET_MOVED = {
         "tests/test_scoring_cvrr.py",
     ),
     "maia": (
-        "frontend/maia_*.py",
         "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL modules
         "tests/browser/test_maia_*.py",
         "tests/test_maia_*.py",
         "tests/test_eval_requests_maia.py",
