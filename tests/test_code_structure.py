@@ -273,11 +273,6 @@ NOT_YET_MOVED = {
     ),
     "maia": (
         "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "tests/browser/test_maia_*.py",
-        "tests/test_maia_*.py",
-        "tests/test_eval_requests_maia.py",
-        "tests/test_import_maia.py",
-        "tests/test_scoring_maia.py",
     ),
     "nleye": (),
 }
