@@ -81,6 +81,8 @@ class JudgeKind:
     answer_choices: tuple[str, ...] = ()  # every complete answer the format allows (`choices` decoding)
     # the labels a person picks from when they give their own verdict on an answer (pages); () : none
     human_labels: tuple[str, ...] = ()
+    # the variant of the request `judges.judge_texts` builds to judge a plain answer against its references
+    text_variant = ""
 
     def applies(self, request) -> bool:
         """Whether this judge judges the request's responses at all."""

@@ -14,7 +14,6 @@ from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
-from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.spec import judge_params, judge_spec
 from generation.backends.base import BackendError, ChatRequest, ChatResult, GenerationParams
 
@@ -250,6 +249,6 @@ def judge_texts(judge: Judge, response: str, references, *, question: str = "", 
         request = EvalRequest("text:triplet", "text", "triplet", "", "", gold=1, answer_type="choice_12",
                               source=source)
     else:
-        variant = "text_gen" if name == LlmMatch.name else "oevqa"
+        variant = judge.kind.text_variant
         request = EvalRequest(f"text:{variant}", "text", variant, question, question, gold=references)
     return judge(request, response)
