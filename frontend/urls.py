@@ -103,9 +103,6 @@ urlpatterns = [
     path("", include("frontend.library_urls")),
     path("", include("frontend.studio_urls")),
     path("", include("frontend.cvqa_urls")),
-    path("", include("frontend.maia_category_urls")),
-    path("", include("frontend.maia_pool_urls")),
-    path("", include("frontend.maia_statement_urls")),
     # each benchmark's pages: `frontend/benchmarks/<slug>/urls.py` (see `frontend.benchmarks`)
     *(path("", include(module)) for module in benchmarks.url_modules()),
 ]

@@ -255,19 +255,7 @@ NOT_YET_MOVED = {
         "tests/test_scoring_cvqa.py",
     ),
     "cvrr": (),
-    "maia": (
-        "evaluation/benchmarks/maia.py",
-        "evaluation/judges/maia.py",
-        "frontend/maia_*.py",
-        "frontend/templates/frontend/maia_statements.html",
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL modules
-        "tests/browser/test_maia_*.py",
-        "tests/test_maia_*.py",
-        "tests/test_eval_requests_maia.py",
-        "tests/test_import_maia.py",
-        "tests/test_scoring_maia.py",
-    ),
+    "maia": (),
     "nleye": (),
 }
 

@@ -182,7 +182,7 @@ MATRIX: dict[str, Case] = {
     "maia-statements": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=405), kwargs={"version_id": MISSING}),
     "maia-statement-edit": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                 kwargs={"item_id": MISSING, "index": 0}),
-    # MAIA statements (frontend/maia_statement_views.py): checks, regeneration and the generation console of
+    # MAIA statements (frontend/benchmarks/maia/statement_views.py): checks, regeneration and the generation console of
     # a version that does not exist are 404 for curators and admins
     "maia-statement-checks": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                   kwargs={"version_id": MISSING}),
@@ -246,7 +246,7 @@ MATRIX: dict[str, Case] = {
     "nleye-triplet-validate": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                    kwargs={"item_id": MISSING}),
     "nleye-validation-state": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
-    # MAIA answer pools (frontend/maia_pool_views.py): a version that does not exist is 404 for curators and
+    # MAIA answer pools (frontend/benchmarks/maia/pool_views.py): a version that does not exist is 404 for curators and
     # admins, other roles 403; the decision is POST-only (GET 405)
     "maia-pool-report": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
     "maia-pool-review": Case(GET=page(CURATORS, ok=404), kwargs={"pk": MISSING}),

@@ -18,7 +18,7 @@ from PIL import Image as PILImage
 from annotation.models import Benchmark as BenchmarkRecord
 from annotation.models import BenchmarkVersion
 from evaluation import benchmarks, plots, results, scoring
-from evaluation.benchmarks import maia
+from evaluation.benchmarks.maia import benchmark as maia
 from evaluation.benchmarks.base import RESULTS_SECTIONS, Benchmark, ResultsSection, results_sections_with
 from evaluation.models import EvaluationRun, Judgment, Prediction
 from tests.conftest import cvqa_payload, logged_in_client

@@ -81,6 +81,8 @@ class JudgeKind:
     answer_choices: tuple[str, ...] = ()  # every complete answer the format allows (`choices` decoding)
     # the labels a person picks from when they give their own verdict on an answer (pages); () : none
     human_labels: tuple[str, ...] = ()
+    # the variant of the request `judges.judge_texts` builds to judge a plain answer against its references
+    text_variant = ""
 
     def applies(self, request) -> bool:
         """Whether this judge judges the request's responses at all."""
@@ -105,10 +107,10 @@ class JudgeKind:
         """The verdict of an empty response, given without a call."""
         raise NotImplementedError
 
-    def text_request(self, references: list[str], question: str = ""):
-        """The request `judge_texts` judges a plain-text response on, made from the ground truth (`references`)
-        and the question, for a kind that judges its own kind of request; None (the default): `judge_texts`
-        makes it."""
+    def text_request(self, references: list[str], question: str = "", **context):
+        """The request `judge_texts` judges a plain-text response on, made from the ground truth (`references`),
+        the question and what else the kind reads (`context`: NL-EYE's premise and hypotheses), for a kind that
+        judges its own kind of request; None (the default): `judge_texts` makes a `text_variant` one."""
         return None
 
     def label(self, verdict: dict | None):

@@ -10,10 +10,8 @@ from typing import Any
 
 from evaluation import cache, runner
 from evaluation.benchmarks.base import EvalRequest
-from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
-from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.spec import judge_params, judge_spec
 from generation.backends.base import BackendError, ChatRequest, ChatResult, GenerationParams
 
@@ -238,14 +236,8 @@ def judge_texts(judge: Judge, response: str, references, *, question: str = "", 
     (CVRR-ES: one answer), the references (LLM-Match, MAIA) or the gold explanation followed by the
     validated human ones (NL-EYE, which also needs `premise`, `plausible` and `other`)."""
     references = [references] if isinstance(references, str) else list(references)
-    name = judge.kind.name
-    request = judge.kind.text_request(references, question)
-    if request is None and name == NleyeExplanationJudge.name:
-        source = {"premise": premise, "hypothesis1": plausible, "hypothesis2": other, "label": 1,
-                  "explanation": references[0] if references else "", "human_explanations": references[1:]}
-        request = EvalRequest("text:triplet", "text", "triplet", "", "", gold=1, answer_type="choice_12",
-                              source=source)
-    elif request is None:
-        variant = "text_gen" if name == LlmMatch.name else "oevqa"
+    request = judge.kind.text_request(references, question, premise=premise, plausible=plausible, other=other)
+    if request is None:
+        variant = judge.kind.text_variant
         request = EvalRequest(f"text:{variant}", "text", variant, question, question, gold=references)
     return judge(request, response)

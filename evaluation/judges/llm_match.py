@@ -42,6 +42,7 @@ class LlmMatch(JudgeKind):
     (`evaluation.cache`); stored judgments are reused instead."""
 
     name = "llm_match"
+    text_variant = "text_gen"
     default_model = LLM_MATCH_MODEL
     default_params = LLM_MATCH_PARAMS
     answer_choices = tuple(f"Score: {score}" for score in range(LLM_MATCH_RANGE[0], LLM_MATCH_RANGE[1] + 1))

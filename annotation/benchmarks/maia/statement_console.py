@@ -1,4 +1,4 @@
-"""What the MAIA statement console shows (`frontend.maia_statement_views`): a curation version's questions
+"""What the MAIA statement console shows (`frontend.benchmarks.maia.statement_views`): a curation version's questions
 with their stage, pool check, true statements, accepted false statements, pair checks and proposals
 waiting for a decision; how many questions and pairs a generation would ask about; and the version's
 statement proposal sets."""

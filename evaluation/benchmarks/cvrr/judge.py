@@ -121,7 +121,7 @@ class CvrrJudge(JudgeKind):
     def empty_verdict(self) -> dict:
         return {"pred": "incorrect", "score": 0, "reason": "empty response", "status": EMPTY}
 
-    def text_request(self, references: list[str], question: str = "") -> EvalRequest:
+    def text_request(self, references: list[str], question: str = "", **context) -> EvalRequest:
         """A `qa` request on the question, whose ground truth is the one reference."""
         if len(references) != 1:
             raise JudgeError("The CVRR-ES judge compares with one ground-truth answer.")

@@ -7,6 +7,7 @@ import hashlib
 import re
 
 from evaluation import judge_references, judge_registry, parsing
+from evaluation.benchmarks.base import EvalRequest
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeError, JudgeKind, Reading, _clean, _one
 
 
@@ -73,6 +74,13 @@ class NleyeExplanationJudge(JudgeKind):
 
     def applies(self, request) -> bool:
         return request.variant == "triplet"
+
+    def text_request(self, references: list[str], question: str = "", *, premise: str = "", plausible: str = "",
+                     other: str = "", **context) -> EvalRequest:
+        """A triplet request whose gold explanation is the first reference, followed by the validated human ones."""
+        source = {"premise": premise, "hypothesis1": plausible, "hypothesis2": other, "label": 1,
+                  "explanation": references[0] if references else "", "human_explanations": references[1:]}
+        return EvalRequest("text:triplet", "text", "triplet", "", "", gold=1, answer_type="choice_12", source=source)
 
     def selects(self, request, text: str) -> bool:
         """Only explanations of correct predictions are judged (seeds/002 §5.1)."""

@@ -12,9 +12,9 @@ from annotation.benchmarks.maia import answer_collection, pool_checks, stages
 from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR, CURATOR
+from tests.benchmarks.maia.test_pool_checks import AGREEING, ODD_ANSWER, QUESTION, ForcedScorer
 from tests.conftest import ingest_path
 from tests.registry_support import register_model
-from tests.test_maia_pool_checks import AGREEING, ODD_ANSWER, QUESTION, ForcedScorer
 
 pytestmark = [
     pytest.mark.browser,

@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation.benchmarks.maia import categories, demo, yes_no
 from annotation.curation_models import CategoryDefinition
 from annotation.models import Benchmark, BenchmarkVersion
-from evaluation.benchmarks import maia as maia_evaluation
+from evaluation.benchmarks.maia import benchmark as maia_evaluation
 from frontend import navigation
 
 pytestmark = pytest.mark.django_db

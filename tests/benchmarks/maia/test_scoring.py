@@ -10,8 +10,8 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring, similarity
-from evaluation.benchmarks import maia
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.maia import benchmark as maia
 
 ANSWERS = [f"Una pizza margherita numero {i}" for i in range(8)]
 

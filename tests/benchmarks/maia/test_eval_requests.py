@@ -7,8 +7,8 @@ import pytest
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import benchmarks
-from evaluation.benchmarks import maia
 from evaluation.benchmarks.base import RequestOptions, derived_seed, shuffle_options
+from evaluation.benchmarks.maia import benchmark as maia
 from tests.conftest import ingest_path
 
 QUESTION = "Che cosa sta cuocendo nel forno?"

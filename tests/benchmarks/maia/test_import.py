@@ -8,8 +8,8 @@ from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion, Video
-from evaluation.benchmarks import maia
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.maia import benchmark as maia
 from tests import release_fixtures
 from tests.conftest import ingest_path
 from tests.release_fixtures import (

@@ -43,7 +43,7 @@ from evaluation.benchmarks.base import (
     media_links,
     shuffle_options,
 )
-from evaluation.judges.maia import MaiaJudge
+from evaluation.benchmarks.maia.judge import MaiaJudge
 from evaluation.results.consistency_views import PoolView
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules
 from evaluation.results.specs import MetricSpec, SeriesSpec

@@ -14,7 +14,7 @@ from annotation.models import Benchmark, BenchmarkVersion
 from config.roles import CURATOR
 from generation import proposals
 from generation.models import Job, Proposal
-from tests.test_maia_statements import (
+from tests.benchmarks.maia.test_statements import (
     forced_nli,  # noqa: F401 (fixture)
     make_question,
     scripted,  # noqa: F401 (fixture)

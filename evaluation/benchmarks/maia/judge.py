@@ -27,6 +27,7 @@ MAIA_PROMPT = (
 class MaiaJudge(JudgeKind):
     name = "maia"
     answer_choices = ("Verdict: correct", "Verdict: incorrect")
+    text_variant = "oevqa"
 
     def applies(self, request) -> bool:
         return request.variant == "oevqa"

@@ -9,7 +9,7 @@ from annotation.benchmarks.maia import pool_check_job, pool_checks, stages
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from generation.models import Job
-from tests.test_maia_pool_checks import AGREEING, ODD_ANSWER, ForcedScorer, payload
+from tests.benchmarks.maia.test_pool_checks import AGREEING, ODD_ANSWER, ForcedScorer, payload
 
 pytestmark = pytest.mark.django_db
 

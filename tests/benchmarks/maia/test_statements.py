@@ -144,7 +144,7 @@ def scripted(db, monkeypatch):
 @pytest.fixture
 def forced_nli(db, monkeypatch):
     register_models("nli", *(f"forced:{label}" for label in ForcedNLI.labels))  # registered NLI models
-    monkeypatch.setitem(registry.LOADERS, "nli", ("tests.test_maia_statements", "ForcedNLI"))
+    monkeypatch.setitem(registry.LOADERS, "nli", ("tests.benchmarks.maia.test_statements", "ForcedNLI"))
 
 
 MODEL = {"backend": "maia_script", "model_id": "scripted/statements"}

@@ -53,7 +53,7 @@ def queue_url(kind: str) -> str:
 
 
 def _statements_page(request, version, *, error: str = "", status: int = 200):
-    return render(request, "frontend/maia_statements.html", {
+    return render(request, "maia/statements.html", {
         "version": version, "failures": minimal_pairs.failing_pairs(version),
         "bounds": minimal_pairs.Bounds(), "max_length": minimal_pairs.MAX_STATEMENT_LENGTH,
         "report": statement_checks.report(version), "jobs": statement_checks.recent_jobs(version),
