@@ -19,6 +19,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from config.env import TRUE_WORDS  # noqa: E402
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER  # noqa: E402
+from generation.tiny_model_cache import cache_folder, cached_tiny_models  # noqa: E402
 from tests.probe_cache import cached_probes  # noqa: E402
 
 # the browser fixtures (Chromium, a Celery worker thread), for browser tests in any folder; what keeps the
@@ -89,6 +90,12 @@ def _session_settings(session_var_dir):
     )
     override.enable()
     (session_var_dir / "static").mkdir(exist_ok=True)
+    # The demo builds its tiny models under MODEL_CACHE_DIR/tiny: there, they are the persistent cache's
+    # (`tiny_models_dir`), so a session seeding the demo builds none the cache already holds.
+    (session_var_dir / "models").mkdir(exist_ok=True)
+    shared = cache_folder()
+    shared.mkdir(parents=True, exist_ok=True)
+    (session_var_dir / "models" / "tiny").symlink_to(shared, target_is_directory=True)
     saved = {key: celery_app.conf.get(key) for key in ("broker_url", "broker_transport_options", "task_always_eager")}
     # Jobs sent on commit run right away in-process; tests that want a real worker turn this off.
     celery_app.conf.update(broker_url="memory://", broker_transport_options={}, task_always_eager=True)
@@ -473,8 +480,6 @@ def tiny_models_dir() -> Path:
     pipelines) from the persistent cache (`generation.tiny_model_cache`: $TINY_MODELS_DIR or ~/.cache, keyed
     by the builder code and library versions): built once, by one test worker while the others wait, then
     reused by every session. Tests read these folders and never write into them."""
-    from generation.tiny_model_cache import cache_folder, cached_tiny_models
-
     cached_tiny_models()
     return cache_folder()
 
