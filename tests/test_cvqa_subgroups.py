@@ -15,7 +15,7 @@ from annotation import versions
 from annotation.benchmarks.cvqa import subgroups
 from annotation.models import Benchmark, BenchmarkVersion, SubgroupLabel
 from evaluation import scoring
-from evaluation.benchmarks import cvqa
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from evaluation.benchmarks.base import RequestOptions
 from tests.conftest import ingest_path
 

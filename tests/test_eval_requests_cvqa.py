@@ -4,7 +4,7 @@ import pytest
 
 from annotation import versions
 from evaluation import benchmarks, prompting
-from evaluation.benchmarks import cvqa
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from evaluation.benchmarks.base import RequestOptions
 from tests.conftest import cvqa_payload
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import BenchmarkVersion, Image
-from evaluation.benchmarks import cvqa
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from evaluation.benchmarks.base import RequestOptions
 from tests import release_fixtures
 from tests.release_fixtures import (

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring
-from evaluation.benchmarks import cvqa
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from evaluation.benchmarks.base import RequestOptions
 
 
