@@ -104,7 +104,6 @@ urlpatterns = [
     path("", include("frontend.studio_urls")),
     path("", include("frontend.cvrr_expert_urls")),
     path("", include("frontend.cvrr_urls")),
-    path("", include("frontend.cvqa_urls")),
     path("", include("frontend.cvrr_qa_urls")),
     path("", include("frontend.maia_category_urls")),
     path("", include("frontend.maia_pool_urls")),
