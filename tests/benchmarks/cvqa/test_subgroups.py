@@ -15,8 +15,8 @@ from annotation import versions
 from annotation.benchmarks.cvqa import subgroups
 from annotation.models import Benchmark, BenchmarkVersion, SubgroupLabel
 from evaluation import scoring
-from evaluation.benchmarks.cvqa import benchmark as cvqa
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from tests.conftest import ingest_path
 
 pytestmark = pytest.mark.django_db

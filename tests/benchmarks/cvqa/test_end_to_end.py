@@ -22,10 +22,10 @@ from annotation.curation_models import CurationRecord
 from evaluation import demo, runner, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation import proposals
+from tests.benchmarks.cvqa.test_counterfactuals import CounterfactualBackend, run
 from tests.conftest import make_user
 from tests.release_fixtures import run_import
 from tests.scripted_backend import install
-from tests.test_cvqa_counterfactuals import CounterfactualBackend, run
 
 pytestmark = pytest.mark.django_db
 RIGHT = {"about_image": "yes", "answer_right": "right", "corrected_answer": "", "notes": ""}
