@@ -1,7 +1,8 @@
-"""`manage.py import_cvqa_sources`: C-VQA source questions (image, original question, answers) into a
-sources version (SPEC §2 "Source"; `annotation.benchmarks.cvqa.sources`).
+"""`manage.py cvqa_import_sources`: C-VQA source questions (image, original question, answers) into a
+sources version (SPEC §2 "Source"; `annotation.benchmarks.cvqa.sources`). Its old name,
+`import_cvqa_sources`, is an alias.
 
-    manage.py import_cvqa_sources PATH --version LABEL [--format vqa|csv] [--images DIR]
+    manage.py cvqa_import_sources PATH --version LABEL [--format vqa|csv] [--images DIR]
                                   [--annotations FILE] [--curator USER]
 
 PATH is a CSV (image, question, answer(s), question_id), a VQAv2 questions JSON (its annotations file

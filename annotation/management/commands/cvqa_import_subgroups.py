@@ -1,7 +1,8 @@
-"""`manage.py import_cvqa_subgroups`: subgroup labels of library images for C-VQA's bias analysis
-(seeds/001 §4.3; `annotation.benchmarks.cvqa.subgroups`).
+"""`manage.py cvqa_import_subgroups`: subgroup labels of library images for C-VQA's bias analysis
+(seeds/001 §4.3; `annotation.benchmarks.cvqa.subgroups`). Its old name, `import_cvqa_subgroups`, is an
+alias.
 
-    manage.py import_cvqa_subgroups CSV [--curator USER]
+    manage.py cvqa_import_subgroups CSV [--curator USER]
 
 CSV columns `image` (a COCO image id, a checksum or a file name) and `label` (e.g. the perceived gender
 of the people shown). As the page `/cvqa/subgroups/` does: labels are set or replaced, images the

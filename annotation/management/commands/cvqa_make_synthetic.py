@@ -1,7 +1,7 @@
-"""`manage.py make_cvqa_synthetic --per-template N --seed S --out DIR`: a C-VQA-Synthetic set made by
+"""`manage.py cvqa_make_synthetic --per-template N --seed S --out DIR`: a C-VQA-Synthetic set made by
 the seeded generator (`annotation.benchmarks.cvqa.synthetic`), written as
 `DIR/C-VQA-Synthetic/C-VQA-Synthetic_questions.csv` with its pictures and `scenes.jsonl`; it imports
-with `import_benchmark` like the release."""
+with `import_benchmark` like the release. Its old name, `make_cvqa_synthetic`, is an alias."""
 
 from pathlib import Path
 

@@ -66,7 +66,7 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     table, rows = sources_folder(folder)
 
     # 1. Source questions and the images' subgroup labels.
-    call_command("import_cvqa_sources", str(table), "--version", "sources", "--curator", curator.username)
+    call_command("cvqa_import_sources", str(table), "--version", "sources", "--curator", curator.username)
     labels = folder / "labels.csv"
     labels.write_text("image,label\n" + "".join(f"{name},{'group-a' if n % 2 else 'group-b'}\n"
                                                 for n, (name, _q, _a) in enumerate(rows)))
