@@ -243,17 +243,8 @@ NOT_YET_MOVED = {
         "tests/test_scoring_blackswan.py",
     ),
     "cvqa": (
-        "annotation/management/commands/import_cvqa_*.py",
-        "annotation/management/commands/make_cvqa_synthetic.py",
-        "evaluation/benchmarks/cvqa.py",
-        "frontend/cvqa_*.py",
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL module
-        "tests/browser/test_cvqa_*.py",
-        "tests/test_cvqa_*.py",
-        "tests/test_eval_requests_cvqa.py",
-        "tests/test_import_cvqa.py",
-        "tests/test_scoring_cvqa.py",
+        "annotation/management/commands/import_cvqa_*.py",  # shared: old names, aliases of cvqa_import_…
+        "annotation/management/commands/make_cvqa_synthetic.py",  # shared: old name, alias of cvqa_make_synthetic
     ),
     "cvrr": (
         "evaluation/benchmarks/cvrr.py",
@@ -393,7 +384,7 @@ def test_a_benchmark_s_own_places():
     assert not own_place("frontend/benchmarks/__init__.py", "nleye")
     assert not own_place("annotation/benchmarks/registry.py", "nleye")
     assert not own_place("evaluation/benchmarks/base.py", "cvqa")
-    assert not own_place("evaluation/benchmarks/cvqa.py", "cvqa")  # a single module: not moved yet
+    assert not own_place("evaluation/benchmarks/cvqa.py", "cvqa")  # a single module, not a package
     assert not own_place("evaluation/judges/nleye.py", "nleye")
     assert not own_place("annotation/management/commands/scene_writing_study.py", "nleye")
     assert not own_place("tests/test_nleye_scenes.py", "nleye")
