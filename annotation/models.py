@@ -255,6 +255,7 @@ class ItemMedia(models.Model):
             raise FrozenError("Media of a frozen version cannot change.")
         return super().delete(*args, **kwargs)
 
+from annotation.blackswan.models import StagedStep  # noqa: E402,F401  (the staged reveal's steps)
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,

@@ -24,6 +24,18 @@ class ApiRouter(DefaultRouter):
     def __init__(self):
         super().__init__(use_regex_path=False)
 
+    def register_actions(self, prefix: str, viewset, basename: str) -> None:
+        """More actions on the objects of a prefix registered already, named under its basename (e.g. the
+        actions a kind of study adds to a claim), from a viewset of its own that has extra actions only."""
+        if not any(entry[0] == prefix and entry[2] == basename for entry in self.registry):
+            raise ValueError(f"Register {prefix!r} as {basename!r} before adding actions to it.")
+        own_routes = ("list", "create", "retrieve", "update", "partial_update", "destroy")
+        if any(hasattr(viewset, name) for name in own_routes):
+            raise ValueError(f"{viewset.__name__} would add routes of its own to {prefix!r}: extra actions only.")
+        self.registry.append((prefix, viewset, basename))
+        if hasattr(self, "_urls"):
+            del self._urls
+
     def get_lookup_regex(self, viewset, lookup_prefix=""):
         lookup_field = getattr(viewset, "lookup_field", "pk")
         lookup_url_kwarg = getattr(viewset, "lookup_url_kwarg", None) or lookup_field

@@ -1,4 +1,4 @@
-"""Settings, all read from the environment (see README, "Production").
+"""Settings, all read from the environment (see docs/deployment.md).
 
 DEBUG is off unless the environment turns it on (DJANGO_DEBUG=true: `make demo` and the test
 settings do); with it off, DJANGO_SECRET_KEY is required. Everything else has an embedded

@@ -39,7 +39,7 @@ from django.db import transaction
 
 from annotation.models import BenchmarkItem
 from evaluation import benchmarks, runner, runs, scoring
-from evaluation.benchmarks.base import derived_seed, media_links
+from evaluation.benchmarks.base import RequestOptions, derived_seed, media_links
 from evaluation.models import EvaluationRun, Prediction
 from generation import model_registry
 from generation.backends import registry
@@ -345,11 +345,10 @@ def run_baseline(version, baseline: str, *, seed: int = 0, models=(), revision: 
     strategy = maker.input_strategy or input_strategy or benchmark.input_strategies[0]
     if input_strategy and maker.input_strategy and input_strategy != maker.input_strategy:
         raise BaselineError(f"The {baseline} baseline runs under input strategy {maker.input_strategy!r}.")
-    if strategy == "default":
-        strategy = benchmark.input_strategies[0]
-    if strategy not in benchmark.input_strategies:
-        raise BaselineError(f"{slug} has no input strategy {strategy!r}; "
-                            f"known: {', '.join(benchmark.input_strategies)}.")
+    try:
+        strategy = benchmark.resolve_input_strategy(RequestOptions(input_strategy=strategy))
+    except ValueError as exc:  # the benchmark's own rule and words, as every request option's check
+        raise BaselineError(str(exc)) from None
     try:
         kind = "nli" if baseline == "nli" else "causal_lm"
         maker.revisions = [registry.resolve_revision(kind, model, revision) for model in maker.models]

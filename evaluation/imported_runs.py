@@ -44,7 +44,7 @@ from django.db import transaction
 from django.utils.text import get_valid_filename
 
 from annotation.media import max_upload_bytes
-from evaluation import kits, runner, runs, scoring
+from evaluation import kits, request_options, runner, runs, scoring
 from evaluation.models import EvaluationRun, Prediction
 from evaluation.request_exports import FORMAT_LABELS, FORMATS, PLATFORM_FORMAT
 from generation import model_text
@@ -233,16 +233,16 @@ def _check_model(model_id: str) -> str:
 
 def check_import(version, model_id: str, options: ImportOptions) -> tuple[str, tuple]:
     """The checks that need no file: the model's name (stripped) and the version's request options
-    (`runs.check_request_options`: benchmark, input strategy, prompting, option order, variants), for a frozen
+    (`request_options.check`: benchmark, input strategy, prompting, option order, variants), for a frozen
     version; ImportRefused otherwise."""
     model_id = _check_model(model_id)
     if not version.frozen:
         raise ImportRefused(f"Version {version} is not frozen: predictions are imported for a frozen version only.")
     try:
-        return model_id, runs.check_request_options(
+        return model_id, request_options.check(
             version, input_strategy=options.input_strategy, prompting=options.prompting,
             option_order=options.option_order, variants=options.variants)
-    except runs.RunConfigError as exc:
+    except request_options.RunConfigError as exc:
         raise ImportRefused(str(exc)) from None
 
 
@@ -253,7 +253,9 @@ def import_run(version, path: Path | str, *, model_id: str, fmt: str | None = No
     written) for what cannot be imported. See the module docstring."""
     path = Path(path)
     options = options or ImportOptions()
-    model_id, (benchmark, input_strategy, prompting, option_order, variants) = check_import(version, model_id, options)
+    model_id, checked = check_import(version, model_id, options)
+    benchmark, input_strategy, prompting, option_order, variants = (
+        checked.benchmark, checked.input_strategy, checked.prompting, checked.option_order, checked.variants)
     fmt = detect_format(path, fmt)
     try:
         file_checksum, size = checksum(path)

@@ -14,7 +14,7 @@ from itertools import chain
 
 from django.utils.text import get_valid_filename
 
-from evaluation import benchmarks, kits, runs
+from evaluation import benchmarks, kits, request_options
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.delimited import line_chunks
 from generation.frames import FramePolicy
@@ -87,12 +87,13 @@ def checked_request_export(version, *, input_strategy: str = "default", promptin
                            option_order: str = "release", variants=(), fmt: str = PLATFORM_FORMAT,
                            frames: str = "") -> RequestExport:
     """`request_export` with the options checked against the version's benchmark first
-    (`runs.check_request_options`) and its first piece already made, so that whatever the options make the
+    (`request_options.check`) and its first piece already made, so that whatever the options make the
     export refuse is a ValueError here, before anything is sent."""
-    _, input_strategy, prompting, option_order, variants = runs.check_request_options(
-        version, input_strategy=input_strategy, prompting=prompting, option_order=option_order, variants=variants)
-    export = request_export(version, RequestOptions(input_strategy=input_strategy, prompting=prompting, seed=seed,
-                                                    option_order=option_order), variants, fmt, frames)
+    checked = request_options.check(version, input_strategy=input_strategy, prompting=prompting,
+                                    option_order=option_order, variants=variants)
+    export = request_export(version, RequestOptions(input_strategy=checked.input_strategy, prompting=checked.prompting,
+                                                    seed=seed, option_order=checked.option_order),
+                            checked.variants, fmt, frames)
     first = next(export.chunks, "")
     export.chunks = chain([first], export.chunks)
     return export

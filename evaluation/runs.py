@@ -40,12 +40,11 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from annotation.models import Benchmark, BenchmarkVersion
 from config import state
-from evaluation import cancel_watch, heartbeats, runner, subsets
-from evaluation.benchmarks.base import RequestOptions
+from evaluation import cancel_watch, heartbeats, request_options, runner, subsets
 from evaluation.inputs import InputError, check_frame_policy
 from evaluation.models import EvaluationRun, RunChunk
+from evaluation.request_options import RunConfigError
 from generation import jobs, model_text
 from generation.backends import registry
 from generation.backends.base import BackendError
@@ -63,10 +62,6 @@ GENERATION_KEYS = ("max_new_tokens", "temperature", "top_p")
 
 Status = EvaluationRun.Status
 FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
-
-
-class RunConfigError(ValueError):
-    """Options that do not fit the benchmark, version or backend; the message says what to change."""
 
 
 class RunFailed(RuntimeError):
@@ -109,63 +104,6 @@ _LISTENERS: dict[int, Callable[[Progress], None]] = {}
 
 
 # --- Creating -------------------------------------------------------------------------------------
-
-def find_version(benchmark_slug: str, label: str):
-    """The frozen BenchmarkVersion `label` of a benchmark, or a RunConfigError that says what exists."""
-    benchmark = Benchmark.objects.filter(slug=benchmark_slug).first()
-    if benchmark is None:
-        known = ", ".join(Benchmark.objects.values_list("slug", flat=True)) or "none"
-        raise RunConfigError(f"Unknown benchmark {benchmark_slug!r}; known: {known}.")
-    version = BenchmarkVersion.objects.filter(benchmark=benchmark, label=label).first()
-    if version is None:
-        labels = ", ".join(sorted(benchmark.versions.values_list("label", flat=True))) or "none yet"
-        raise RunConfigError(f"{benchmark_slug} has no version {label!r}; its versions: {labels}.")
-    if not version.frozen:
-        raise RunConfigError(f"Version {version} is not frozen: freeze it before evaluating on it "
-                             f"(results must point to an immutable version).")
-    return version
-
-
-def _benchmark(version):
-    try:
-        return runner.benchmark_for(version)
-    except KeyError as exc:
-        raise RunConfigError(str(exc.args[0]) if exc.args else str(exc)) from None
-    except (ImportError, AttributeError) as exc:
-        raise RunConfigError(f"The benchmark module for {version.benchmark.slug!r} is not available: {exc}") from None
-
-
-def _choice(value: str, allowed, what: str) -> str:
-    if value not in allowed:
-        raise RunConfigError(f"Unknown {what} {value!r} for this benchmark; choose one of {', '.join(allowed)}.")
-    return value
-
-
-def check_option_order(benchmark, option_order: str) -> str:
-    """The option order normalised (`release`, `shuffled:<seed>`); RunConfigError for a malformed one
-    or one the benchmark does not offer."""
-    try:
-        return benchmark.check_option_order(RequestOptions(option_order=option_order))
-    except ValueError as exc:
-        raise RunConfigError(str(exc)) from None
-
-
-def check_request_options(version, *, input_strategy: str = "", prompting: str = "standard",
-                          option_order: str = "release", variants=()) -> tuple:
-    """(benchmark, input strategy, prompting, option order, variants) of a version's requests, checked against
-    its benchmark and normalised ("" or "default": the benchmark's first input strategy); RunConfigError with
-    what to change."""
-    benchmark = _benchmark(version)
-    if input_strategy in ("", "default"):  # the benchmark's first strategy is what "default" means
-        input_strategy = benchmark.input_strategies[0]
-    input_strategy = _choice(input_strategy, benchmark.input_strategies, "input strategy")
-    prompting = _choice(prompting or "standard", benchmark.prompting_strategies, "prompting strategy")
-    option_order = check_option_order(benchmark, option_order)
-    variants = list(variants or [])
-    for variant in variants:
-        _choice(variant, benchmark.variants, "variant")
-    return benchmark, input_strategy, prompting, option_order, variants
-
 
 def _check_backend(name: str, role: str) -> None:
     if name not in registry.LOADERS:
@@ -232,8 +170,10 @@ def create_run(version, *, model_id: str, backend: str = "transformers", revisio
     """
     if not version.frozen:
         raise RunConfigError(f"Version {version} is not frozen: freeze it before evaluating on it.")
-    benchmark, input_strategy, prompting, option_order, variants = check_request_options(
-        version, input_strategy=input_strategy, prompting=prompting, option_order=option_order, variants=variants)
+    checked = request_options.check(version, input_strategy=input_strategy, prompting=prompting,
+                                    option_order=option_order, variants=variants)
+    benchmark, input_strategy, prompting, option_order, variants = (
+        checked.benchmark, checked.input_strategy, checked.prompting, checked.option_order, checked.variants)
     try:
         subset = subsets.find_subset(version, subset)
     except subsets.SubsetError as exc:

@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from annotation.models import BenchmarkVersion
 from config.api_fields import JSONListField, JSONObjectField, JSONValueField
-from evaluation import imported_runs, request_exports, runs
+from evaluation import imported_runs, request_exports, request_options, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation.frames import FramePolicy
 
@@ -127,7 +127,7 @@ class VersionChoiceSerializer(serializers.Serializer):
             if not data.get("benchmark") or not data.get("version_label"):
                 raise serializers.ValidationError("Give `version` (an id) or `benchmark` and `version_label`.")
             try:
-                data["version"] = runs.find_version(data["benchmark"], data["version_label"])
+                data["version"] = request_options.find_version(data["benchmark"], data["version_label"])
             except runs.RunConfigError as exc:
                 raise serializers.ValidationError(str(exc)) from None
         return data

@@ -127,17 +127,19 @@ def _current_or_start(request, study: Study, visit):
             return render(request, "crowd/no_items.html", task_page.completion_context(study, request.user, visit))
         return render(request, "crowd/start.html", context)
     task_page.attach_assignment(claim, visit.assignment_id if visit else "")
-    if task_page.is_staged(study):
-        try:
-            context = task_page.staged_task_context(study, claim)
-        except CrowdError as exc:
-            return _refused(request, exc, study)
-        return _private(render(request, "crowd/blackswan_step.html", {**context, "visit": visit}))
+    try:
+        own = task_page.own_page(study, claim)
+    except CrowdError as exc:
+        return _refused(request, exc, study)
+    if own is not None:
+        template, context = own
+        return _private(render(request, template, {**context, "visit": visit}))
     return render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
 
 
 def _private(response):
-    """A staged step's page names the clips of that step only: no cache may keep it for a later visit."""
+    """A kind's own task page (e.g. one step of a task in steps) names what the claim shows now only: no
+    cache may keep it for a later visit."""
     add_never_cache_headers(response)
     response["Cache-Control"] = "private, no-store, no-cache, must-revalidate, max-age=0"
     return response
@@ -242,8 +244,9 @@ def mturk_entry(request, slug):
         study = _entry_study(request, slug, platforms.MTURK)
         visit = platforms.parse_mturk(request.GET)
         platforms.check_run(study, visit)
-        if visit.preview and task_page.is_staged(study):
-            response = render(request, "crowd/blackswan_step.html", task_page.staged_preview_context(study))
+        own = task_page.own_preview(study) if visit.preview else None
+        if own is not None:
+            response = render(request, *own)
         elif visit.preview:
             response = render(request, "crowd/task.html", task_page.preview_context(study))
         else:

@@ -30,7 +30,6 @@ ENTRIES = [
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate", order=10),
-    NavEntry("CVRR-ES curation", "cvrr-curation", (CURATOR, ADMIN), "Curate", order=40),
     NavEntry("MAIA curation", "maia-categories", (CURATOR, ADMIN), "Curate", order=50),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),

@@ -57,10 +57,12 @@ def version_page(request, version, *, status: int = 200, error: str = "", import
     exports, its requests for models run elsewhere and the import of their predictions) and the jobs
     started; `error` says why an action was refused, `import_values` what a refused import form held."""
     board = results.leaderboard(version)
+    benchmark = benchmarks.find(version.benchmark.slug)
     series = [s for s in results.series(version, board) if s.has_data]
     run_ids = list(version.runs.values_list("pk", flat=True))
     return render(request, "frontend/results_version.html", {
-        "version": version, "board": board, "series": series, "consistency": results.consistency(board),
+        "version": version, "board": board, "sections": _sections(benchmark), "series": series,
+        "consistency": results.consistency(board),
         "human": results.human_section(version, board),
         "agreements": human_verdicts.agreements(version),
         "human_judges": result_actions.human_judge_offers(version),
@@ -70,7 +72,7 @@ def version_page(request, version, *, status: int = 200, error: str = "", import
         "human_clip": result_actions.human_clip_offered(version), "clip_models": result_actions.clip_models(),
         "clip_default": result_actions.SCORING_DEFAULTS["clip"],
         "failures": failure_analysis.version_distributions(version),
-        "failure_factors": list(failure_analysis.factors_of(benchmarks.find(version.benchmark.slug)).values()),
+        "failure_factors": list(failure_analysis.factors_of(benchmark).values()),
         "unfinished": version.runs.exclude(status=EvaluationRun.Status.SUCCEEDED).count(),
         "formats": list(plots.FORMATS), "error": error,
         "baselines": result_actions.baseline_offers(version), "human_offers": result_actions.human_offers(version),
@@ -81,6 +83,11 @@ def version_page(request, version, *, status: int = 200, error: str = "", import
         "import_jobs": selectors.import_jobs(request.user, version),
         **_export_context(request, version, run_ids),
     }, status=status)
+
+
+def _sections(benchmark) -> tuple:
+    """The sections of the results page its benchmark declares (the generic ones for one not registered)."""
+    return (benchmark or benchmarks.Benchmark).results_sections
 
 
 def _export_context(request, version, run_ids) -> dict:

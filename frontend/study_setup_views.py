@@ -89,7 +89,7 @@ def _items_context(study: Study) -> dict:
         "study": study, "sources": SOURCES, "item_count": study.items.count(),
         "videos": media_selectors.library_assets(Video, status=MediaAsset.Status.READY)[:MEDIA_CHOICES],
         "images": media_selectors.library_assets(Image, status=MediaAsset.Status.READY)[:MEDIA_CHOICES],
-        "versions": media_selectors.frozen_versions(),
+        "versions": media_selectors.frozen_versions(), "items_help": kinds.of(study).items_help,
     }
 
 

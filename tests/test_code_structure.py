@@ -232,7 +232,6 @@ NOT_YET_MOVED = {
         "frontend/blackswan_views.py",
         "frontend/static/frontend/pages/blackswan_*.css",
         "frontend/templates/crowd/*blackswan_*.html",
-        "frontend/templates/crowd/study_items.html",  # shared: names BlackSwan's staged reveal
         "frontend/templates/frontend/blackswan_*.html",
         "frontend/templates/frontend/video_detail.html",  # shared: the split link names it
         "frontend/navigation.py",  # shared: its entry
@@ -244,27 +243,11 @@ NOT_YET_MOVED = {
         "tests/test_scoring_blackswan.py",
     ),
     "cvqa": (),
-    "cvrr": (
-        "evaluation/benchmarks/cvrr.py",
-        "evaluation/judges/cvrr.py",
-        "frontend/cvrr_*.py",
-        "frontend/static/frontend/cvrr_qa.js",
-        "frontend/templates/frontend/_cvrr_noise_row.html",
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
-        "frontend/templates/frontend/cvrr_*.html",
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its URL modules
-        "tests/browser/test_cvrr_*.py",
-        "tests/test_cvrr_*.py",
-        "tests/test_eval_requests_cvrr.py",
-        "tests/test_import_cvrr.py",
-        "tests/test_scoring_cvrr.py",
-    ),
+    "cvrr": (),
     "maia": (
         "evaluation/benchmarks/maia.py",
         "evaluation/judges/maia.py",
         "frontend/maia_*.py",
-        "frontend/templates/frontend/_definition_form.html",  # shared: the category editor names it
         "frontend/templates/frontend/maia_statements.html",
         "frontend/navigation.py",  # shared: its entry
         "frontend/urls.py",  # shared: its URL modules
@@ -458,6 +441,69 @@ def test_nleye_has_moved_home():
     """NL-EYE, the first benchmark moved, has nothing left in shared places."""
     assert NOT_YET_MOVED["nleye"] == ()
     assert [finding for finding in slug_findings() if finding[0] == "nleye"] == []
+
+
+# --- The results page shows what each benchmark declares -------------------------------------------------------
+
+RESULTS_PAGE = "frontend/templates/frontend/results_version.html"
+RESULTS_SECTION_TEMPLATES = "frontend/templates/frontend/results/"
+
+
+def declared_metric_paths() -> set[str]:
+    """Every metric path a registered benchmark declares for its pages: leaderboard columns, series, consistency
+    views and the run metrics of its results sections (a `{variant}` path as written and for each variant); a
+    top-level name alone (`n`, `accuracy`) is no benchmark's, so only dotted paths count."""
+    found = set()
+    for benchmark in evaluation_registry.registered():
+        found |= {spec.path for spec in benchmark.main_metrics}
+        found |= {spec.path(group) for spec in benchmark.series for group in spec.groups}
+        found |= {view.path for view in benchmark.consistency_views.values()}
+        for section in benchmark.results_sections:
+            for metric in section.metrics:
+                found |= {metric.path} | {metric.path_for(variant) for variant in benchmark.variants}
+    return {path for path in found if "." in path}
+
+
+def test_the_results_page_names_no_benchmark_and_no_benchmark_s_metric_path():
+    """The version's results page and its section templates are read in full by the slug rule and name no
+    benchmark; nor do they hold a metric path a benchmark declares: the benchmark module says what they show."""
+    templates = [path for path, _ in scanned_files()
+                 if path == RESULTS_PAGE or path.startswith(RESULTS_SECTION_TEMPLATES)]
+    assert RESULTS_PAGE in templates and len(templates) > 1 and all(map(is_read_in_full, templates))
+    assert [finding for finding in slug_findings() if finding[1] in templates] == []
+    paths = declared_metric_paths()
+    assert any(section.metrics for benchmark in evaluation_registry.registered()
+               for section in benchmark.results_sections)
+    assert [(template, path) for template in templates for path in sorted(paths)
+            if path in (ROOT / template).read_text(encoding="utf-8")] == []
+
+
+# --- The crowd engine knows no benchmark ---------------------------------------------------------------
+#
+# A benchmark's kinds of study (a task in steps, media of their own, their own pages) plug into the crowd
+# engine through the hooks of `annotation.crowd.kinds`; the engine and its generic pages import none of them.
+
+CROWD_ENGINE = ("annotation.crowd", "frontend.crowd_views", "frontend.worker_views", "frontend.study_setup_views")
+
+
+def benchmark_imports(module: str, tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, imported module) of each import of `tree` that names a benchmark."""
+    return [(node.lineno, name) for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for name in imported_modules(module, node) if any(named(name, slug) for slug in SLUGS)]
+
+
+def test_the_crowd_engine_imports_no_benchmark():
+    found = [f"{relative(module)}:{line}: imports {name}" for module, tree in TREES.items()
+             if any(module == part or module.startswith(f"{part}.") for part in CROWD_ENGINE)
+             for line, name in benchmark_imports(module, tree)]
+    assert found == []
+
+
+def test_the_engine_check_sees_a_benchmark_import():
+    tree = ast.parse("from annotation.blackswan import staged\nfrom annotation.crowd import kinds\n"
+                     "import frontend.benchmarks.nleye.urls\n")
+    assert benchmark_imports("annotation.crowd.api", tree) == [(1, "annotation.blackswan.staged"),
+                                                               (3, "frontend.benchmarks.nleye.urls")]
 
 
 # --- Management commands are the top layer ------------------------------------------------------------

@@ -85,11 +85,10 @@ def test_a_failed_run_ends_with_an_error_that_says_how_to_resume(version, tiny_m
      "Error: argument --benchmark: invalid choice: 'nope' (choose from 'blackswan', 'cvqa', 'cvrr', 'maia', 'nleye')"),
     (["--benchmark", "cvrr", "--version", "v9"], "cvrr has no version 'v9'; its versions: cmd, draft."),
     (["--benchmark", "cvrr", "--version", "draft"], "Version cvrr:draft is not frozen"),
-    (["--input", "telepathy"], "Unknown input strategy 'telepathy' for this benchmark; choose one of default, video, "
-                               "combined, text_only, image_to_text."),
-    (["--prompting", "shouting"], "Unknown prompting strategy 'shouting' for this benchmark; choose one of standard, "
-                                  "cot, dscp."),
-    (["--variants", "open,bogus"], "Unknown variant 'bogus' for this benchmark; choose one of open, sampled, parts."),
+    (["--input", "telepathy"], "toy has no input strategy 'telepathy'; known: default, video, combined, text_only, "
+                               "image_to_text."),
+    (["--prompting", "shouting"], "toy does not use prompting 'shouting'; known: standard, cot, dscp."),
+    (["--variants", "open,bogus"], "toy has no variant 'bogus'; known: open, sampled, parts."),
     (["--frames", "uniform:many"], "Bad frame count 'many' in frame policy 'uniform:many'."),
     (["--frames", "detective:8"], "The 'detective' frame policy is not used by the runner"),
     (["--backend", "bogus"], "qwen2-vl' is registered with the transformers backend, not 'bogus'."),

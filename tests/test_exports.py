@@ -479,10 +479,11 @@ def test_a_run_whose_requests_cannot_be_built_exports_nulls_and_says_so(results,
     assert f"run {results['run_b'].pk}: 2 (The run's requests cannot be rebuilt" in job.message
 
 
-def test_the_readme_lists_the_prediction_columns_in_order():
-    text = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8").split())
+def test_the_command_reference_lists_the_prediction_columns_in_order():
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text(
+        encoding="utf-8").split())
     listed = re.search(r"Prediction columns, in order: (.*?)\. ", text)
-    assert listed, "README.md lists the prediction columns"
+    assert listed, "docs/commands.md lists the prediction columns"
     assert re.findall(r"`(\w+)`", listed.group(1)) == [c.name for c in exports.PREDICTION_COLUMNS]
 
 

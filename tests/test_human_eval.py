@@ -5,6 +5,8 @@ hand below; rejected submissions left out; the leaderboard page shows the people
 
 import io
 import json
+from html import escape as html_escape
+from html import unescape as html_unescape
 
 import pytest
 from django.core.cache import cache
@@ -16,7 +18,7 @@ from PIL import Image as PILImage
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.models import Study, StudyItem, Submission
 from config.roles import ANNOTATOR
-from evaluation import human_eval
+from evaluation import benchmarks, human_eval
 from evaluation.benchmarks.nleye import benchmark as nleye
 from evaluation.benchmarks.nleye import explanation_votes
 from evaluation.models import EvaluationRun, Judgment, Prediction
@@ -254,6 +256,11 @@ def test_leaderboard_page_shows_ratings_beside_clip_and_llm_match(rated, researc
     study, run_a, run_b = rated
     html = researcher_client.get(reverse("results-version", args=[run_a.version.pk])).content.decode()
     assert 'id="human-ratings"' in html
+    declared = benchmarks.get(run_a.version.benchmark.slug).results_section("ratings")
+    section = html.split('id="human-ratings"')[1].split("</section>")[0]
+    assert f"<h2>{declared.title}</h2>" in section
+    assert "<code>manage.py human_eval results --study SLUG</code>" in section  # the note's code
+    assert [f"<th>{metric.label}</th>" in section for metric in declared.metrics] == [True, True]
     row = html.split(f'<tr data-run="{run_a.pk}" data-variant="forecaster_gen">')[1].split("</tr>")[0]
     assert 'data-metric="forecaster_gen.clip_score"' in row and "not computed" in row
     assert '<td data-scale="correctness">3.50</td>' in row and '<td data-scale="depth">3.00</td>' in row
@@ -585,6 +592,9 @@ def test_leaderboard_page_shows_the_human_row_and_validity_beside_the_judge(vote
     assert "100.0%" in row.split('data-metric="triplet.order1_accuracy">')[1].split("</td>")[0]
 
     section = html.split('id="human-explanations"')[1].split("</section>")[0]
+    declared = benchmarks.get(run_a.version.benchmark.slug).results_section("explanation_votes")
+    assert f"<h2>{html_escape(declared.title)}</h2>" in section and declared.note in html_unescape(section)
+    assert [f"<th>{metric.label}</th>" in section for metric in declared.metrics] == [True]
     a_row = section.split(f'<tr data-run="{run_a.pk}">')[1].split("</tr>")[0]
     assert "75.0%" in a_row.split('data-metric="triplet.explanations.valid_rate">')[1].split("</td>")[0]
     assert "<td data-human-valid>50.0%</td>" in a_row

@@ -312,8 +312,8 @@ def test_the_page_imports_with_the_options_and_format_given(tmp_path, version, r
 
 @pytest.mark.parametrize(("posted", "message"), [
     ({"model_id": ""}, "model_id: This field is required."),
-    ({"model_id": "m", "prompting": "shouting"}, "Nothing was imported: Unknown prompting strategy &#x27;shouting"),
-    ({"model_id": "m", "input_strategy": "frames"}, "Nothing was imported: Unknown input strategy &#x27;frames"),
+    ({"model_id": "m", "prompting": "shouting"}, "Nothing was imported: cvqa does not use prompting &#x27;shouting"),
+    ({"model_id": "m", "input_strategy": "frames"}, "Nothing was imported: cvqa has no input strategy &#x27;frames"),
     ({"model_id": "m", "variants": ["nope"]}, "variants: Select a valid choice. nope is not one of the available"),
     ({"model_id": "m", "fmt": "xml"}, "fmt: Select a valid choice."),
 ])
@@ -415,7 +415,7 @@ def test_the_requests_download_in_each_format_is_the_export(tmp_path, version, r
 def test_the_requests_download_refuses_bad_options_and_unfrozen_versions(version, draft_version, researcher_client):
     url = reverse("results-version-requests", kwargs={"pk": version.pk})
     refused = researcher_client.get(url, {"fmt": "jsonl", "prompting": "shouting"})
-    assert refused.status_code == 400 and "Unknown prompting strategy &#x27;shouting&#x27;" in refused.content.decode()
+    assert refused.status_code == 400 and "cvqa does not use prompting &#x27;shouting&#x27;" in refused.content.decode()
     refused = researcher_client.get(url, {"fmt": "jsonl", "frames": "every:other"})
     assert refused.status_code == 400 and "The requests cannot be exported" in refused.content.decode()
     refused = researcher_client.get(url, {"fmt": "xml"})
@@ -464,7 +464,7 @@ def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, rese
     assert (job.status, job.message) == (Job.Status.FAILED, "bad.tsv row 2: `index` must be an integer (got 'first').")
     refused = post_import(researcher_api, url, {"version": version.pk, "file": upload(bad), "model_id": "m",
                                                 "prompting": "shouting"}, capture, format="multipart")
-    assert refused.status_code == 400 and "Unknown prompting strategy 'shouting'" in refused.json()["error"]
+    assert refused.status_code == 400 and "cvqa does not use prompting 'shouting'" in refused.json()["error"]
     missing = researcher_api.post(url, {"version": version.pk, "model_id": "m"}, format="multipart")
     assert missing.status_code == 400 and "file" in missing.json()
     unknown = researcher_api.post(url, {"benchmark": "cvqa", "version_label": "k9", "file": upload(path),

@@ -8,8 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation import judges, results, runner, scoring
-from evaluation.benchmarks import blackswan, cvrr
+from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.cvrr import benchmark as cvrr
 from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache
 from generation.backends import registry
 from tests.eval_support import frozen_version
@@ -398,6 +399,8 @@ def test_maia_and_nleye_judges_for_file_scoring(server):
         == "correct"
     assert "Question: What does he do?\nGround truth correct Answer: He waves his hand.\n" in \
         user_text(server.bodies[-1])
+    with pytest.raises(judges.JudgeError, match="one ground-truth answer"):
+        judges.judge_texts(cvrr_judge, "He waves.", ["He waves.", "He waves his hand."], question="What?")
     server.script(said("1 (Logical but different)"))
     assert judges.judge_texts(nleye_judge, "The bat broke it.", ["The bat broke the window."],
                               premise="A broken window", plausible="A boy swings a bat", other="A boy reads") \

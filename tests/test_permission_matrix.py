@@ -171,8 +171,8 @@ MATRIX: dict[str, Case] = {
     "nleye-triplets": Case(GET=page(CURATORS)),
     "nleye-triplet": Case(GET=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "nleye-triplets-augment": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
-    # the CVRR-ES QA console (frontend/cvrr_qa_views.py): generation without videos 400; a set, study or kept
-    # pair that does not exist 404
+    # the CVRR-ES QA console (frontend/benchmarks/cvrr/qa_views.py): generation without videos 400; a set, study or
+    # kept pair that does not exist 404
     "cvrr-qa": Case(GET=page(CURATORS)),
     "cvrr-qa-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "cvrr-qa-filtration": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"pk": MISSING}),
@@ -220,8 +220,8 @@ MATRIX: dict[str, Case] = {
     # counterfactual questions is 404.
     "cvqa-grammar-console": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
     "cvqa-grammar-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
-    # CVRR-ES curation (frontend/cvrr_views.py): an unknown dimension, captioning study or pool video is 404;
-    # assigning nothing or creating a study without a name is 400
+    # CVRR-ES curation (frontend/benchmarks/cvrr/curation_views.py): an unknown dimension, captioning study or pool
+    # video is 404; assigning nothing or creating a study without a name is 400
     "cvrr-curation": Case(GET=page(CURATORS)),
     "cvrr-dimensions": Case(GET=page(CURATORS)),
     "maia-categories": Case(GET=page(CURATORS)),
@@ -297,7 +297,7 @@ MATRIX: dict[str, Case] = {
     "crowd-study-report": Case(GET=page(STAFF, ok=404), kwargs={"slug": "no-such-study"}),
     # the spread of a scene-writing study's pool (frontend/benchmarks/nleye/scene_views.py): curators and admins
     "scene-spread": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
-    # CVRR-ES expert assessment (frontend/cvrr_expert_views.py): curators and admins; an empty create or
+    # CVRR-ES expert assessment (frontend/benchmarks/cvrr/expert_views.py): curators and admins; an empty create or
     # qualification form is 400, an unknown study 404
     "cvrr-experts": Case(GET=page(CURATORS), POST=page(CURATORS, ok=405)),
     "cvrr-experts-create": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),

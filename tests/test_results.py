@@ -15,8 +15,11 @@ from django.core.management import call_command
 from django.urls import reverse
 from PIL import Image as PILImage
 
-from evaluation import plots, results, scoring
+from annotation.models import Benchmark as BenchmarkRecord
+from annotation.models import BenchmarkVersion
+from evaluation import benchmarks, plots, results, scoring
 from evaluation.benchmarks import maia
+from evaluation.benchmarks.base import RESULTS_SECTIONS, Benchmark, ResultsSection, results_sections_with
 from evaluation.models import EvaluationRun, Judgment, Prediction
 from tests.conftest import cvqa_payload, logged_in_client
 from tests.eval_support import frozen_version
@@ -511,3 +514,31 @@ def test_only_researchers_and_admins_see_results(request, nleye_run, role_fixtur
                 reverse("results-run", args=[nleye_run.pk]), reverse("results-run-json", args=[nleye_run.pk]),
                 reverse("results-drill", args=[nleye_run.pk, "triplet.consistency_accuracy"])):
         assert client.get(url).status_code == status, url
+
+
+# --- The sections of a version's page --------------------------------------------------------------------
+
+@pytest.mark.parametrize("slug", benchmarks.slugs())
+def test_a_version_page_shows_the_sections_its_benchmark_declares(researcher_client, slug):
+    """Each benchmark's results page renders the sections its module declares (`Benchmark.results_sections`),
+    in that order and no other; those that need no results (what can be started) show on an empty version."""
+    version = BenchmarkVersion.objects.create(benchmark=BenchmarkRecord.objects.get(slug=slug), label="sections")
+    response = researcher_client.get(reverse("results-version", args=[version.pk]))
+    assert response.status_code == 200
+    declared = benchmarks.get(slug).results_sections
+    rendered = [template.name for template in response.templates if template.name.startswith("frontend/results/")]
+    assert rendered == [section.template for section in declared]
+    html = response.content.decode()
+    assert "<h2>Leaderboard</h2>" in html and "No run on this version has succeeded yet." in html
+    assert all(f'id="{shown}"' in html for shown in ("baselines", "subsets", "human-evaluation"))
+
+
+def test_the_generic_sections_are_the_default_and_a_benchmark_s_own_go_after_the_judge_agreement():
+    assert Benchmark.results_sections == RESULTS_SECTIONS
+    own = ResultsSection("ratings", "Ratings")
+    kinds = [section.kind for section in results_sections_with(own)]
+    assert kinds[:3] == ["leaderboard", "judge_agreement", "ratings"] and len(kinds) == len(RESULTS_SECTIONS) + 1
+    assert own.template == "frontend/results/ratings.html"
+    for benchmark in benchmarks.registered():
+        assert [s.kind for s in benchmark.results_sections if s.kind in {r.kind for r in RESULTS_SECTIONS}] == [
+            section.kind for section in RESULTS_SECTIONS]

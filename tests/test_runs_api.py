@@ -81,8 +81,8 @@ def test_create_names_the_version_by_benchmark_and_label(version, register_model
 @pytest.mark.parametrize(("change", "message"), [
     ({"model_id": "/no/such/model-folder"}, "Unknown model '/no/such/model-folder': it is not in the model registry"),
     ({"frames": "black:0"}, "The 'black' policy needs a frame count of at least 1 (e.g. black:8)."),
-    ({"input_strategy": "video"}, "Unknown input strategy 'video' for this benchmark; choose one of default."),
-    ({"variants": ["triplet"]}, "Unknown variant 'triplet' for this benchmark; choose one of qa."),
+    ({"input_strategy": "video"}, "cvrr has no input strategy 'video'; known: default."),
+    ({"variants": ["triplet"]}, "cvrr has no variant 'triplet'; known: qa."),
     ({"backend": "nope"}, "qwen2-vl' is registered with the transformers backend, not 'nope'."),
     ({"top_p": 2}, "top_p must be in (0, 1]."),
     ({"n_samples": 0}, "n_samples must be at least 1 (got 0)."),

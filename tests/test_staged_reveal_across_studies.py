@@ -14,8 +14,9 @@ from django.utils import timezone
 from annotation import access
 from annotation.benchmarks.maia import question_writing
 from annotation.blackswan import caption_study, localization_study, staged
+from annotation.blackswan.models import StagedStep
 from annotation.blackswan.staged import DETECTIVE, FORECASTER, REPORTER
-from annotation.crowd.models import Claim, StagedStep, Study, StudyItem
+from annotation.crowd.models import Claim, Study, StudyItem
 from annotation.models import Video
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import create_study, logged_in_api, logged_in_client, make_user

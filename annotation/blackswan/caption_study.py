@@ -41,6 +41,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from annotation.access import media_grant
 from annotation.blackswan import splits as blackswan_splits
 from annotation.blackswan import staged
 from annotation.crowd import answers, forms, kinds, review_media, studies
@@ -217,6 +218,11 @@ def may_stream(user, video) -> bool:
         return False
     return Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE, study__step_kind=STUDY_KIND,
                                 item__payload__split_id__in=splits).exists()
+
+
+@media_grant
+def clips_of_caption_items(user, asset) -> bool:
+    return isinstance(asset, Video) and may_stream(user, asset)
 
 
 # --- Creating a study ------------------------------------------------------------------------------------
@@ -446,6 +452,6 @@ def study_rows(study: Study) -> list[dict]:
 
 
 KIND = kinds.register(kinds.StudyKind(
-    STUDY_KIND, readable, clean_answers, uses_form=False, one_item_per_video=True, fixed_form=FORM,
+    STUDY_KIND, readable, clean_answers, uses_form=False, one_item_per_video=True, own_media=True, fixed_form=FORM,
     review_media=seen_clips, pages=(("Captions (+P/+PC)", "blackswan-captions"),), item_rows=shown_rows,
     item_row=item_row, task_media=task_media))

@@ -23,8 +23,8 @@ draft or a submit after it ran out is refused with 409 and renews nothing). Subm
 last step ends the claim like any other: a `Submission` holding the three steps' answers, with
 the engine's expert sampling deciding whether an expert reviews it.
 
-What a worker may stream is decided here (`may_stream`, registered as a media grant by
-`annotation.crowd.access`): V_pre in every step, V_post from the Detective step, V_main and the
+What a worker may stream is decided here (`may_stream`, registered as the kind's media grant,
+`clips_of_current_step`): V_pre in every step, V_post from the Detective step, V_main and the
 full clip only in the Reporter step, the Detective clip (the whole video with V_main blacked out,
 made for models) never. The parent video is never streamed to workers of a staged study. While the
 claim runs, no claim of the worker in any other study streams what its step still hides either
@@ -46,10 +46,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation.crowd import assignment, history, kinds, quality, review_media, studies, study_settings
+from annotation.access import media_grant
+from annotation.blackswan.models import StagedStep
+from annotation.crowd import assignment, history, quality, review_media, studies, study_settings
 from annotation.crowd.errors import ClaimNotActive, CrowdError, InvalidSubmission, NotYourClaim
-from annotation.crowd.models import Claim, StagedStep, Study, StudyItem, Submission
-from annotation.models import VideoSplit
+from annotation.crowd.models import Claim, Study, StudyItem, Submission
+from annotation.models import Video, VideoSplit
 from config.roles import ADMIN, CURATOR, has_role
 
 STUDY_KIND = "blackswan_staged"
@@ -122,6 +124,42 @@ def item_rows(splits, study: Study | None = None) -> list[dict]:
     a video it holds already (through this split or another) is refused."""
     return [{"external_id": f"video-{split.video_id}", "payload": {"split_id": split.pk}, "video": split.video}
             for split in _check_splits(splits, study)]
+
+
+ROW_SHAPE = '{"payload": {"split_id": …}}'
+
+
+def check_rows(study: Study, rows: list[dict]) -> list[str | None]:
+    """The rows of one batch of the study's items page, each turned into its video's item row (in place), or
+    its problem: a row names a finished split, one per video, of a video the study does not hold yet."""
+    videos, problems = set(), []
+    for row in rows:
+        problems.append(_check_row(study, row, videos))
+    return problems
+
+
+def _check_row(study: Study, row: dict, videos: set) -> str | None:
+    if set(row.get("payload", {})) != {"split_id"}:
+        return f"items of a staged study are {ROW_SHAPE}"
+    try:
+        found = item_rows([row["payload"]["split_id"]], study)[0]
+    except InvalidSubmission as exc:
+        return "; ".join(exc.details) if isinstance(exc.details, list) else exc.message
+    if found["video"].pk in videos:
+        return f"video #{found['video'].pk} is named twice (one item per video)"
+    videos.add(found["video"].pk)
+    row.update(payload=found["payload"], video=found["video"])
+    return None
+
+
+def api_rows(study: Study, rows: list[dict]) -> list[dict]:
+    """The rows posted to the API as the videos' item rows; 400 for the whole batch unless each names a
+    finished split, one per video, of a video the study does not hold yet."""
+    if any(set(row["payload"]) != {"split_id"} for row in rows):
+        raise CrowdError(f"Items of a staged study are {ROW_SHAPE}.", status=400)
+    videos = item_rows([row["payload"]["split_id"] for row in rows], study)
+    return [{**row, "payload": found["payload"], "video": found["video"]}
+            for row, found in zip(rows, videos, strict=True)]
 
 
 def create_staged_study(splits, name: str, curator, *, slug: str = "", annotators_per_item: int = 1,
@@ -480,6 +518,11 @@ def may_stream(user, video) -> bool:
     return False
 
 
+@media_grant
+def clips_of_current_step(user, asset) -> bool:
+    return isinstance(asset, Video) and may_stream(user, asset)
+
+
 def visible_parts(claim: Claim, split: VideoSplit | None = None) -> list[dict]:
     """The players of the claim's current step: only clips the step may show (no URL of any other)."""
     step = current_step(claim)
@@ -639,7 +682,3 @@ def edit_form(_schema: dict, _payload: dict, data: dict) -> dict:
     return {"template": "crowd/_edit_staged.html", "shape": "paths", "rows": rows,
             "caption": reporter.get("caption") or "", "limits": {"max_text": MAX_TEXT, "max_caption": MAX_CAPTION}}
 
-
-kinds.register(kinds.StudyKind(STUDY_KIND, lambda _schema, _payload, data: readable_answers(data), clean_answers,
-                               uses_form=False, one_item_per_video=True, review_media=seen_parts,
-                               edit_form=edit_form))

@@ -6,18 +6,14 @@ human judgments), admins do everything; workers see only their own claims. Curat
 assigned to single studies (every curator runs every study), so the rule is the same for every
 study. Deciding on submissions (approve, reject, edit) is for reviewers only: curators and admins.
 
-Media: workers see the media of the items they are working on now, and nothing else. Items of
-staged studies (BlackSwanSuite's staged reveal) are the exception: their `video` is the parent of
-the split, which no worker streams; what they may stream is the clip their current step shows
-(`annotation.blackswan.staged.may_stream`). So are items of BlackSwanSuite captions studies: their
-workers stream V_pre and V_post of the item's split, never the parent video nor V_main
-(`annotation.blackswan.caption_study.may_stream`). Whatever these grants allow, a registered media veto
-withholds (`annotation.access`): while a worker's staged claim runs, no claim in another study shows them
-what its step still hides (`annotation.blackswan.reveal_guard`).
+Media: workers see the media of the items they are working on now, and nothing else. A study kind may
+grant its workers' media itself (`StudyKind.own_media`, e.g. only some clips of an item's video, never
+the whole of it): the item's own image and video are then not granted here, the kind's own media grant
+decides. Whatever the grants allow, a registered media veto withholds (`annotation.access`).
 """
 
 from annotation.access import media_grant
-from annotation.blackswan import caption_study, staged
+from annotation.crowd import kinds
 from annotation.crowd.models import Claim
 from annotation.models import Image, Video
 from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
@@ -41,14 +37,4 @@ def media_of_active_claims(user, asset) -> bool:
     if field is None:
         return False
     return (Claim.objects.filter(worker=user, status=Claim.Status.ACTIVE, **{field: asset})
-            .exclude(study__step_kind__in=(staged.STUDY_KIND, caption_study.STUDY_KIND)).exists())
-
-
-@media_grant
-def clips_of_current_staged_step(user, asset) -> bool:
-    return isinstance(asset, Video) and staged.may_stream(user, asset)
-
-
-@media_grant
-def clips_of_caption_items(user, asset) -> bool:
-    return isinstance(asset, Video) and caption_study.may_stream(user, asset)
+            .exclude(study__step_kind__in=kinds.with_own_media()).exists())

@@ -9,7 +9,6 @@ from annotation.crowd.models import (
     Qualification,
     QualificationAttempt,
     QualificationTest,
-    StagedStep,
     Study,
     StudyExclusion,
     StudyItem,
@@ -17,7 +16,7 @@ from annotation.crowd.models import (
     WorkerProfile,
 )
 from annotation.crowd.study_forms import StudyAdminForm, StudyItemForm
-from config.admin_states import RecordsOnly, TransitionActions
+from config.admin_states import TransitionActions
 
 
 @admin.register(Study)
@@ -49,7 +48,7 @@ class StudyItemAdmin(admin.ModelAdmin):
     search_fields = ["external_id"]
     raw_id_fields = ["benchmark_item", "video", "image"]
     readonly_fields = ["open_slots", "completed_count"]
-    form = StudyItemForm  # media frozen once work started; a video once in a staged study
+    form = StudyItemForm  # media frozen once work started; a video once in a study of a kind that holds each once
 
     def save_model(self, request, obj, form, change):
         if not change:
@@ -145,12 +144,3 @@ class QualificationAttemptAdmin(admin.ModelAdmin):
 class StudyExclusionAdmin(admin.ModelAdmin):
     list_display = ["study", "worker", "reason", "created_at"]
     list_filter = ["study"]
-
-
-@admin.register(StagedStep)
-class StagedStepAdmin(RecordsOnly, SubmissionReadRule, admin.ModelAdmin):
-    """Steps of BlackSwanSuite staged claims, read-only: submitted steps are frozen by the database."""
-
-    list_display = ["claim", "step", "draft_revision", "submitted_at", "active_seconds", "wall_seconds"]
-    list_filter = ["step", "claim__study"]
-    readonly_fields = [f.name for f in StagedStep._meta.fields]

@@ -4,19 +4,13 @@ studies and review queues. Errors from the services carry their own HTTP status.
 from django.db import transaction
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema, inline_serializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
-from annotation.blackswan import staged
-from annotation.blackswan.staged_serializers import (
-    StageStateSerializer,
-    StepDraftSavedSerializer,
-    StepSubmittedSerializer,
-)
 from annotation.crowd import (
     assignment,
     consent,
@@ -54,8 +48,6 @@ from annotation.crowd.serializers import (
 from config.roles import ADMIN, ANNOTATOR, CURATOR
 
 CURATORS = (CURATOR, ADMIN)
-STEP_PARAMETER = OpenApiParameter("step", str, OpenApiParameter.PATH, enum=list(staged.STEPS),
-                                  description="a step of a staged (BlackSwanSuite) claim, in order")
 
 
 class QueuePagination(PageNumberPagination):
@@ -125,13 +117,8 @@ class StudyViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, viewsets.Re
         items = rows.validated_data
         with transaction.atomic():
             study = Study.objects.select_for_update().get(pk=study.pk)  # one batch at a time: no video twice
-            if staged.is_staged(study):  # each item names a finished split: {"split_id": …}
-                if any(set(row["payload"]) != {"split_id"} for row in items):
-                    return Response({"error": 'Items of a staged study are {"payload": {"split_id": …}}.'},
-                                    status=400)
-                videos = staged.item_rows([row["payload"]["split_id"] for row in items], study)
-                items = [{**row, "payload": found["payload"], "video": found["video"]}
-                         for row, found in zip(items, videos, strict=True)]
+            if kinds.of(study).api_rows is not None:  # the kind resolves the batch as a whole
+                items = kinds.of(study).api_rows(study, items)
             elif kinds.of(study).item_row is not None:  # the kind resolves its own items
                 items = [dict(row) for row in items]
                 problems = [(row["external_id"], text) for row in items
@@ -236,7 +223,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["put", "post"])
     def draft(self, request, pk=None):
         claim = self._claim(pk)
-        self._not_staged(claim)
+        self._not_stepped(claim)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         draft = submissions.save_draft(claim, request.user, body.validated_data["data"],
@@ -247,7 +234,7 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["post"])
     def submit(self, request, pk=None):
         claim = self._claim(pk)
-        self._not_staged(claim)
+        self._not_stepped(claim)
         body = AnswerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         submission, created, feedback = submissions.submit(
@@ -261,57 +248,22 @@ class ClaimViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         claim = assignment.release(self._claim(pk), request.user)
         return Response({"id": claim.pk, "status": claim.status})
 
-    # --- Staged studies (BlackSwanSuite): one claim, three steps in order, each with its own draft ---
-
-    @extend_schema(responses=StageStateSerializer)
-    @action(detail=True, methods=["get"])
-    def stage(self, request, pk=None):
-        """The current step of a staged claim: its players (only clips the step shows), draft and
-        the worker's earlier answers."""
-        return _no_store(Response(staged.stage_state(self._claim(pk))))
-
-    @extend_schema(request=AnswerSerializer, responses=StepDraftSavedSerializer, parameters=[STEP_PARAMETER])
-    @action(detail=True, methods=["put", "post"], url_path="steps/<slug:step>/draft", url_name="step-draft")
-    def step_draft(self, request, pk=None, step=None):
-        claim = self._claim(pk)
-        body = AnswerSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        saved = staged.save_step_draft(claim, request.user, step, body.validated_data["data"],
-                                       active_seconds=body.validated_data["active_seconds"])
-        return _no_store(Response({"step": saved.step, "revision": saved.draft_revision,
-                                   "updated_at": saved.draft_saved_at}))
-
-    @extend_schema(request=AnswerSerializer, responses={201: StepSubmittedSerializer}, parameters=[STEP_PARAMETER])
-    @action(detail=True, methods=["post"], url_path="steps/<slug:step>/submit", url_name="step-submit")
-    def step_submit(self, request, pk=None, step=None):
-        """Submit the current step; a step out of order is refused (409) and nothing is written."""
-        claim = self._claim(pk)
-        body = AnswerSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        result = staged.submit_step(claim, request.user, step, body.validated_data["data"],
-                                    active_seconds=body.validated_data["active_seconds"])
-        return _no_store(Response({
-            "step": result.step, "next_step": result.next_step, "finished": result.finished,
-            "submission": result.submission.pk if result.submission else None, "feedback": result.feedback or {},
-        }, status=status.HTTP_201_CREATED))
-
     @staticmethod
-    def _not_staged(claim: Claim) -> None:
-        if staged.is_staged(claim.study):
+    def _not_stepped(claim: Claim) -> None:
+        if kinds.of(claim.study).steps:
             raise CrowdError("This item has steps: save and submit each at /api/claims/<id>/steps/<step>/.",
                              status=409)
 
     def _claim(self, pk) -> Claim:
-        """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
-        claim = submissions.load_claim(pk) if str(pk).isdigit() else None
-        if claim is None or claim.worker_id != self.request.user.pk or not platforms.reaches_claim(self.request, claim):
-            raise CrowdError("No such claim.", status=404)
-        return claim
+        return own_claim(self.request, pk)
 
 
-def _no_store(response):
-    response["Cache-Control"] = "private, no-store"
-    return response
+def own_claim(request, pk) -> Claim:
+    """The caller's own claim; another worker's claim does not exist for them (404, like GET)."""
+    claim = submissions.load_claim(pk) if str(pk).isdigit() else None
+    if claim is None or claim.worker_id != request.user.pk or not platforms.reaches_claim(request, claim):
+        raise CrowdError("No such claim.", status=404)
+    return claim
 
 
 class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -2,8 +2,8 @@
 
 A worker is never handed an item whose media they could not open: when the media decision withholds the
 item's video or image from them (`annotation.access.withheld`, a registered media veto), the item is passed
-over. Workflows add their own reasons with `@claim_check` (BlackSwanSuite: a staged item does not go to a
-worker who has already seen how its video ends). `assignment.claim_next` passes such items over and hands
+over. Workflows add their own reasons with `@claim_check` (e.g. an item that reveals a video in steps does not
+go to a worker who has already seen how the video ends). `assignment.claim_next` passes such items over and hands
 out another; when nothing else is left it refuses with 409 and the reason.
 """
 

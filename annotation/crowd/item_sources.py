@@ -4,10 +4,9 @@ version, or an uploaded CSV / JSON Lines file, each checked row by row before an
 Every source gives item rows (as `assignment.add_items` takes them) and problems, each naming the row
 it is about. `add` checks the rows under the REST API's rules for `POST /api/studies/<slug>/items/`
 (a closed study takes no items; external ids unique in the batch and in the study; an answer key as
-`answer_keys` describes it, with "fields" on gold and attention items; a staged study's item names a
-finished split `{"split_id": …}`, one per video; a kind with its own items, `StudyKind.item_row`,
-resolves or refuses each row) and writes them all, or nothing: a dry run, or any problem, writes
-nothing and reports every problem by row.
+`answer_keys` describes it, with "fields" on gold and attention items; a kind with its own items,
+`StudyKind.item_row` or `check_rows`, resolves or refuses each row) and writes them all, or nothing: a
+dry run, or any problem, writes nothing and reports every problem by row.
 
 Uploaded files:
 - JSON Lines: one object per line, `{"external_id": …, "payload": {…}, "role": …, "answer_key": {…}}`
@@ -24,9 +23,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.blackswan import staged
 from annotation.crowd import answer_keys, assignment, kinds
-from annotation.crowd.errors import CrowdError, InvalidSubmission
+from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion, Image, Video
 from config import json_text, table_limits
@@ -204,26 +202,12 @@ def _row_problem(row: dict, study: Study) -> str | None:
     return "; ".join(found) if found else None
 
 
-def _staged_row(study: Study, row: dict, videos: set) -> str | None:
-    """Turn a staged study's `{"split_id": …}` row into its video's item row (in place)."""
-    if set(row.get("payload", {})) != {"split_id"}:
-        return 'items of a staged study are {"payload": {"split_id": …}}'
-    try:
-        found = staged.item_rows([row["payload"]["split_id"]], study)[0]
-    except InvalidSubmission as exc:
-        return "; ".join(exc.details) if isinstance(exc.details, list) else exc.message
-    if found["video"].pk in videos:
-        return f"video #{found['video'].pk} is named twice (one item per video)"
-    videos.add(found["video"].pk)
-    row.update(payload=found["payload"], video=found["video"])
-    return None
-
-
 def check(study: Study, batch: Batch) -> list[dict]:
-    """Every problem of the batch for this study, by row (the rows of a staged study are resolved)."""
+    """Every problem of the batch for this study, by row (the rows of a kind with its own items are resolved)."""
     problems = list(batch.problems)
+    kind = kinds.of(study)
     taken = set(StudyItem.objects.filter(study=study).values_list("external_id", flat=True))
-    seen, videos = {}, set()
+    seen, whole_batch = {}, []
     for number, row in zip(batch.numbers, batch.rows, strict=True):
         text = _row_problem(row, study)
         external_id = str(row.get("external_id", "")).strip()
@@ -231,13 +215,17 @@ def check(study: Study, batch: Batch) -> list[dict]:
             text = f"the study already has an item {external_id!r}"
         if text is None and external_id in seen:
             text = f"external_id {external_id!r} is also on row {seen[external_id]}"
-        if text is None and staged.is_staged(study):
-            text = _staged_row(study, row, videos)
-        elif text is None and kinds.of(study).item_row is not None:
-            text = kinds.of(study).item_row(study, row)
+        if text is None and kind.check_rows is not None:
+            whole_batch.append((number, row))  # the kind checks these rows together
+        elif text is None and kind.item_row is not None:
+            text = kind.item_row(study, row)
         seen.setdefault(external_id, number)
         if text:
             problems.append({"row": number, "problem": text})
+    if whole_batch:
+        found = kind.check_rows(study, [row for _number, row in whole_batch])
+        problems += [{"row": number, "problem": text}
+                     for (number, _row), text in zip(whole_batch, found, strict=True) if text]
     if len(batch.rows) > MAX_ROWS:
         problems.append({"row": None, "problem": f"at most {MAX_ROWS} rows at a time"})
     return sorted(problems, key=lambda p: (p["row"] is not None, p["row"] or 0))

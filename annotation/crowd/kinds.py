@@ -1,7 +1,7 @@
 """Study kinds: how a kind of study's answers are read back and checked when a reviewer edits them.
 
 Ordinary studies (`step_kind` "form") use the generic forms of `annotation.crowd.forms`. A benchmark
-workflow with its own answer shape (BlackSwanSuite's staged reveal) registers its kind here, so the
+workflow with its own answer shape (e.g. a task in steps) registers its kind here, so the
 review queue shows its answers readably, shows the media as its workers saw them (`review_media`),
 offers an edit form shaped like its answers (`edit_form`) and checks an edit-and-approve against its
 own rules. A kind that leaves `review_media` or `edit_form` unset gets the generic ones
@@ -31,6 +31,18 @@ A kind that writes benchmark items (NL-EYE's scene writing) may also declare:
 - `item_row(study, row) -> problem | None`: for a kind whose items must be its own (e.g. items that
   link a benchmark item), turns a row added on the study's items page or through the API into the
   kind's item row, in place, or names the row's problem (then nothing is added).
+- `check_rows(study, rows) -> [problem | None]`: the same for the rows of one batch of the items page
+  at once (in place, a problem or None per row), for a kind whose check spans the batch (e.g. one item
+  per video); `api_rows(study, rows) -> rows`: the rows posted to the API as the kind's item rows,
+  resolved as one batch (a CrowdError refuses them all). `items_help`: a template the items page
+  includes in its help on uploaded files.
+- `own_media`: the kind grants its workers' media itself (a media grant of its own,
+  `annotation.access`); the item's own image and video are then not streamed to them.
+- `steps`: a kind whose claims go in steps, each saved and submitted at the kind's own API routes; the
+  generic draft and submit refuse its claims (409), and a worker's handed-in answers are shown as rows.
+- `task_page(study, claim) -> {"template", **context}`: the claim's page in place of the generic task
+  page (private: no cache keeps it); `task_preview(study) -> {"template", **context}`: the read-only
+  example a platform shows before a worker accepts the task.
 """
 
 from collections.abc import Callable
@@ -70,6 +82,13 @@ class StudyKind:
     item_rows: Callable[[dict], list[dict]] | None = None
     item_row: Callable[[object, dict], str | None] | None = None
     task_media: Callable[[object], list[dict]] | None = None
+    check_rows: Callable[[object, list[dict]], list[str | None]] | None = None
+    api_rows: Callable[[object, list[dict]], list[dict]] | None = None
+    items_help: str = ""
+    own_media: bool = False
+    steps: tuple[str, ...] = ()
+    task_page: Callable[[object, object], dict] | None = None
+    task_preview: Callable[[object], dict] | None = None
 
     def criterion_label(self, value: str) -> str:
         return dict(self.rejection_criteria).get(value, value)
@@ -96,6 +115,11 @@ def with_forms() -> list[str]:
 def with_output() -> list[str]:
     """The kinds whose approved work adds items to the study's `output_version`."""
     return [name for name in names() if named(name).output_benchmark]
+
+
+def with_own_media() -> list[str]:
+    """The kinds that grant their workers' media themselves (`StudyKind.own_media`)."""
+    return [name for name in names() if named(name).own_media]
 
 
 def named(name: str) -> StudyKind:

@@ -1,7 +1,7 @@
 """One way to make a crowd study: `create_study(name=…, created_by=…, rows=…, **settings)`.
 
-Every service that opens a study (proposal review, BlackSwanSuite's data quality and staged
-studies, the human-evaluation studies, the REST API, the demo) makes it here, in one transaction,
+Every service that opens a study (proposal review, the benchmarks' own kinds of study, the
+human-evaluation studies, the REST API, the demo) makes it here, in one transaction,
 so a refused study leaves nothing behind:
 
 1. The name (1 to 200 characters) and the settings are checked, the settings by the rules of

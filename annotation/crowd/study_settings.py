@@ -15,7 +15,7 @@ page and the admin (each turns the problems found here into its own kind of answ
   numeric ranges with min <= max).
 - Frozen set-up: once a study has claims its step kind, form and k no longer change, nor do its
   items' media (video, image, payload); a study with items keeps its step kind (the items were made
-  for it). A kind that holds each video once (BlackSwanSuite's staged reveal) refuses a video it
+  for it). A kind that holds each video once (`StudyKind.one_item_per_video`) refuses a video it
   already holds.
 """
 

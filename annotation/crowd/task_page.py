@@ -1,7 +1,7 @@
 """What a worker is shown: the task page (the item, its form with the saved draft, the instructions),
 the read-only preview of a Mechanical Turk HIT, the completion page and the "My tasks" list.
-Staged studies (BlackSwanSuite) have a page per step instead (`staged_task_context`), which holds
-only the clips the claim's current step shows.
+A study kind may have its own page instead (`StudyKind.task_page`, `task_preview`; `own_page`,
+`own_preview`), e.g. a page per step that holds only the clips the claim's current step shows.
 
 Each function returns the template context as a plain dict; the views in `frontend.crowd_views`
 only parse the request, check roles and render.
@@ -13,7 +13,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.blackswan import staged
 from annotation.crowd import assignment, consent, eligibility, forms, kinds, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown
@@ -151,7 +150,7 @@ def task_context(study: Study, claim: Claim) -> dict:
     return {
         **_item_context(study, claim.item, claim.presentation, values),
         "claim": claim, "draft": draft, "preview": False, "show_instructions": earlier == 0,
-        "items_done": earlier, **item_media(claim.item, study), **_standing(study, claim.worker),
+        "items_done": earlier, **item_media(claim.item, study), **standing(study, claim.worker),
     }
 
 
@@ -159,10 +158,10 @@ def start_context(study: Study, worker, visit=None) -> dict:
     """The page a worker without an item in hand sees: the study, where they stand, and a button that
     claims the next item (`/work/<slug>/` with POST). StudyNotOpen / NotEligible when they may not claim."""
     assignment.check_may_claim(study, eligibility.standing(study, worker))
-    return {"study": study, "visit": visit, **_standing(study, worker)}
+    return {"study": study, "visit": visit, **standing(study, worker)}
 
 
-def _standing(study: Study, worker) -> dict:
+def standing(study: Study, worker) -> dict:
     """The worker's "item X of N" and pay earned so far in the study."""
     return {"progress": progress.progress(study, worker), "earnings": progress.earnings(study, worker)}
 
@@ -183,11 +182,16 @@ def consent_context(study: Study) -> dict:
             "instructions": render_markdown(study.instructions)}
 
 
-def preview_context(study: Study) -> dict:
-    """A read-only example of the task (the study's first regular item): no claim, no account."""
+def check_previewable(study: Study) -> None:
+    """409 unless the study is open: only an open study shows an example of its task."""
     if study.state != Study.State.OPEN:
         raise CrowdError(_("The study '%(name)s' is %(state)s.")
                          % {"name": study.name, "state": study.get_state_display().lower()}, status=409)
+
+
+def preview_context(study: Study) -> dict:
+    """A read-only example of the task (the study's first regular item): no claim, no account."""
+    check_previewable(study)
     item = study.items.filter(role=StudyItem.Role.REGULAR).order_by("id").first()
     if item is None:
         raise CrowdError(_("This study has no item to show yet."), status=409)
@@ -196,67 +200,22 @@ def preview_context(study: Study) -> dict:
             "show_instructions": True}
 
 
-# --- Staged studies: one page per step --------------------------------------------------------------
-
-def is_staged(study: Study) -> bool:
-    return staged.is_staged(study)
-
-
-def _step_rows(step: str, draft: dict, earlier: dict) -> dict:
-    """The step's questions with the draft's answers filled in, and the earlier answers they are about."""
-    numbers = range(staged.HYPOTHESES)
-    if step == staged.FORECASTER:
-        return {"scenarios": [{"index": i, "number": i + 1, "text": staged.entry_at(draft, "scenarios", i) or ""}
-                              for i in numbers]}
-    if step == staged.DETECTIVE:
-        return {"forecasts": [{"index": i, "number": i + 1, "forecast": earlier["forecasts"][i],
-                               "mark": staged.entry_at(draft, "forecast_valid", i),
-                               "text": staged.entry_at(draft, "new_hypotheses", i) or ""} for i in numbers]}
-    if step == staged.REPORTER:
-        return {"hypotheses": [{"index": i, "number": i + 1, "hypothesis": earlier["hypotheses"][i],
-                                "kept": earlier["forecast_valid"][i] == "yes",
-                                "mark": staged.entry_at(draft, "hypothesis_valid", i)} for i in numbers],
-                "caption": draft.get("caption") or ""}
-    return {}
+def own_page(study: Study, claim: Claim) -> tuple[str, dict] | None:
+    """The template and context of the claim's page where the study's kind has its own
+    (`StudyKind.task_page`), or None for the generic task page."""
+    page = kinds.of(study).task_page
+    return _template_and_context(page(study, claim)) if page is not None else None
 
 
-def _limits() -> dict:
-    return {"min_text": staged.MIN_TEXT, "max_text": staged.MAX_TEXT, "max_caption": staged.MAX_CAPTION}
+def own_preview(study: Study) -> tuple[str, dict] | None:
+    """The template and context of the kind's own example of its task (`StudyKind.task_preview`), or None."""
+    preview = kinds.of(study).task_preview
+    return _template_and_context(preview(study)) if preview is not None else None
 
 
-def staged_task_context(study: Study, claim: Claim) -> dict:
-    """The page of a staged claim's current step: its players only (no URL of a clip the step hides),
-    its questions with the step's own draft, the worker's earlier answers, and where to save and submit."""
-    state = staged.stage_state(claim)
-    step = state["step"]
-    earlier_items = Claim.objects.filter(study=study, worker_id=claim.worker_id).exclude(pk=claim.pk).count()
-    urls = {}
-    if step in staged.STEPS:
-        urls = {"draft_url": reverse("api-claim-step-draft", kwargs={"pk": claim.pk, "step": step}),
-                "submit_url": reverse("api-claim-step-submit", kwargs={"pk": claim.pk, "step": step})}
-    return {
-        **state, "study": study, "claim": claim, "item": claim.item, "preview": False,
-        "step_label": staged.step_label(step), "step_count": len(staged.STEPS),
-        "draft_saved": bool(state["draft"]), **_step_rows(step, state["draft"], state["earlier"]),
-        "instructions": render_markdown(study.instructions), "show_instructions": earlier_items == 0,
-        "items_done": earlier_items, "limits": _limits(), **urls, **_standing(study, claim.worker),
-    }
-
-
-def staged_preview_context(study: Study) -> dict:
-    """A read-only example of the first step, without any video (it needs an accepted assignment)."""
-    if study.state != Study.State.OPEN:
-        raise CrowdError(_("The study '%(name)s' is %(state)s.")
-                         % {"name": study.name, "state": study.get_state_display().lower()}, status=409)
-    step = staged.FORECASTER
-    return {
-        "study": study, "claim": None, "item": None, "preview": True, "step": step, "step_number": 1,
-        "step_label": staged.step_label(step), "step_count": len(staged.STEPS),
-        "steps": [{"step": s, "label": staged.step_label(s), "number": i + 1,
-                   "state": "current" if s == step else "upcoming"} for i, s in enumerate(staged.STEPS)],
-        "parts": [], "draft": {}, "earlier": {}, **_step_rows(step, {}, {}),
-        "instructions": render_markdown(study.instructions), "show_instructions": True, "limits": _limits(),
-    }
+def _template_and_context(page: dict) -> tuple[str, dict]:
+    context = dict(page)
+    return context.pop("template"), context
 
 
 def attach_assignment(claim: Claim, assignment_id: str) -> None:
@@ -339,9 +298,9 @@ def my_tasks_context(user, runs: dict | None = None) -> dict:
 
 def past_answer_context(claim: Claim) -> dict:
     """A handed-in item with the worker's answer, read-only (the caller checked that the claim is
-    the worker's own and handed in). Staged answers are shown as rows; form answers in the form."""
+    the worker's own and handed in). Answers of a kind in steps are shown as rows; form answers in the form."""
     study, submission = claim.study, Submission.objects.get(claim=claim)
-    if is_staged(study):
+    if kinds.of(study).steps:
         return {"study": study, "claim": claim, "item": claim.item, "submission": submission,
                 "answers": payload_rows(submission.data, {}), "fields": []}
     context = _item_context(study, claim.item, claim.presentation, submission.data)

@@ -14,8 +14,10 @@ the generic machinery (see `Benchmark`): its answer parser under the authors' ru
 of `evaluation.judges` kinds; the first is the one its scorer uses), the paper baselines it supports
 besides the random one (`baselines`, `evaluation.baselines`), the human evaluations it supports
 (`human_evaluations`, `evaluation.human_eval`), the form of its human baseline where it differs
-from the plain one (`human_baseline_form`), the paper's human-performance draws (`human_performance`)
-and the clips people see of a request that shows parts of a video (`human_clip`).
+from the plain one (`human_baseline_form`), the paper's human-performance draws (`human_performance`),
+the clips people see of a request that shows parts of a video (`human_clip`), and the sections of a
+version's results page (`results_sections`, `ResultsSection`: the generic ones, `RESULTS_SECTIONS`, with
+the tables of its own human evaluations and the run metrics they show inserted by `results_sections_with`).
 
 How the runner reads a request:
 - `media` in order, each resolved under the run's input strategy and frame policy; a `hidden`
@@ -36,9 +38,11 @@ texts as released) or `shuffled:<seed>` (an explicit strategy: a per-request ord
 request id)). `parse_option_order` reads and checks the value; `ordered_options` shows a list of
 options under either, and `option_extra` is what a request records about it.
 
-Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` refuse
-what a benchmark does not offer; `shuffle_options` draws a reproducible option order from
-(seed, request id); `media_links` / `media_input` read an item's media by role.
+Shared helpers for the modules: `Benchmark.resolve_input_strategy` / `check_prompting` /
+`check_option_order` / `check_variants` refuse what a benchmark does not offer (they are the rules and the
+words of the one check of request options that pages, API and commands go through,
+`evaluation.request_options`); `shuffle_options` draws a reproducible option order from (seed, request id);
+`media_links` / `media_input` read an item's media by role.
 """
 
 from __future__ import annotations
@@ -130,6 +134,53 @@ class HumanPerformance:
     input_strategy: str = "default"
 
 
+@dataclass(frozen=True)
+class SectionMetric:
+    """A run's metric that a results-page section shows beside what people measured: its column's label and
+    its dotted path in the run's metrics (`{variant}` stands for the variant of the section's row)."""
+
+    label: str
+    path: str
+    rate: bool = True
+    n: str = "n"  # the count next to the metric (a path relative to the metric's group)
+
+    def path_for(self, variant: str = "") -> str:
+        return self.path.replace("{variant}", variant)
+
+
+@dataclass(frozen=True)
+class ResultsSection:
+    """One section of a version's results page, shown by the template `frontend/results/<kind>.html` (a
+    table of results is left out while it has nothing to show): `title` its heading, `metrics` the run metrics
+    its table shows, `note` what the reader needs to know about its numbers (`code` between backticks)."""
+
+    kind: str
+    title: str = ""
+    metrics: tuple[SectionMetric, ...] = ()
+    note: str = ""
+
+    @property
+    def template(self) -> str:
+        return f"frontend/results/{self.kind}.html"
+
+
+# The sections every benchmark's results page shows, in order: the leaderboard (its `main_metrics`, the
+# human baselines), the judge against people's verdicts, the failure factors of wrong answers (where it
+# declares `failure_factors`), the consistency views, the per-category charts (its `series`), and what
+# can be started from the page (the requests for models run elsewhere and the exports follow them).
+RESULTS_SECTIONS = tuple(ResultsSection(kind) for kind in (
+    "leaderboard", "judge_agreement", "failure_factors", "consistency", "charts", "baselines", "subsets",
+    "human_evaluation"))
+HUMAN_TABLES_AFTER = "judge_agreement"  # where a benchmark's own human-evaluation tables go
+
+
+def results_sections_with(*own: ResultsSection, after: str = HUMAN_TABLES_AFTER) -> tuple[ResultsSection, ...]:
+    """The generic results sections with a benchmark's `own` inserted after the section of kind `after`."""
+    kinds = [section.kind for section in RESULTS_SECTIONS]
+    at = kinds.index(after) + 1
+    return (*RESULTS_SECTIONS[:at], *own, *RESULTS_SECTIONS[at:])
+
+
 class Benchmark:
     slug: str = ""
     title: str = ""  # the benchmark's name for people (lists, filters); the slug when empty
@@ -153,6 +204,11 @@ class Benchmark:
     # `FailureFactor`s people tag wrong predictions with (`evaluation.failure_analysis`); none: no tagging
     failure_factors: tuple = ()
     failure_variants: tuple[str, ...] = ()  # the variants whose wrong predictions are tagged; empty: all
+    results_sections: tuple[ResultsSection, ...] = RESULTS_SECTIONS  # what its version's results page shows
+
+    def results_section(self, kind: str) -> ResultsSection | None:
+        """Its results page's section of `kind`, or None when the page has none."""
+        return next((section for section in self.results_sections if section.kind == kind), None)
 
     @property
     def label(self) -> str:
@@ -207,6 +263,14 @@ class Benchmark:
             raise ValueError(f"{self.slug} does not use prompting {options.prompting!r}; "
                              f"known: {', '.join(self.prompting_strategies)}.")
         return options.prompting
+
+    def check_variants(self, variants) -> list[str]:
+        """The variants asked (empty: all); ValueError for one the benchmark does not have."""
+        variants = list(variants or [])
+        for variant in variants:
+            if variant not in self.variants:
+                raise ValueError(f"{self.slug} has no variant {variant!r}; known: {', '.join(self.variants)}.")
+        return variants
 
 
 # --- Options shown in a seeded order ----------------------------------------------------------

@@ -70,10 +70,13 @@ from evaluation.benchmarks.base import (
     HumanPerformance,
     MediaInput,
     RequestOptions,
+    ResultsSection,
+    SectionMetric,
     media_links,
     option_extra,
     option_lines,
     ordered_options,
+    results_sections_with,
 )
 from evaluation.human_eval.base import RATING
 from evaluation.judges.llm_match import LlmMatch
@@ -270,6 +273,13 @@ class BlackSwanBenchmark(Benchmark):
         leaves={**COUNT_LEAVES, "unknown_difficulty": lambda r, o: r.extra.get("hard") is None})
     judge_kinds = (LlmMatch.name,)
     human_evaluations = (RATING,)
+    results_sections = results_sections_with(ResultsSection(
+        "ratings", "Human ratings of generated responses",
+        metrics=(SectionMetric("CLIP score", "{variant}.clip_score", rate=False, n="scored"),
+                 SectionMetric("LLM-Match (1–5)", "{variant}.llm_match", rate=False, n="llm_match_questions")),
+        note="Means of people's ratings (seeds/000 §5.1): each response's mean over its raters, then the mean over "
+             "responses; approved and unsampled submissions only, rejected ones left out. Krippendorff's alpha per "
+             "scale is in `manage.py human_eval results --study SLUG`."))
     human_performance = HumanPerformance(
         expert_variants=("detective_mcq", "reporter_mcq", "detective_yn", "reporter_yn"), expert_per_group=150,
         written_variants=("forecaster_gen", "detective_gen", "reporter_gen"), written_items=20,

@@ -54,13 +54,14 @@ Which benchmark a kind judges is the benchmark's own declaration (`Benchmark.jud
 `evaluation.benchmarks.<slug>`); `kind_for_benchmark(slug)` is the kind its scorer uses.
 
 Layout: `base` (parse statuses, `JudgeError`, `Case`, `Reading`, `JudgeKind`), one module per kind with
-its prompt and parser (`llm_match`, `cvrr`, `maia`, and NL-EYE's in `evaluation.benchmarks.nleye.judge`; each
+its prompt and parser (`llm_match`, `maia`, and CVRR-ES's and NL-EYE's in `evaluation.benchmarks.<slug>.judge`; each
 registers its kind in `evaluation.judge_registry`), `kinds` (the kinds by name and by benchmark), `spec` (the judge
 model: `split_model`, `judge_spec`, `registered_judge`, `registered_spec`, `judge_params`), `judge` (`Judge`,
 `for_benchmark`, `judge_texts`),
 `runs` (stored judgments of a run) and `agreement` (judge vs people). Every name is re-exported here.
 """
 
+from evaluation.benchmarks.cvrr.judge import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
 from evaluation.benchmarks.nleye.judge import (
     NLEYE_LABELS,
     NLEYE_PROMPT,
@@ -92,7 +93,6 @@ from evaluation.judges.base import (
     JudgeKind,
     Reading,
 )
-from evaluation.judges.cvrr import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
 from evaluation.judges.judge import (
     DEFAULT_MODEL,
     Answered,

@@ -105,6 +105,12 @@ class JudgeKind:
         """The verdict of an empty response, given without a call."""
         raise NotImplementedError
 
+    def text_request(self, references: list[str], question: str = ""):
+        """The request `judge_texts` judges a plain-text response on, made from the ground truth (`references`)
+        and the question, for a kind that judges its own kind of request; None (the default): `judge_texts`
+        makes it."""
+        return None
+
     def label(self, verdict: dict | None):
         """A verdict as a label comparable with a human's (None when it has none)."""
         raise NotImplementedError

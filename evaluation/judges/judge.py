@@ -12,7 +12,6 @@ from evaluation import cache, runner
 from evaluation.benchmarks.base import EvalRequest
 from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
-from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
 from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.spec import judge_params, judge_spec
@@ -240,16 +239,13 @@ def judge_texts(judge: Judge, response: str, references, *, question: str = "", 
     validated human ones (NL-EYE, which also needs `premise`, `plausible` and `other`)."""
     references = [references] if isinstance(references, str) else list(references)
     name = judge.kind.name
-    if name == CvrrJudge.name:
-        if len(references) != 1:
-            raise JudgeError("The CVRR-ES judge compares with one ground-truth answer.")
-        request = EvalRequest("text:qa", "text", "qa", question, question, gold=references[0])
-    elif name == NleyeExplanationJudge.name:
+    request = judge.kind.text_request(references, question)
+    if request is None and name == NleyeExplanationJudge.name:
         source = {"premise": premise, "hypothesis1": plausible, "hypothesis2": other, "label": 1,
                   "explanation": references[0] if references else "", "human_explanations": references[1:]}
         request = EvalRequest("text:triplet", "text", "triplet", "", "", gold=1, answer_type="choice_12",
                               source=source)
-    else:
+    elif request is None:
         variant = "text_gen" if name == LlmMatch.name else "oevqa"
         request = EvalRequest(f"text:{variant}", "text", variant, question, question, gold=references)
     return judge(request, response)

@@ -1,11 +1,13 @@
-"""The human-evaluation section of a version's results: crowd baselines, BlackSwan ratings and NL-EYE
-explanation votes (`evaluation.human_eval`) beside the models' numbers."""
+"""The human-evaluation section of a version's results: crowd baselines, people's ratings of generated
+responses and their votes on explanations (`evaluation.human_eval`) beside the models' numbers. The run
+metrics a ratings or votes table shows are those its benchmark declares for the section (`ratings`,
+`explanation_votes`: `Benchmark.results_sections`); a benchmark without the section gets no such table."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluation import human_eval
+from evaluation import benchmarks, human_eval
 from evaluation.models import EvaluationRun
 from evaluation.results.leaderboards import Leaderboard
 from evaluation.results.paths import Cell, cell, display
@@ -36,14 +38,13 @@ class HumanBaselineRow:
 
 @dataclass
 class RatingRow:
-    """BlackSwan: people's mean ratings of a run's responses to one Gen variant, next to its CLIP score
-    and LLM-Match."""
+    """People's mean ratings of a run's responses to one variant, next to the run's metrics of that variant
+    that the benchmark's ratings section shows (`metrics`, in the section's order)."""
 
     run: EvaluationRun
     label: str
     variant: str
-    clip: Cell
-    llm_match: Cell
+    metrics: list[Cell]
     means: dict[str, str]  # scale → mean as shown
     items: int
     ratings: int
@@ -52,11 +53,12 @@ class RatingRow:
 
 @dataclass
 class ExplanationRow:
-    """NL-EYE: the share of a run's explanations people found valid (≥ 1 vote), beside the judge's."""
+    """The share of a run's explanations people found valid (≥ 1 vote), beside the run's metrics that the
+    benchmark's votes section shows (the judge's; `metrics`: (path, cell), the cell None for people's row)."""
 
     label: str
     run: EvaluationRun | None
-    judge: Cell | None
+    metrics: list[tuple[str, Cell | None]]
     valid_rate: str
     explanations: int
     votes: dict[str, int]
@@ -76,6 +78,7 @@ class HumanSection:
         return not (self.baselines or self.ratings or self.explanations)
 
 
+RATINGS_SECTION, VOTES_SECTION = "ratings", "explanation_votes"  # the kinds of `Benchmark.results_sections`
 RATING_LABELS = {"correctness": "Correctness (1–5)", "depth": "Depth (1–5)", "detail": "Detail (1–5)",
                  "visual_entailment": "Visual entailment (0/1)"}
 
@@ -119,8 +122,16 @@ def human_label(found: dict) -> str:
     return f"Human ({found.get('who') or human_eval.CROWD}" + (f", subset {subset})" if subset else ")")
 
 
+def _section_metrics(version, kind: str):
+    """The run metrics the version's benchmark shows in its results section `kind`; None without the section."""
+    benchmark = benchmarks.find(version.benchmark.slug)
+    section = benchmark.results_section(kind) if benchmark is not None else None
+    return None if section is None else section.metrics
+
+
 def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]]:
-    studies = human_eval.studies_of(human_eval.RATING, version=version)
+    shown = _section_metrics(version, RATINGS_SECTION)
+    studies = human_eval.studies_of(human_eval.RATING, version=version) if shown is not None else []
     if not studies:
         return [], []
     found = human_eval.rating_results(studies)
@@ -134,8 +145,7 @@ def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]
         scales = group["scales"]
         rows.append(RatingRow(
             row.run, row.label, variant,
-            cell(row.results.metrics, f"{variant}.clip_score", rate=False, n_key="scored"),
-            cell(row.results.metrics, f"{variant}.llm_match", rate=False, n_key="llm_match_questions"),
+            [cell(row.results.metrics, metric.path_for(variant), rate=metric.rate, n_key=metric.n) for metric in shown],
             {name: _shown(figures["mean"]) for name, figures in scales.items()},
             group["items"], max(figures["ratings"] for figures in scales.values()),
             {name: _shown(figures["alpha"]["value"]) for name, figures in scales.items()}))
@@ -143,7 +153,8 @@ def rating_rows(version, board: Leaderboard) -> tuple[list[RatingRow], list[str]
 
 
 def explanation_rows(version, board: Leaderboard) -> tuple[list[ExplanationRow], list[str]]:
-    studies = human_eval.studies_of(human_eval.VOTE, version=version)
+    shown = _section_metrics(version, VOTES_SECTION)
+    studies = human_eval.studies_of(human_eval.VOTE, version=version) if shown is not None else []
     if not studies:
         return [], []
     found = human_eval.study_kind(human_eval.VOTE).results(studies)
@@ -151,23 +162,24 @@ def explanation_rows(version, board: Leaderboard) -> tuple[list[ExplanationRow],
     rows, levels = [], []
     for group in found["groups"]:
         levels = levels if len(levels) >= len(group["votes"]) else list(group["votes"])
-        shown = display(group["valid_rate"], True)
+        valid = display(group["valid_rate"], True)
         if group["group"] == "humans":
-            rows.append(ExplanationRow("People's explanations", None, None, shown, group["explanations"],
-                                       group["votes"], []))
+            rows.append(ExplanationRow("People's explanations", None, [(metric.path, None) for metric in shown],
+                                       valid, group["explanations"], group["votes"], []))
             continue
         row = by_run.get(group["run"])
         if row is None:
             continue
-        judge = cell(row.results.metrics, "triplet.explanations.valid_rate", rate=True)
-        rows.append(ExplanationRow(row.label, row.run, judge, shown, group["explanations"], group["votes"],
+        judged = [(metric.path, cell(row.results.metrics, metric.path, rate=metric.rate, n_key=metric.n))
+                  for metric in shown]
+        rows.append(ExplanationRow(row.label, row.run, judged, valid, group["explanations"], group["votes"],
                                    group["judge_agreement"]))
     return rows, levels
 
 
 def human_section(version, board: Leaderboard) -> HumanSection:
-    """What people measured on this version: baseline rows for the leaderboard, BlackSwan ratings beside
-    CLIP score and LLM-Match, NL-EYE explanation validity beside the judge's."""
+    """What people measured on this version: baseline rows for the leaderboard, ratings of responses and the
+    validity of explanations beside the run metrics the benchmark's sections show."""
     ratings, scales = rating_rows(version, board)
     explanations, levels = explanation_rows(version, board)
     return HumanSection(human_baseline_rows(version, board.specs), ratings, scales, explanations, levels)

@@ -3,14 +3,17 @@
 A date-time is shown ISO-like (``2025-03-01 14:05 UTC``) in a ``<time>`` element: the server writes it
 in the platform's time zone and names the zone; ``app.js`` rewrites it into the viewer's own zone
 (read from the browser) in the same format. A duration in seconds is shown in words ("45 minutes"), a
-share as a percentage ("25.0%").
+share as a percentage ("25.0%"), a note's `code` between backticks as code.
 """
 
+import html
+import re
 from datetime import datetime
 
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -73,3 +76,13 @@ def percent(value) -> str:
         return f"{float(value) * 100:.1f}%"
     except (TypeError, ValueError):
         return NOTHING
+
+
+CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+@register.filter
+def code_spans(text) -> str:
+    """Plain text of an element's content with its `code` between backticks as ``<code>`` (``<``, ``>`` and
+    ``&`` escaped; quotes stay, as they are harmless outside attributes)."""
+    return mark_safe(CODE_SPAN.sub(r"<code>\1</code>", html.escape(str(text or ""), quote=False)))  # noqa: S308

@@ -5,6 +5,7 @@ items (`reviews`)."""
 from annotation.benchmarks.blackswan import demo, exporter, importer, reviews
 from annotation.benchmarks.blackswan.payload import PAYLOADS
 from annotation.benchmarks.registry import BenchmarkDefinition, register
+from annotation.blackswan import staged_api, staged_kind  # noqa: F401  (staged_kind registers its study kind)
 
 
 @register
@@ -16,6 +17,7 @@ class BlackSwan(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+    api = staged_api
 
     def human_decisions(self, version) -> list:
         return reviews.human_decisions(version)

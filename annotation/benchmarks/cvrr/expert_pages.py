@@ -1,4 +1,4 @@
-"""What the CVRR-ES expert assessment pages show and accept (`frontend.cvrr_expert_views`): the overview
+"""What the CVRR-ES expert assessment pages show and accept (`frontend.benchmarks.cvrr.expert_views`): the overview
 (the expert assessment studies with their progress, the form that creates one, the expert group) and one
 study's report, as plain dicts; the form a new study is made from."""
 

@@ -1,4 +1,4 @@
-"""What the CVRR-ES QA console shows (`frontend.cvrr_qa_views`, `manage.py cvrr_qa`): the captioned
+"""What the CVRR-ES QA console shows (`frontend.benchmarks.cvrr.qa_views`, `manage.py cvrr_qa`): the captioned
 videos with how many pairs were proposed and kept for each, the QA proposal sets, the filtration
 studies with how many answers wait to be recorded, and the pairs sent back to filtration."""
 

@@ -55,8 +55,11 @@ from evaluation.benchmarks.base import (
     FailureFactor,
     HumanBaselineForm,
     RequestOptions,
+    ResultsSection,
+    SectionMetric,
     media_input,
     media_links,
+    results_sections_with,
 )
 from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.human_eval.base import VOTE
@@ -161,6 +164,11 @@ class NleyeBenchmark(Benchmark):
                                             likelihood=True, instructions=HUMAN_BASELINE_INSTRUCTIONS)
     failure_factors = FAILURE_FACTORS
     failure_variants = ("triplet",)
+    results_sections = results_sections_with(ResultsSection(
+        "explanation_votes", "Explanations: people's votes and the judge",
+        metrics=(SectionMetric("Valid (judge)", "triplet.explanations.valid_rate"),),
+        note="An explanation is valid when at least one voter selected it (seeds/002 §4.2); the vote columns count "
+             "explanations by how many voters selected them. The judge's label 2 counts as valid."))
 
     def request_category(self, request: EvalRequest) -> str:
         """The triplet's reasoning category."""

@@ -10,7 +10,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, headlines, parsers, readings, results, run_control, runs
+from evaluation import benchmarks, headlines, parsers, readings, request_options, results, run_control, runs
 from evaluation.benchmarks.base import Benchmark
 from evaluation.cli_options import add_benchmark_argument, parse_option
 from evaluation.models import EvaluationRun
@@ -162,7 +162,7 @@ class Command(BaseCommand):
                                           ("--model", "model")) if not options[key]]
         if missing:
             raise runs.RunConfigError(f"Give {', '.join(missing)} (or --resume RUN_ID).")
-        version = runs.find_version(options["benchmark"], options["version_label"])
+        version = request_options.find_version(options["benchmark"], options["version_label"])
         describer = None
         if options["describer_model"]:
             describer = {"model_id": options["describer_model"], "backend": options["describer_backend"]}

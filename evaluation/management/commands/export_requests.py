@@ -20,49 +20,13 @@ the request's position in it, which `manage.py score --predictions-format` joins
 `request_id`.
 """
 
-import dataclasses
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, exports, kits, request_exports, runs
-from evaluation.benchmarks.base import RequestOptions
-from evaluation.cli_options import add_benchmark_argument
+from evaluation import exports, kits, request_exports
 from evaluation.request_exports import PLATFORM_FORMAT
-
-
-def add_request_arguments(parser) -> None:
-    """The options that decide a version's requests, shared with `manage.py score`."""
-    add_benchmark_argument(parser)
-    parser.add_argument("--version", dest="version_label", metavar="LABEL", help="label of a frozen version")
-    parser.add_argument("--input", dest="input_strategy", default="default",
-                        help="input strategy of the benchmark (default: the paper's main one)")
-    parser.add_argument("--prompting", default="standard", help="prompting strategy (standard, cot, dscp, ...)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the option orders (as in `evaluate`)")
-    parser.add_argument("--variants", default="", help="comma-separated task variants (default: all)")
-    parser.add_argument("--option-order", default=None, metavar="ORDER",
-                        help="release (default: the release's letters and order) or shuffled:<seed>")
-
-
-def request_setup(options) -> tuple:
-    """(version, RequestOptions, variants) from the command's options; CommandError for what does not fit."""
-    missing = [flag for flag, key in (("--benchmark", "benchmark"), ("--version", "version_label")) if not options[key]]
-    if missing:
-        raise CommandError(f"Give {', '.join(missing)}.")
-    try:
-        version = runs.find_version(options["benchmark"], options["version_label"])
-        benchmark = benchmarks.get(options["benchmark"])
-        request_options = RequestOptions(input_strategy=options["input_strategy"] or "default",
-                                         prompting=options["prompting"], seed=options["seed"],
-                                         option_order=options.get("option_order") or "release")
-        benchmark.resolve_input_strategy(request_options)
-        benchmark.check_prompting(request_options)
-        request_options = dataclasses.replace(request_options,
-                                              option_order=benchmark.check_option_order(request_options))
-    except (runs.RunConfigError, KeyError, ValueError) as exc:
-        raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    variants = tuple(v.strip() for v in options["variants"].split(",") if v.strip())
-    return version, request_options, variants
+from evaluation.request_options import add_request_arguments, from_command_options
 
 
 class Command(BaseCommand):
@@ -82,7 +46,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="the file to write ('-' for standard output)")
 
     def handle(self, *args, **options):
-        version, request_options, variants = request_setup(options)
+        version, request_options, variants = from_command_options(options)
         to_stdout = options["out"] == "-"
         try:
             export = request_exports.request_export(version, request_options, variants, options["fmt"],

@@ -14,8 +14,8 @@ run's id, what was imported and its headline metrics.
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import headlines, imported_runs, results
-from evaluation.management.commands.export_requests import add_request_arguments, request_setup
 from evaluation.request_exports import FORMATS
+from evaluation.request_options import add_request_arguments, from_command_options
 
 
 class Command(BaseCommand):
@@ -38,7 +38,7 @@ class Command(BaseCommand):
                             help="the model's name: the run is listed under it")
 
     def handle(self, *args, **options):
-        version, request_options, variants = request_setup(options)
+        version, request_options, variants = from_command_options(options)
         chosen = imported_runs.ImportOptions(
             input_strategy=request_options.input_strategy, prompting=request_options.prompting,
             seed=request_options.seed, variants=variants, option_order=request_options.option_order)

@@ -4,7 +4,7 @@ and print its counts per group; `evaluate --subset NAME` then runs only its requ
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.command_users import named_user
-from evaluation import runs, subsets
+from evaluation import request_options, runs, subsets
 from evaluation.cli_options import add_benchmark_argument
 
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         user = named_user(options["user"]) if options["user"] else None
         try:
-            version = runs.find_version(options["benchmark"], options["version_label"])
+            version = request_options.find_version(options["benchmark"], options["version_label"])
             subset = subsets.make_subset(
                 version, options["name"], seed=options["seed"], per_group=options["per_group"],
                 variants=[v.strip() for v in options["variants"].split(",") if v.strip()] or None,

@@ -3,7 +3,7 @@ benchmark version, stored as an evaluation run beside the models' (`evaluation.b
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import baselines, runs
+from evaluation import baselines, request_options, runs
 from evaluation.cli_options import add_benchmark_argument, supporting_text
 from generation.backends.base import BackendError
 
@@ -37,7 +37,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            version = runs.find_version(options["benchmark"], options["version_label"])
+            version = request_options.find_version(options["benchmark"], options["version_label"])
             run = baselines.run_baseline(
                 version, options["baseline"], seed=options["seed"],
                 **baselines.registered_models(options["baseline"], options["model"], options["revision"]),

@@ -44,8 +44,9 @@ from evaluation import (
     scoring,
 )
 from evaluation.benchmarks.base import parse_option_order
-from evaluation.management.commands.export_requests import PLATFORM_FORMAT, add_request_arguments, request_setup
 from evaluation.models import EvaluationRun
+from evaluation.request_exports import PLATFORM_FORMAT
+from evaluation.request_options import add_request_arguments, from_command_options
 from evaluation.similarity import CLIP_MODEL
 
 MODEL_FLAGS = {"clip": "--clip-model", "judge": "--judge-model", "bertscore": "--bertscore-model"}
@@ -115,7 +116,7 @@ class Command(BaseCommand):
             self.stdout.write(line)
 
     def _from_file(self, options):
-        version, request_options, variants = request_setup(options)
+        version, request_options, variants = from_command_options(options)
         path = Path(options["predictions"])
         try:
             fmt = options["predictions_format"] or kits.detect(path) or PLATFORM_FORMAT

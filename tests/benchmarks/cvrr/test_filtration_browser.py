@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from annotation.benchmarks.cvrr import filtration, qa_generation, qa_pool
 from config.roles import ANNOTATOR, CURATOR
 from generation.models import Proposal
-from tests.test_cvrr_qa import (
+from tests.benchmarks.cvrr.test_qa import (
     CAPTION,
     DIMENSION,
     PAIRS,

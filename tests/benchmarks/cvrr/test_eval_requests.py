@@ -5,8 +5,8 @@ import pytest
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import benchmarks, prompting
-from evaluation.benchmarks import cvrr
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvrr import benchmark as cvrr
 from tests.conftest import ingest_path
 
 QUESTION = "Is the person in the video opening the fridge before sitting down?"

@@ -7,7 +7,8 @@ import json
 import re
 
 from evaluation import judge_registry
-from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _one
+from evaluation.benchmarks.base import EvalRequest
+from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeError, JudgeKind, Reading, _one
 
 # CVRR-ES, Evaluation-Scripts/LLM_Judge_evaluation.py (github.com/mbzuai-oryx/CVRR-Evaluation-Suite).
 CVRR_SYSTEM = (
@@ -119,6 +120,12 @@ class CvrrJudge(JudgeKind):
 
     def empty_verdict(self) -> dict:
         return {"pred": "incorrect", "score": 0, "reason": "empty response", "status": EMPTY}
+
+    def text_request(self, references: list[str], question: str = "") -> EvalRequest:
+        """A `qa` request on the question, whose ground truth is the one reference."""
+        if len(references) != 1:
+            raise JudgeError("The CVRR-ES judge compares with one ground-truth answer.")
+        return EvalRequest("text:qa", "text", "qa", question, question, gold=references[0])
 
     def label(self, verdict):
         pred = (verdict or {}).get("pred")

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Video
-from evaluation.benchmarks import cvrr
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvrr import benchmark as cvrr
 from tests import release_fixtures
 from tests.release_fixtures import (
     CVRR_PARTIAL,

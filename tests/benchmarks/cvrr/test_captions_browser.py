@@ -11,8 +11,8 @@ from annotation.benchmarks.cvrr import captions, stages, video_pool
 from annotation.crowd import assignment, submissions
 from annotation.curation_models import CurationRecord
 from config.roles import ANNOTATOR, CURATOR
+from tests.benchmarks.cvrr.test_captions import CAPTION_A, CAPTION_B, MERGED
 from tests.conftest import ingest_path
-from tests.test_cvrr_captions import CAPTION_A, CAPTION_B, MERGED
 
 pytestmark = [
     pytest.mark.browser,

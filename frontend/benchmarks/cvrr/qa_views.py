@@ -37,7 +37,7 @@ def queue_url() -> str:
 @roles_allowed(CURATOR, ADMIN)
 @require_safe
 def console(request):
-    return render(request, "frontend/cvrr_qa.html", {
+    return render(request, "cvrr/qa.html", {
         "videos": qa_console.videos(), "sets": qa_console.proposal_sets()[:100], "studies": qa_console.studies(),
         "returned": qa_console.returned(), "queue_url": queue_url(), "default_pairs": qa_generation.DEFAULT_PAIRS,
         "max_pairs": qa_generation.MAX_PAIRS, "stage_labels": stages.LABELS, **picker_context(),
@@ -137,12 +137,12 @@ def noise(request):
     proposal_set = None
     if chosen:
         if not chosen.isdigit():
-            return render(request, "frontend/cvrr_noise.html", {"error": "A set is chosen by its number."},
+            return render(request, "cvrr/noise.html", {"error": "A set is chosen by its number."},
                           status=400)
         proposal_set = qa_console.proposal_set(int(chosen))
         if proposal_set is None:
-            return render(request, "frontend/cvrr_noise.html",
+            return render(request, "cvrr/noise.html",
                           {"error": f"There is no CVRR-ES QA proposal set #{chosen}."}, status=404)
-    return render(request, "frontend/cvrr_noise.html", {
+    return render(request, "cvrr/noise.html", {
         "report": noise_report(proposal_set), "proposal_set": proposal_set, "sets": qa_console.proposal_sets()[:100],
     })

@@ -5,8 +5,8 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring
-from evaluation.benchmarks import cvrr
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvrr import benchmark as cvrr
 
 
 def qa(external_id: str, dimension: str, **extra) -> BenchmarkItem:

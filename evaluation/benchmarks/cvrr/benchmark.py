@@ -33,7 +33,7 @@ import re
 from annotation.benchmarks.cvrr.dimensions import DIMENSIONS  # slug → the paper's name (§3.1)
 from evaluation import benchmarks, parsing, prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
-from evaluation.judges.cvrr import CvrrJudge
+from evaluation.benchmarks.cvrr.judge import CvrrJudge
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, status_in
 from evaluation.results.outcomes import ANSWERED
 from evaluation.results.specs import MetricSpec, SeriesSpec

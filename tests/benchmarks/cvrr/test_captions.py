@@ -31,7 +31,7 @@ from annotation.curation_models import CategoryDefinition, CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion, ItemMedia, MediaAsset
 from annotation.versions import add_item
 from config.roles import ANNOTATOR
-from evaluation.benchmarks import cvrr as cvrr_evaluation
+from evaluation.benchmarks.cvrr import benchmark as cvrr_evaluation
 from frontend.navigation import entries_for
 from generation.models import Proposal, ProposalSet
 from tests.conftest import ingest_path, logged_in_client, make_user

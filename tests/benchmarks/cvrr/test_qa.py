@@ -26,7 +26,7 @@ from annotation.curation_models import CategoryDefinition, CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from annotation.versions import freeze
 from config.roles import ANNOTATOR
-from evaluation.benchmarks.cvrr import DIMENSIONS
+from evaluation.benchmarks.cvrr.benchmark import DIMENSIONS
 from generation import proposals
 from generation.backends import registry
 from generation.backends.base import ChatResult
@@ -105,7 +105,7 @@ class CaptionBackend:
 @pytest.fixture
 def scripted(db, monkeypatch):
     register_models("caption_script", "scripted/qa", "scripted/cli", "m")  # what the forms and the command pick
-    monkeypatch.setitem(registry.LOADERS, "caption_script", ("tests.test_cvrr_qa", "CaptionBackend"))
+    monkeypatch.setitem(registry.LOADERS, "caption_script", ("tests.benchmarks.cvrr.test_qa", "CaptionBackend"))
     monkeypatch.setattr(CaptionBackend, "REPLIES", {})
     monkeypatch.setattr(CaptionBackend, "prompts_seen", [])
     return CaptionBackend
