@@ -30,7 +30,6 @@ ENTRIES = [
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
     NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate", order=10),
-    NavEntry("C-VQA curation", "cvqa-curation", (CURATOR, ADMIN), "Curate", order=30),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),

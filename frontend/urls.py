@@ -102,7 +102,6 @@ urlpatterns = [
     path("", include("frontend.crowd_urls")),
     path("", include("frontend.library_urls")),
     path("", include("frontend.studio_urls")),
-    path("", include("frontend.cvqa_urls")),
     # each benchmark's pages: `frontend/benchmarks/<slug>/urls.py` (see `frontend.benchmarks`)
     *(path("", include(module)) for module in benchmarks.url_modules()),
 ]

@@ -148,7 +148,7 @@ def test_cvqa_source_files_nested_too_deep_are_refused_on_the_page_and_the_comma
     (tmp_path / "v2_questions.json").write_text(DEEP_LIST)
     (tmp_path / "v2_annotations.json").write_text('{"annotations": []}')
     with pytest.raises(CommandError, match=REFUSAL):
-        call_command("import_cvqa_sources", str(tmp_path), "--version", "s", "--format", "vqa")
+        call_command("cvqa_import_sources", str(tmp_path), "--version", "s", "--format", "vqa")
     assert not BenchmarkVersion.objects.filter(benchmark__slug="cvqa").exists()
 
 

@@ -192,13 +192,13 @@ MATRIX: dict[str, Case] = {
     "maia-statement-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                     kwargs={"version_id": MISSING}),
     "blackswan-variants": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
-    # C-VQA curation (frontend/cvqa_views.py): curators and admins; an empty upload is 400, a label for an
-    # image that does not exist 404
+    # C-VQA curation (frontend/benchmarks/cvqa/sources_views.py): curators and admins; an empty upload is 400, a
+    # label for an image that does not exist 404
     "cvqa-curation": Case(GET=page(CURATORS)),
     "cvqa-sources": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvqa-subgroups": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvqa-subgroup-set": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404)),
-    # C-VQA counterfactuals (frontend/cvqa_counterfactual_views.py): curators and admins; an empty group edit
+    # C-VQA counterfactuals (frontend/benchmarks/cvqa/counterfactual_views.py): curators and admins; an empty group edit
     # is 400; a sources version or source question that does not exist is 404.
     "cvqa-groups": Case(GET=page(CURATORS)),
     "cvqa-group": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400), kwargs={"key": "boolean"}),
@@ -206,7 +206,7 @@ MATRIX: dict[str, Case] = {
     "cvqa-counterfactual-generate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                          kwargs={"version_id": MISSING}),
     "cvqa-indirect-write": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
-    # C-VQA verification (frontend/cvqa_verification_views.py): curators and admins; creating a study with no
+    # C-VQA verification (frontend/benchmarks/cvqa/verification_views.py): curators and admins; creating a study with no
     # version is 400; an unknown version, study or item is 404.
     "cvqa-verification": Case(GET=page(CURATORS), POST=page(CURATORS, ok=400)),
     "cvqa-verification-version": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
@@ -216,8 +216,8 @@ MATRIX: dict[str, Case] = {
     "cvqa-verification-add": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404),
                                   kwargs={"slug": "no-such-study"}),
     "cvqa-adjudicate": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
-    # C-VQA grammar pass (frontend/cvqa_grammar_views.py): curators and admins; a version without counterfactual
-    # questions is 404.
+    # C-VQA grammar pass (frontend/benchmarks/cvqa/grammar_views.py): curators and admins; a version without
+    # counterfactual questions is 404.
     "cvqa-grammar-console": Case(GET=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
     "cvqa-grammar-start": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=404), kwargs={"version_id": MISSING}),
     # CVRR-ES curation (frontend/benchmarks/cvrr/curation_views.py): an unknown dimension, captioning study or pool

@@ -1,5 +1,6 @@
-"""What the C-VQA counterfactual console shows (`frontend.cvqa_counterfactual_views`): a sources version's
-questions with their counterfactual item or the proposal waiting for one, and the version's proposal sets."""
+"""What the C-VQA counterfactual console shows (`frontend.benchmarks.cvqa.counterfactual_views`): a sources
+version's questions with their counterfactual item or the proposal waiting for one, and the version's proposal
+sets."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What the C-VQA grammar console shows (`frontend.cvqa_grammar_views`): a counterfactuals version's questions
-with their current wording, the grammar pass accepted for them (before → after) or the suggestion waiting for a
-decision, and the version's grammar proposal sets."""
+"""What the C-VQA grammar console shows (`frontend.benchmarks.cvqa.grammar_views`): a counterfactuals version's
+questions with their current wording, the grammar pass accepted for them (before → after) or the suggestion
+waiting for a decision, and the version's grammar proposal sets."""
 
 from __future__ import annotations
 

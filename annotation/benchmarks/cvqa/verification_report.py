@@ -1,6 +1,7 @@
-"""What the C-VQA verification pages and the `cvqa_verification` command show (`frontend.cvqa_verification_views`):
-a counterfactuals version's items per stage with their verifiers' verdicts, the adjudication queue, the items
-removed from it with their reasons, and its verification studies with their progress."""
+"""What the C-VQA verification pages and the `cvqa_verification` command show
+(`frontend.benchmarks.cvqa.verification_views`): a counterfactuals version's items per stage with their
+verifiers' verdicts, the adjudication queue, the items removed from it with their reasons, and its verification
+studies with their progress."""
 
 from __future__ import annotations
 

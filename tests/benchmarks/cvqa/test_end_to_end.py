@@ -22,10 +22,10 @@ from annotation.curation_models import CurationRecord
 from evaluation import demo, runner, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation import proposals
+from tests.benchmarks.cvqa.test_counterfactuals import CounterfactualBackend, run
 from tests.conftest import make_user
 from tests.release_fixtures import run_import
 from tests.scripted_backend import install
-from tests.test_cvqa_counterfactuals import CounterfactualBackend, run
 
 pytestmark = pytest.mark.django_db
 RIGHT = {"about_image": "yes", "answer_right": "right", "corrected_answer": "", "notes": ""}
@@ -66,7 +66,7 @@ def test_real_sources_become_a_verified_frozen_scored_release(tmp_path, tiny_mod
     table, rows = sources_folder(folder)
 
     # 1. Source questions and the images' subgroup labels.
-    call_command("import_cvqa_sources", str(table), "--version", "sources", "--curator", curator.username)
+    call_command("cvqa_import_sources", str(table), "--version", "sources", "--curator", curator.username)
     labels = folder / "labels.csv"
     labels.write_text("image,label\n" + "".join(f"{name},{'group-a' if n % 2 else 'group-b'}\n"
                                                 for n, (name, _q, _a) in enumerate(rows)))

@@ -18,10 +18,10 @@ from annotation.crowd.models import Study, Submission
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem
 from generation import proposals
+from tests.benchmarks.cvqa.test_counterfactuals import QUESTIONS, CounterfactualBackend, run, source
 from tests.conftest import logged_in_client, make_user
 from tests.release_fixtures import run_import
 from tests.scripted_backend import install
-from tests.test_cvqa_counterfactuals import QUESTIONS, CounterfactualBackend, run, source
 
 pytestmark = pytest.mark.django_db
 RIGHT = {"about_image": "yes", "answer_right": "right", "corrected_answer": "", "notes": ""}

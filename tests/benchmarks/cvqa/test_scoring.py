@@ -5,8 +5,8 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring
-from evaluation.benchmarks import cvqa
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 
 
 def real(external_id: str, kind: str, answer: str, new_answer: str, **extra) -> BenchmarkItem:

@@ -4,8 +4,8 @@ import pytest
 
 from annotation import versions
 from evaluation import benchmarks, prompting
-from evaluation.benchmarks import cvqa
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from tests.conftest import cvqa_payload
 
 SYNTHETIC = {

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import BenchmarkVersion, Image
-from evaluation.benchmarks import cvqa
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from tests import release_fixtures
 from tests.release_fixtures import (
     CVQA_HEADER,

@@ -1,12 +1,9 @@
-"""URLs of the C-VQA curation pages (`frontend.cvqa_views`, `frontend.cvqa_counterfactual_views`,
-`frontend.cvqa_grammar_views`)."""
+"""C-VQA's pages (see the package)."""
 
 from django.urls import path
 
-from frontend import cvqa_counterfactual_views as counterfactual_views
-from frontend import cvqa_grammar_views as grammar_views
-from frontend import cvqa_verification_views as verification_views
-from frontend import cvqa_views as views
+from frontend.benchmarks.cvqa import counterfactual_views, grammar_views, verification_views
+from frontend.benchmarks.cvqa import sources_views as views
 
 urlpatterns = [
     path("cvqa/", views.hub, name="cvqa-curation"),

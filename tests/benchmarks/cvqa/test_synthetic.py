@@ -1,4 +1,4 @@
-"""C-VQA-Synthetic made by `manage.py make_cvqa_synthetic`: the release's CSV layout and wording, byte-identical
+"""C-VQA-Synthetic made by `manage.py cvqa_make_synthetic`: the release's CSV layout and wording, byte-identical
 output for a seed, balanced answer letters, and every answer recomputed here from `scenes.jsonl` with this
 file's own geometry (winding numbers, distances to the sides), never with the generator's code."""
 
@@ -46,8 +46,8 @@ OUTLINE = 3  # pixels a polygon's drawn side may cover beside its line (drawn 3 
 SCENE_KEYS = ["img_path", "type", "width", "height", "polygons", "flowers", "circles"]
 
 
-def make(out: Path, per_template: int, seed: int) -> Path:
-    call_command("make_cvqa_synthetic", "--per-template", str(per_template), "--seed", str(seed), "--out", str(out))
+def make(out: Path, per_template: int, seed: int, command: str = "cvqa_make_synthetic") -> Path:
+    call_command(command, "--per-template", str(per_template), "--seed", str(seed), "--out", str(out))
     return out / "C-VQA-Synthetic"
 
 
@@ -247,7 +247,8 @@ def test_the_pictures_show_their_scenes(tmp_path):
 
 
 def test_the_same_seed_writes_the_same_bytes(tmp_path):
-    first, second, other = make(tmp_path / "a", 2, 5), make(tmp_path / "b", 2, 5), make(tmp_path / "c", 2, 6)
+    first, other = make(tmp_path / "a", 2, 5), make(tmp_path / "c", 2, 6)
+    second = make(tmp_path / "b", 2, 5, command="make_cvqa_synthetic")  # the command's old name, an alias
 
     def files(folder):
         return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}

@@ -80,7 +80,7 @@ def vqa_files(folder: Path) -> tuple[dict, dict]:
 def test_easy_vqa_csv_import_types_questions_and_stores_images_once(easy_vqa_csv, curator):
     folder, rows = easy_vqa_csv
     out = io.StringIO()
-    call_command("import_cvqa_sources", str(folder / "questions.csv"), "--version", "sources-1",
+    call_command("cvqa_import_sources", str(folder / "questions.csv"), "--version", "sources-1",
                  "--images", str(folder / "images"), "--curator", curator.username, stdout=out)
     version = BenchmarkVersion.objects.get(benchmark__slug="cvqa", label="sources-1")
     assert not version.frozen and version.source == BenchmarkVersion.Source.CURATION
@@ -103,7 +103,7 @@ def test_easy_vqa_csv_import_types_questions_and_stores_images_once(easy_vqa_csv
     assert f"{len(yes_no)} question(s) added ({len(yes_no)} boolean)" in text
     assert f"{len(others)} skipped" in text and "neither a whole number nor yes/no" in text
 
-    again = io.StringIO()
+    again = io.StringIO()  # by the command's old name, an alias
     call_command("import_cvqa_sources", str(folder / "questions.csv"), "--version", "sources-1",
                  "--images", str(folder / "images"), stdout=again)
     assert f"0 question(s) added (none), {len(yes_no)} already there" in again.getvalue()
@@ -160,7 +160,7 @@ def test_vqa_folder_on_the_command_line(tmp_path, astronaut, coffee):
     coco_jpeg(astronaut, tmp_path, 42)
     coco_jpeg(coffee, tmp_path, 7)
     out = io.StringIO()
-    call_command("import_cvqa_sources", str(tmp_path), "--version", "v", "--format", "vqa", stdout=out)
+    call_command("cvqa_import_sources", str(tmp_path), "--version", "v", "--format", "vqa", stdout=out)
     assert "3 question(s) added (1 boolean, 2 numerical)" in out.getvalue()
     assert CurationRecord.objects.filter(item__version__label="v", stage="source").count() == 3
 
@@ -175,11 +175,11 @@ def test_malformed_files_write_nothing(tmp_path, easy_vqa_csv, bad_files, curato
     missing = folder / "no-question.csv"
     missing.write_text("image,answer\n1.png,yes\n")
     with pytest.raises(CommandError, match="missing column 'question'"):
-        call_command("import_cvqa_sources", str(missing), "--version", "s", "--images", str(folder / "images"))
+        call_command("cvqa_import_sources", str(missing), "--version", "s", "--images", str(folder / "images"))
     ragged = folder / "ragged.csv"
     ragged.write_text((folder / "questions.csv").read_text() + "1.png,Is there a circle?\n")
     with pytest.raises(CommandError, match="malformed row"):
-        call_command("import_cvqa_sources", str(ragged), "--version", "s", "--images", str(folder / "images"))
+        call_command("cvqa_import_sources", str(ragged), "--version", "s", "--images", str(folder / "images"))
     _nothing_written()
 
     # a broken image among good ones: nothing of the rest is stored either
@@ -188,7 +188,7 @@ def test_malformed_files_write_nothing(tmp_path, easy_vqa_csv, bad_files, curato
     first = next(iter(sorted(broken.iterdir())))
     first.write_bytes(bad_files.garbage_png().read_bytes())
     with pytest.raises(CommandError, match="cannot be imported"):
-        call_command("import_cvqa_sources", str(folder / "questions.csv"), "--version", "s", "--images", str(broken))
+        call_command("cvqa_import_sources", str(folder / "questions.csv"), "--version", "s", "--images", str(broken))
     _nothing_written()
 
     response = curator_client.post(reverse("cvqa-sources"), {

@@ -15,8 +15,8 @@ from annotation import versions
 from annotation.benchmarks.cvqa import subgroups
 from annotation.models import Benchmark, BenchmarkVersion, SubgroupLabel
 from evaluation import scoring
-from evaluation.benchmarks import cvqa
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.cvqa import benchmark as cvqa
 from tests.conftest import ingest_path
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ def test_import_by_coco_id_file_name_and_checksum_reports_unknown_images(tmp_pat
                    "99,female\n"
                    "missing.jpg,male\n")
     out = io.StringIO()
-    call_command("import_cvqa_subgroups", str(csv), "--curator", curator.username, stdout=out)
+    call_command("cvqa_import_subgroups", str(csv), "--curator", curator.username, stdout=out)
     labels = dict(SubgroupLabel.objects.values_list("image_id", "label"))
     assert labels == {coco_images[42].pk: "female", coco_images[7].pk: "male", coco_images[1234].pk: "male"}
     assert set(SubgroupLabel.objects.values_list("source", flat=True)) == {"gender.csv"}
@@ -69,7 +69,9 @@ def test_malformed_csv_writes_nothing(tmp_path, coco_images, curator_client):
         path = tmp_path / name
         path.write_text(content)
         with pytest.raises(CommandError, match="Nothing imported"):
-            call_command("import_cvqa_subgroups", str(path))
+            call_command("cvqa_import_subgroups", str(path))
+    with pytest.raises(CommandError, match="Nothing imported"):  # by the command's old name, an alias
+        call_command("import_cvqa_subgroups", str(tmp_path / "ragged.csv"))
     assert list(SubgroupLabel.objects.values_list("image_id", "label")) == [(coco_images[42].pk, "female")]
 
     response = curator_client.post(reverse("cvqa-subgroups"), {

@@ -45,7 +45,7 @@ def check_synthetic(synthetic: dict, requests: dict, right: dict, chosen: list[s
 
 
 def test_a_generated_set_is_imported_answered_and_scored_per_template(tmp_path, tiny_models_dir):
-    call_command("make_cvqa_synthetic", "--per-template", "2", "--seed", "3", "--out", str(tmp_path / "set"))
+    call_command("cvqa_make_synthetic", "--per-template", "2", "--seed", "3", "--out", str(tmp_path / "set"))
     version = run_import("cvqa", tmp_path / "set", "synthetic-e2e")
     assert version.item_count == 12
 
@@ -87,7 +87,7 @@ def test_a_generated_set_is_imported_answered_and_scored_per_template(tmp_path, 
 
 
 def test_a_generated_set_exports_as_it_was_written_and_imports_again(tmp_path):
-    call_command("make_cvqa_synthetic", "--per-template", "2", "--seed", "5", "--out", str(tmp_path / "set"))
+    call_command("cvqa_make_synthetic", "--per-template", "2", "--seed", "5", "--out", str(tmp_path / "set"))
     written = tmp_path / "set" / "C-VQA-Synthetic"
     version = run_import("cvqa", tmp_path / "set", "synthetic-roundtrip")
     out = tmp_path / "export"
