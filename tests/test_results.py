@@ -18,8 +18,8 @@ from PIL import Image as PILImage
 from annotation.models import Benchmark as BenchmarkRecord
 from annotation.models import BenchmarkVersion
 from evaluation import benchmarks, plots, results, scoring
-from evaluation.benchmarks.maia import benchmark as maia
 from evaluation.benchmarks.base import RESULTS_SECTIONS, Benchmark, ResultsSection, results_sections_with
+from evaluation.benchmarks.maia import benchmark as maia
 from evaluation.models import EvaluationRun, Judgment, Prediction
 from tests.conftest import cvqa_payload, logged_in_client
 from tests.eval_support import frozen_version
