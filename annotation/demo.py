@@ -10,9 +10,9 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.benchmarks import registry
-from annotation.blackswan.caption_study import create_caption_study
-from annotation.blackswan.splits import current_split, resolve_flagged, split_library_video
-from annotation.blackswan.staged import create_staged_study
+from annotation.benchmarks.blackswan.caption_study import create_caption_study
+from annotation.benchmarks.blackswan.splits import current_split, resolve_flagged, split_library_video
+from annotation.benchmarks.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
 from annotation.crowd import studies
 from annotation.crowd.models import Study

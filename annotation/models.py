@@ -287,7 +287,7 @@ class VideoSplit(models.Model):
     `trim_end` at the end of V_post when they are set (the authors' split trims 0.17 s at each end; the
     trimmed frames are in `parameters`, `pre_start_frame` and `post_end_frame`). Splitting again (other
     boundaries, or a multi-scene video split on purpose) makes a new row; earlier rows stay as history.
-    The service and the background job live in `annotation.blackswan.splits`.
+    The service and the background job live in `annotation.benchmarks.blackswan.splits`.
     """
 
     class Status(models.TextChoices):

@@ -1,14 +1,14 @@
 """BlackSwanSuite pages for curators.
 
 - Variants: build a preview from a finished staged-reveal study, read it, and freeze it as a benchmark
-  version. The work is done by `annotation.blackswan.versions` (the preview is the
+  version. The work is done by `annotation.benchmarks.blackswan.versions` (the preview is the
   `blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's
   choice on.
 - Localization: a localization study's videos with their annotators' marks, the time the authors' rule
-  gives, the agreement and the suggested split (`annotation.blackswan.localization_study`), poorly
+  gives, the agreement and the suggested split (`annotation.benchmarks.blackswan.localization_study`), poorly
   agreed videos flagged and, on request (`?hide_poor=1`), hidden; each links its split timeline. `?rule=spread`
   reads the marks with the other agreement rule (`localization.RULES`).
-- Captions: the accepted +P/+PC captions of a captions study (`annotation.blackswan.caption_study`),
+- Captions: the accepted +P/+PC captions of a captions study (`annotation.benchmarks.blackswan.caption_study`),
   applied to an unfrozen version.
 """
 
@@ -18,8 +18,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
-from annotation.blackswan import caption_study, localization, localization_study, variants, versions
-from annotation.blackswan.selectors import localization_studies, staged_studies
+from annotation.benchmarks.blackswan import caption_study, localization, localization_study, variants, versions
+from annotation.benchmarks.blackswan.selectors import localization_studies, staged_studies
 from annotation.crowd.errors import CrowdError
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR

@@ -1,4 +1,4 @@
-"""BlackSwanSuite's +P/+PC captions study (annotation.blackswan.caption_study): one item per split video, the
+"""BlackSwanSuite's +P/+PC captions study (annotation.benchmarks.blackswan.caption_study): one item per split video, the
 worker sees V_pre and V_post only and writes two captions and a comparison; approved submissions are the
 accepted captions, which fill the `pc_*` fields of the versions built from the platform's annotations (or
 of an unfrozen version they are applied to) and so reach the +P and +PC prompts."""
@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.blackswan import caption_study, versions
+from annotation.benchmarks.blackswan import caption_study, versions
 from annotation.crowd import kinds, review
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Study, StudyItem, Submission

@@ -11,7 +11,7 @@ import av
 import pytest
 from django.core.management import call_command
 
-from annotation.blackswan import variants, versions
+from annotation.benchmarks.blackswan import variants, versions
 from evaluation import runner, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation import proposals

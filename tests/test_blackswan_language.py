@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.blackswan import staged
-from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER
+from annotation.benchmarks.blackswan import staged
+from annotation.benchmarks.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER
 from annotation.crowd.models import Claim, Study
 from config.models import StateChange
 from config.roles import ANNOTATOR

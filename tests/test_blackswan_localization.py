@@ -10,8 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.blackswan import localization, localization_study, timeline
-from annotation.blackswan.localization import aggregate, poor_agreement, suggest_parts
+from annotation.benchmarks.blackswan import localization, localization_study, timeline
+from annotation.benchmarks.blackswan.localization import aggregate, poor_agreement, suggest_parts
 from annotation.crowd import answers, assignment, forms, review, studies, submissions
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study

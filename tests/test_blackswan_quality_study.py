@@ -1,4 +1,4 @@
-"""BlackSwanSuite's data quality study (annotation.blackswan.quality_study): sampling a frozen version
+"""BlackSwanSuite's data quality study (annotation.benchmarks.blackswan.quality_study): sampling a frozen version
 with a recorded seed, the raters' items, and the report over work done through the real crowd flow
 (claim_next, submit, expert review), checked against figures worked out by hand."""
 
@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation import versions
-from annotation.blackswan import quality_study
-from annotation.blackswan.quality_study import create_quality_study, quality_report, recorded_sample
+from annotation.benchmarks.blackswan import quality_study
+from annotation.benchmarks.blackswan.quality_study import create_quality_study, quality_report, recorded_sample
 from annotation.crowd import assignment, review, submissions
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem, Submission

@@ -1,4 +1,4 @@
-"""Splitting library videos into BlackSwanSuite parts as a background job (annotation.blackswan.splits).
+"""Splitting library videos into BlackSwanSuite parts as a background job (annotation.benchmarks.blackswan.splits).
 
 The job must leave either a finished split with five ready library clips carrying their
 provenance, or a flagged/failed split with no clip row and no stored file at all.
@@ -7,7 +7,7 @@ provenance, or a flagged/failed split with no clip row and no stored file at all
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotation.blackswan import splits
+from annotation.benchmarks.blackswan import splits
 from annotation.models import MediaAsset, Video, VideoSplit
 from config.models import StateChange
 from generation import jobs, splitting

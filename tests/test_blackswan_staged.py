@@ -1,4 +1,4 @@
-"""BlackSwanSuite's staged reveal (annotation.blackswan.staged): one claim walks Forecaster → Detective →
+"""BlackSwanSuite's staged reveal (annotation.benchmarks.blackswan.staged): one claim walks Forecaster → Detective →
 Reporter in order, each step with its own draft and frozen submission, and the server streams a
 clip only when the claim's current step shows it (media views with and without Range, posters, the
 API, the step's page)."""
@@ -14,9 +14,8 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.benchmarks.blackswan import importer
-from annotation.blackswan import splits, staged
-from annotation.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
+from annotation.benchmarks.blackswan import importer, splits, staged
+from annotation.benchmarks.blackswan.staged import DETECTIVE, DONE, FORECASTER, REPORTER, StagedStep
 from annotation.crowd import review
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Claim, Draft, Study, StudyItem, Submission
@@ -384,7 +383,7 @@ def test_a_worker_without_a_claim_streams_nothing_and_staff_everything(claim, sp
 
 def test_an_annotator_in_two_studies_gets_each_clip_only_by_its_own_step(worker_api, claim, worker, split, curator):
     """A form study over the parent video does not open the staged clips; while the staged claim runs, its
-    item (the parent video) is not handed out either (annotation.blackswan.reveal_guard)."""
+    item (the parent video) is not handed out either (annotation.benchmarks.blackswan.reveal_guard)."""
     from tests.conftest import create_study
 
     create_study("plain", form={"fields": [{"name": "note", "type": "free_text"}]}, items=0,

@@ -1,4 +1,4 @@
-"""BlackSwanSuite task variants from annotated videos (annotation.blackswan.variants and .versions).
+"""BlackSwanSuite task variants from annotated videos (annotation.benchmarks.blackswan.variants and .versions).
 
 Records are written by hand; each test works out from them which MCQs and Y/N rows must come out, with
 which answers, distractors and labels. Fallback distractors run through `generation.proposals` on a
@@ -10,7 +10,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.blackswan import splits, staged, variants, versions
+from annotation.benchmarks.blackswan import splits, staged, variants, versions
 from annotation.crowd import assignment, review
 from annotation.crowd.models import Submission
 from annotation.models import BenchmarkVersion

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.blackswan import variants, versions
+from annotation.benchmarks.blackswan import variants, versions
 from annotation.models import BenchmarkVersion
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from generation.models import Job
@@ -23,7 +23,7 @@ LIST = "/blackswan/variants/"
 def staged_study(curator, tmp_path, bigbuckbunny, django_capture_on_commit_callbacks):
     """A real split of Big Buck Bunny, a staged study over it, one worker through the three steps
     (as in tests/test_blackswan_variants.py): forecasts 0 and 2 invalidated, then only hypothesis 1 validated."""
-    from annotation.blackswan import splits, staged
+    from annotation.benchmarks.blackswan import splits, staged
     from annotation.crowd import assignment
     from tests.conftest import make_user
     from tests.test_splitting import make_stamped_clip

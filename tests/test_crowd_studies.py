@@ -10,7 +10,7 @@ import pytest
 from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.blackswan import quality_study, staged
+from annotation.benchmarks.blackswan import quality_study, staged
 from annotation.crowd import proposal_review, studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem

@@ -1,4 +1,4 @@
-"""The curator's split timeline (frontend.split_views over annotation.blackswan.timeline).
+"""The curator's split timeline (frontend.split_views over annotation.benchmarks.blackswan.timeline).
 
 The videos are real sample media cut to a few seconds at 160x90 (tests/test_splitting.py): Big Buck
 Bunny with every frame stamped with its index (100 frames at 25 fps, one scene), and 3 s of it
@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from annotation.blackswan import splits, timeline
+from annotation.benchmarks.blackswan import splits, timeline
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia, Video, VideoSplit
 from generation import frames
 from generation.models import Job

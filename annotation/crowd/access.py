@@ -17,7 +17,7 @@ what its step still hides (`annotation.blackswan.reveal_guard`).
 """
 
 from annotation.access import media_grant
-from annotation.blackswan import caption_study, staged
+from annotation.benchmarks.blackswan import caption_study, staged
 from annotation.crowd.models import Claim
 from annotation.models import Image, Video
 from config.roles import ADMIN, CURATOR, RESEARCHER, has_role

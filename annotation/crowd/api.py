@@ -11,8 +11,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
-from annotation.blackswan import staged
-from annotation.blackswan.staged_serializers import (
+from annotation.benchmarks.blackswan import staged
+from annotation.benchmarks.blackswan.staged_serializers import (
     StageStateSerializer,
     StepDraftSavedSerializer,
     StepSubmittedSerializer,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.blackswan import staged
+from annotation.benchmarks.blackswan import staged
 from annotation.crowd import answer_keys, assignment, kinds
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Study, StudyItem

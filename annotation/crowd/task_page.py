@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.blackswan import staged
+from annotation.benchmarks.blackswan import staged
 from annotation.crowd import assignment, consent, eligibility, forms, kinds, platforms, progress
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.instructions import render_markdown

@@ -61,7 +61,7 @@ judge score 1–5 over the pairs of a question, mean over questions, from judgme
 
 from __future__ import annotations
 
-from annotation.blackswan.staged import PART_FIELDS, part_starts
+from annotation.benchmarks.blackswan.staged import PART_FIELDS, part_starts
 from annotation.models import BenchmarkItem, VideoSplit
 from evaluation import benchmarks, parsing, prompting, scoring, similarity
 from evaluation.benchmarks.base import (

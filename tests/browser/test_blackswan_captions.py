@@ -6,7 +6,7 @@ them on the study's captions page and applies them to an unfrozen version."""
 import pytest
 from playwright.sync_api import expect
 
-from annotation.blackswan import caption_study
+from annotation.benchmarks.blackswan import caption_study
 from annotation.models import Benchmark, BenchmarkVersion
 from annotation.versions import add_item
 from config.roles import ANNOTATOR, CURATOR

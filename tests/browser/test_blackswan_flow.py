@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotation.blackswan import splits, staged
+from annotation.benchmarks.blackswan import splits, staged
 from annotation.crowd.models import Claim, Submission
 from annotation.models import VideoSplit
 from config.roles import ANNOTATOR, CURATOR

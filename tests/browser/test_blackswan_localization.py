@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotation.blackswan import localization_study
+from annotation.benchmarks.blackswan import localization_study
 from annotation.models import VideoSplit
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import ingest_path

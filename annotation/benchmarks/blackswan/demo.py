@@ -7,10 +7,10 @@ Detective and Reporter answers for CLIP score and LLM-Match, and multiple-choice
 for accuracies.
 
 `demo_studies` opens the localization study `DEMO_LOCALIZATION_SLUG` (made once): three annotators per
-sample video mark when its unexpected event happens (`annotation.blackswan.localization_study`).
+sample video mark when its unexpected event happens (`annotation.benchmarks.blackswan.localization_study`).
 """
 
-from annotation.blackswan import localization_study
+from annotation.benchmarks.blackswan import localization_study
 from annotation.crowd import studies
 from annotation.crowd.models import Study
 from annotation.models import MediaAsset, Video

@@ -4,13 +4,13 @@
         [--mcq-rules release|paper] [--preview] [--skip-pending] [--user NAME]
         [--caption-model ID [--caption-backend transformers]] [--rewrite-model ID [--rewrite-backend causal_lm]]
 
-`FILE.json` is a JSON list of per-video records in the release shape (see `annotation.blackswan.variants`);
+`FILE.json` is a JSON list of per-video records in the release shape (see `annotation.benchmarks.blackswan.variants`);
 `FOLDER` holds each whole video as `<id>.mp4` (or another video extension), put into the library (a
 file already there is reused). `--study SLUG` takes the records from the finished claims of a
-staged-reveal study instead (`annotation.blackswan.staged.release_record`), with the items' videos.
+staged-reveal study instead (`annotation.benchmarks.blackswan.staged.release_record`), with the items' videos.
 
 `--mcq-rules` picks how MCQs are made: `release` (default; the authors' construction, which gives
-Table 1's counts) or `paper` (the paper's text); see `annotation.blackswan.variants`. Records marked
+Table 1's counts) or `paper` (the paper's text); see `annotation.benchmarks.blackswan.variants`. Records marked
 `multivideo` yes are skipped either way. The preview job runs here; `--preview` prints what would be
 built and stops. Otherwise the version is frozen, unless MCQs still wait for fallback distractors (then
 nothing is frozen, or with `--skip-pending` they are left out). With `--caption-model` /
@@ -24,7 +24,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.blackswan import variants, versions
+from annotation.benchmarks.blackswan import variants, versions
 from annotation.importers.base import text
 from annotation.importers.files import FileIndex
 from annotation.management.commands._model_options import registered_model

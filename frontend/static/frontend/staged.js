@@ -6,7 +6,7 @@
 (() => {
   const { send, show, text, ActiveClock, Autosave, localTimes } = window.CrowdWork;
 
-  /* The step's answers as the server expects them (annotation.blackswan.staged.STEP_FIELDS):
+  /* The step's answers as the server expects them (annotation.benchmarks.blackswan.staged.STEP_FIELDS):
      list fields hold one entry per hypothesis (null where nothing is chosen yet). */
   function collect(form) {
     const data = {};

@@ -1,7 +1,7 @@
 """BlackSwanSuite versions from annotated videos: a preview job, then a frozen version.
 
 1. `start_build(pairs, seed=…, mcq_rules="release"|"paper")` queues the `blackswan_build_variants` job
-   over (record, library Video) pairs (`annotation.blackswan.variants`; records marked `multivideo`
+   over (record, library Video) pairs (`annotation.benchmarks.blackswan.variants`; records marked `multivideo`
    yes are skipped and listed). The job's result is the preview: counts per variant, the
    hard subset, every item as it would be frozen, the MCQs still waiting for fallback distractors
    (`pending`), each such video's fallback state and the problems of the records. Given models
@@ -14,7 +14,7 @@
    `skip_pending=True` (the pending MCQs are then left out, and the description says how many). The
    description names the MCQ rule set and the seed; every item's `source.built_by` records them too,
    and the MCQ options are frozen in their built order. Each video's accepted +P/+PC captions
-   (`annotation.blackswan.caption_study`: the latest approved submission of a captions study on the
+   (`annotation.benchmarks.blackswan.caption_study`: the latest approved submission of a captions study on the
    same library video) fill the `pc_preevent`, `pc_postevent` and `pc_comp` fields of its `video` item
    where the preview's payload has none (`captions=False` leaves them out); the description says how
    many videos got captions and from which studies. A refusal of the freeze checks (e.g. a staged claim
@@ -29,8 +29,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation import versions
+from annotation.benchmarks.blackswan import caption_study, staged, variants
 from annotation.benchmarks.blackswan.reviews import claim_origin
-from annotation.blackswan import caption_study, staged, variants
 from annotation.crowd.models import Claim, Study
 from annotation.media import MediaRejected, incoming_from_path, ingest
 from annotation.media_import import probe_here
@@ -167,8 +167,8 @@ def freeze_variants(source, label: str, user=None, *, description: str = "", ski
 
 
 def staged_pairs(study) -> tuple[list, list[str]]:
-    """(record, Video) pairs of a staged-reveal study (`annotation.blackswan.staged`), with their origins: the
-    release record of every finished, not rejected claim, and the item's whole video."""
+    """(record, Video) pairs of a staged-reveal study (`annotation.benchmarks.blackswan.staged`), with their
+    origins: the release record of every finished, not rejected claim, and the item's whole video."""
     if not isinstance(study, Study):
         found = Study.objects.filter(slug=study).first()
         if found is None:

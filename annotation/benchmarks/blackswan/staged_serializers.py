@@ -1,9 +1,9 @@
-"""What the API answers about a staged claim (`annotation.blackswan.staged`): its current step, the
+"""What the API answers about a staged claim (`annotation.benchmarks.blackswan.staged`): its current step, the
 players of that step, its draft and the worker's earlier answers; and a step's draft or submission."""
 
 from rest_framework import serializers
 
-from annotation.blackswan.staged import STEPS
+from annotation.benchmarks.blackswan.staged import STEPS
 from annotation.crowd.serializers import FEEDBACK_HELP
 from config.api_fields import JSONObjectField
 

@@ -22,7 +22,7 @@ happens. The authors turned those marks into one time and three parts with a fix
 `suggest_parts(t, duration)`
   V_pre = [`EDGE` (0.17 s), `FACTOR`·t], V_main = [0.8·t, 0.8·duration], V_post = [0.8·duration,
   duration − 0.17 s], clamped to the video; each part must last at least `MIN_PART_SECONDS` (1 s).
-  The split's event start and end (`annotation.blackswan.splits.split_library_video`) are V_main's
+  The split's event start and end (`annotation.benchmarks.blackswan.splits.split_library_video`) are V_main's
   bounds, 0.8·t and 0.8·duration, and it trims `EDGE` from the start of V_pre and the end of V_post.
 
 `poor_agreement(aggregate)`

@@ -12,7 +12,7 @@ kind (`annotation.crowd`):
   population only with all its tasks: the three Forecaster scenarios (`task1_gt`), the Detective's
   marks of them (`task2_checkboxes`) and the new hypotheses written for the invalidated ones
   (`task2_gt`), the Reporter's marks of the Detective hypotheses (`task3_checkboxes`) and caption
-  (`task3_gt`), read and checked by `annotation.blackswan.variants.read_record`; the others are left
+  (`task3_gt`), read and checked by `annotation.benchmarks.blackswan.variants.read_record`; the others are left
   out, each with its reason. The population is ordered by video id and `random.Random(seed)` draws
   the sample, so the same source and seed give the same videos. Source, seed, population and the
   sampled ids are recorded in the study's first history entry (insert-only), as JSON under
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 
-from annotation.blackswan import variants
+from annotation.benchmarks.blackswan import variants
 from annotation.crowd import agreement, history, studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem, Submission

@@ -8,7 +8,7 @@ each video.
 
 `localization_report(study)` reads the marks that count (submissions approved by a reviewer or not
 sampled for review, through `final_data`, so a reviewer's correction wins) and applies the authors'
-rule per video (`annotation.blackswan.localization`; `rule="spread"` names the other reading of when marks
+rule per video (`annotation.benchmarks.blackswan.localization`; `rule="spread"` names the other reading of when marks
 agree): the aggregated time, which branch of the rule gave it, the agreement, the poor-agreement flag and
 the suggested V_pre / V_main / V_post.
 `suggestion_for(video)` gives the same for one video from its latest localization study with marks;
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from annotation.blackswan import localization
+from annotation.benchmarks.blackswan import localization
 from annotation.crowd import answers, forms, kinds, studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem, Submission

@@ -23,7 +23,7 @@ latest approved submission of the video wins (by approval time). Nothing else is
 `plus_p` and `plus_pc` prompting).
 
 Into the versions: `fill_payload` puts a video's accepted captions into a `video` item's payload where
-the payload has none of its own; `annotation.blackswan.versions.freeze_variants` does so for every
+the payload has none of its own; `annotation.benchmarks.blackswan.versions.freeze_variants` does so for every
 video of a version built from the platform's annotations, and `apply_captions(version, user)` does so
 for an unfrozen BlackSwanSuite version (a frozen one is refused), noting in the version's description
 how many videos got captions.
@@ -41,8 +41,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation.blackswan import splits as blackswan_splits
-from annotation.blackswan import staged
+from annotation.benchmarks.blackswan import splits as blackswan_splits
+from annotation.benchmarks.blackswan import staged
 from annotation.crowd import answers, forms, kinds, review_media, studies
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.models import Claim, Study, StudyItem, Submission

@@ -28,7 +28,7 @@ What a worker may stream is decided here (`may_stream`, registered as a media gr
 full clip only in the Reporter step, the Detective clip (the whole video with V_main blacked out,
 made for models) never. The parent video is never streamed to workers of a staged study. While the
 claim runs, no claim of the worker in any other study streams what its step still hides either
-(`annotation.blackswan.reveal_guard`).
+(`annotation.benchmarks.blackswan.reveal_guard`).
 
 `release_record(claim)` turns a finished claim into BlackSwanSuite's release record, the shape
 `annotation.benchmarks.blackswan.importer` imports and `evaluation.benchmarks.blackswan` reads.

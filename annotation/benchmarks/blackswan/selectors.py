@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Q
 
-from annotation.blackswan import localization_study, staged
+from annotation.benchmarks.blackswan import localization_study, staged
 from annotation.crowd.models import Claim, Study
 
 

@@ -73,7 +73,7 @@ from generation import proposals
 from generation.models import Proposal
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat
 
-BUILDER = "annotation.blackswan.variants"
+BUILDER = "annotation.benchmarks.blackswan.variants"
 PRE_CAPTION_KIND = "blackswan_pre_caption"
 REWRITE_KIND = "blackswan_distractor_rewrite"
 TASK_NAMES = {1: "detective", 2: "reporter"}
@@ -499,7 +499,7 @@ class Build:
                 "skipped": len(self.skipped), "problems": len(self.problems)}
 
     def as_preview(self) -> dict:
-        """JSON: what `annotation.blackswan.versions.freeze_variants` freezes."""
+        """JSON: what `annotation.benchmarks.blackswan.versions.freeze_variants` freezes."""
         return {"benchmark": "blackswan", "builder": BUILDER, "seed": self.seed, "mcq_rules": self.mcq_rules,
                 "counts": self.counts(), "items": self.items, "pending": self.pending,
                 "fallbacks": [f.as_dict() for f in self.fallbacks], "hard_videos": self.hard_videos,

@@ -36,7 +36,7 @@ from fractions import Fraction
 from django.core.cache import cache
 from PIL import Image
 
-from annotation.blackswan import localization_study
+from annotation.benchmarks.blackswan import localization_study
 from annotation.importers.base import number
 from annotation.models import ItemMedia, MediaAsset, Video, VideoSplit
 from generation import frames, splitting

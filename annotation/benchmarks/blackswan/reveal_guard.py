@@ -1,6 +1,6 @@
 """The staged reveal across studies: no other study shows a worker what their staged step still hides.
 
-A worker in the middle of a staged claim (`annotation.blackswan.staged`: Forecaster, Detective, Reporter)
+A worker in the middle of a staged claim (`annotation.benchmarks.blackswan.staged`: Forecaster, Detective, Reporter)
 must not learn from anywhere else how its video goes on. While the claim is active (claimed and not yet
 submitted, returned or timed out), no claim of any study, of any kind, gives that worker
 
@@ -25,7 +25,7 @@ veto does not apply to them.
 from django.utils.translation import gettext as _
 
 from annotation.access import media_veto
-from annotation.blackswan import staged
+from annotation.benchmarks.blackswan import staged
 from annotation.crowd.claim_checks import claim_check
 from annotation.crowd.models import Claim
 from annotation.models import Video, VideoSplit
