@@ -15,8 +15,8 @@ from annotation.crowd.models import Claim, Study, StudyItem, Submission
 from annotation.models import Benchmark, BenchmarkVersion, VideoSplit
 from annotation.versions import add_item, freeze
 from config.roles import ANNOTATOR
-from evaluation.benchmarks import blackswan as blackswan_eval
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan_eval
 from tests.conftest import logged_in_api, logged_in_client, make_user
 from tests.test_blackswan_staged import make_split
 

@@ -14,8 +14,8 @@ from annotation.crowd.models import Qualification, Study, Submission
 from annotation.models import Benchmark, BenchmarkVersion
 from config.roles import ANNOTATOR
 from evaluation import human_eval, runner, runs, scoring, subsets
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions, derived_seed
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.models import EvaluationRun, HumanAnswerJudgment, HumanBaselineMetric, Prediction, VersionSubset
 from evaluation.results import human_baseline_rows, leaderboard, run_label
 from evaluation.results.specs import main_metrics

@@ -23,7 +23,7 @@ from annotation.importers.base import Problems
 from annotation.models import MediaAsset, Video, VideoSplit
 from config.models import StateChange
 from config.roles import ANNOTATOR
-from evaluation.benchmarks import blackswan as blackswan_eval
+from evaluation.benchmarks.blackswan import benchmark as blackswan_eval
 from tests.conftest import ingest_path, logged_in_api, logged_in_client, make_user
 from tests.test_crowd_concurrency import file_database  # noqa: F401  (a fixture)
 from tests.test_splitting import make_stamped_clip

@@ -15,8 +15,8 @@ from annotation.crowd import assignment, review
 from annotation.crowd.models import Submission
 from annotation.models import BenchmarkVersion
 from config.roles import ANNOTATOR
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from generation import proposals
 from generation.backends import registry
 from generation.backends.base import ChatResult, VideoPart

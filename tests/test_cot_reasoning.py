@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from evaluation import parsers, reasoning, results, scoring
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import cvqa_payload
 from tests.eval_support import frozen_version

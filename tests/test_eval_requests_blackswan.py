@@ -7,8 +7,8 @@ import pytest
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation import benchmarks, prompting
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions, derived_seed
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import BenchmarkVersion, Video
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from tests import release_fixtures
 from tests.release_fixtures import (
     CLIP_SECONDS,

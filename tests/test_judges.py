@@ -8,8 +8,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation import judges, results, runner, scoring
-from evaluation.benchmarks import blackswan, cvrr
+from evaluation.benchmarks import cvrr
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache
 from generation.backends import registry
 from tests.eval_support import frozen_version

@@ -6,8 +6,8 @@ import pytest
 
 from annotation.models import BenchmarkItem
 from evaluation import scoring
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from generation.backends import registry
 
 SPLIT = {"preevent": 0.5, "event": 3.0, "postevent": 6.5, "end": 9.0}

@@ -10,11 +10,11 @@ from typing import Any
 
 from evaluation import cache, runner
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.blackswan.judge import LlmMatch
 from evaluation.benchmarks.nleye.judge import NleyeExplanationJudge
 from evaluation.judges.base import CHOICES, DECODINGS, FREE, Case, JudgeError, JudgeKind, Reading
 from evaluation.judges.cvrr import CvrrJudge
 from evaluation.judges.kinds import get_kind, judged_benchmarks, kind_for_benchmark
-from evaluation.judges.llm_match import LlmMatch
 from evaluation.judges.spec import judge_params, judge_spec
 from generation.backends.base import BackendError, ChatRequest, ChatResult, GenerationParams
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evaluation import benchmarks, judge_registry
 from evaluation.benchmarks.nleye import judge as nleye_judge  # noqa: F401  (registers its kind)
-from evaluation.judges import cvrr, llm_match, maia  # noqa: F401  (each registers its kind)
+from evaluation.judges import cvrr, maia  # noqa: F401  (each registers its kind)
 from evaluation.judges.base import JudgeError, JudgeKind
 
 KINDS: dict[str, JudgeKind] = judge_registry.KINDS

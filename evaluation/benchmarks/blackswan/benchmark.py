@@ -75,8 +75,8 @@ from evaluation.benchmarks.base import (
     option_lines,
     ordered_options,
 )
+from evaluation.benchmarks.blackswan.judge import LlmMatch
 from evaluation.human_eval.base import RATING
-from evaluation.judges.llm_match import LlmMatch
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules
 from evaluation.results.specs import MetricSpec, SeriesSpec
 
