@@ -132,7 +132,7 @@ def _current_or_start(request, study: Study, visit):
             context = task_page.staged_task_context(study, claim)
         except CrowdError as exc:
             return _refused(request, exc, study)
-        return _private(render(request, "crowd/blackswan_step.html", {**context, "visit": visit}))
+        return _private(render(request, "blackswan/step.html", {**context, "visit": visit}))
     return render(request, "crowd/task.html", {**task_page.task_context(study, claim), "visit": visit})
 
 
@@ -243,7 +243,7 @@ def mturk_entry(request, slug):
         visit = platforms.parse_mturk(request.GET)
         platforms.check_run(study, visit)
         if visit.preview and task_page.is_staged(study):
-            response = render(request, "crowd/blackswan_step.html", task_page.staged_preview_context(study))
+            response = render(request, "blackswan/step.html", task_page.staged_preview_context(study))
         elif visit.preview:
             response = render(request, "crowd/task.html", task_page.preview_context(study))
         else:

@@ -29,7 +29,6 @@ ENTRIES = [
     NavEntry("Media", "media-library", (CURATOR, RESEARCHER, ADMIN), "Curate"),
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
-    NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate", order=10),
     NavEntry("C-VQA curation", "cvqa-curation", (CURATOR, ADMIN), "Curate", order=30),
     NavEntry("CVRR-ES curation", "cvrr-curation", (CURATOR, ADMIN), "Curate", order=40),
     NavEntry("MAIA curation", "maia-categories", (CURATOR, ADMIN), "Curate", order=50),

@@ -1,5 +1,6 @@
-"""The curators' BlackSwanSuite variants pages (frontend/blackswan_views.py): a preview built from a finished
-staged-reveal study, shown, then frozen as a version (or refused with the reason and nothing created)."""
+"""The curators' BlackSwanSuite variants pages (frontend/benchmarks/blackswan/variants_views.py): a preview built
+from a finished staged-reveal study, shown, then frozen as a version (or refused with the reason and nothing
+created)."""
 
 import re
 

@@ -226,14 +226,8 @@ SCANNED = (*PACKAGES, "tests")
 NOT_YET_MOVED = {
     "blackswan": (
         "annotation/management/commands/build_blackswan_version.py",
-        "frontend/blackswan_views.py",
-        "frontend/static/frontend/pages/blackswan_*.css",
-        "frontend/templates/crowd/*blackswan_*.html",
         "frontend/templates/crowd/study_items.html",  # shared: names BlackSwan's staged reveal
-        "frontend/templates/frontend/blackswan_*.html",
         "frontend/templates/frontend/video_detail.html",  # shared: the split link names it
-        "frontend/navigation.py",  # shared: its entry
-        "frontend/urls.py",  # shared: its pages
         "tests/browser/test_blackswan_*.py",
         "tests/test_blackswan_*.py",
         "tests/test_eval_requests_blackswan.py",

@@ -39,7 +39,7 @@ def build_jobs():
 
 
 def _variants_page(request, error: str = "", status: int = 200):
-    return render(request, "frontend/blackswan_variants.html",
+    return render(request, "blackswan/variants.html",
                   {"studies": staged_studies(), "jobs": build_jobs().order_by("-created_at")[:RECENT_JOBS],
                    "mcq_rule_choices": MCQ_RULE_CHOICES, "error": error}, status=status)
 
@@ -115,7 +115,7 @@ def preview_page(request, pk):
             "sample": sample(result["items"]),
             "captions": caption_study.fill_items(result["items"])[1],
         })
-    return render(request, "frontend/blackswan_variants.html", context, status=status)
+    return render(request, "blackswan/variants.html", context, status=status)
 
 
 @roles_allowed(CURATOR, ADMIN)
@@ -133,13 +133,13 @@ def localization_page(request, slug):
     videos = localization_study.shown_videos(report, hide_poor=hide_poor)
     for row in videos:
         row["split_url"] = reverse("video-split", kwargs={"pk": row["video_id"]}) if row["video_id"] else ""
-    return render(request, "frontend/blackswan_localization.html",
+    return render(request, "blackswan/localization.html",
                   {"study": study, "report": report, "videos": videos, "hide_poor": hide_poor,
                    "hidden": len(report["videos"]) - len(videos), "rules": localization.RULES})
 
 
 def _captions_page(request, study, error: str = "", status: int = 200, version_label: str = ""):
-    return render(request, "frontend/blackswan_captions.html",
+    return render(request, "blackswan/captions.html",
                   {"study": study, "rows": caption_study.study_rows(study),
                    "versions": caption_study.unfrozen_versions(), "error": error,
                    "version_label": version_label}, status=status)
