@@ -231,13 +231,13 @@ MATRIX: dict[str, Case] = {
     "cvrr-captions": Case(GET=page(CURATORS)),
     "cvrr-captions-new": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "cvrr-caption-study": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
-    # a BlackSwanSuite localization study's report (frontend/benchmarks/blackswan/variants_views.py): a study that
-    # does not exist -> 404
+    # a BlackSwanSuite localization study's report (frontend/benchmarks/blackswan/localization_views.py): a study
+    # that does not exist -> 404
     "blackswan-localization": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "cvrr-caption": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
-    # BlackSwanSuite +P/+PC captions (frontend/benchmarks/blackswan/variants_views.py): a study that is no captions
+    # BlackSwanSuite +P/+PC captions (frontend/benchmarks/blackswan/caption_views.py): a study that is no captions
     # study is 404
     "blackswan-captions": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                kwargs={"slug": "no-such-study"}),

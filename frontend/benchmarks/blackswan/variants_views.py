@@ -1,26 +1,13 @@
-"""BlackSwanSuite pages for curators.
+"""BlackSwanSuite's variants pages for curators: build a preview from a finished staged-reveal study, read it,
+and freeze it as a benchmark version. The work is done by `annotation.benchmarks.blackswan.versions` (the
+preview is the `blackswan_build_variants` job's result); these pages only start it, show it and pass the
+curator's choice on."""
 
-- Variants: build a preview from a finished staged-reveal study, read it, and freeze it as a benchmark
-  version. The work is done by `annotation.benchmarks.blackswan.versions` (the preview is the
-  `blackswan_build_variants` job's result); these pages only start it, show it and pass the curator's
-  choice on.
-- Localization: a localization study's videos with their annotators' marks, the time the authors' rule
-  gives, the agreement and the suggested split (`annotation.benchmarks.blackswan.localization_study`), poorly
-  agreed videos flagged and, on request (`?hide_poor=1`), hidden; each links its split timeline. `?rule=spread`
-  reads the marks with the other agreement rule (`localization.RULES`).
-- Captions: the accepted +P/+PC captions of a captions study (`annotation.benchmarks.blackswan.caption_study`),
-  applied to an unfrozen version.
-"""
-
-from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_safe
 
-from annotation.benchmarks.blackswan import caption_study, localization, localization_study, variants, versions
-from annotation.benchmarks.blackswan.selectors import localization_studies, staged_studies
-from annotation.crowd.errors import CrowdError
+from annotation.benchmarks.blackswan import caption_study, variants, versions
+from annotation.benchmarks.blackswan.selectors import staged_studies
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
 from generation.models import Job
@@ -116,52 +103,3 @@ def preview_page(request, pk):
             "captions": caption_study.fill_items(result["items"])[1],
         })
     return render(request, "blackswan/variants.html", context, status=status)
-
-
-@roles_allowed(CURATOR, ADMIN)
-@require_safe
-def localization_page(request, slug):
-    """A localization study's report: per video its marks, time, agreement, flag and suggested split."""
-    study = get_object_or_404(localization_studies(), slug=slug)
-    hide_poor = request.GET.get("hide_poor") in ("1", "on", "true", "yes")
-    rule = (request.GET.get("rule") or localization.DEFAULT_RULE).strip()
-    try:
-        report = localization_study.localization_report(study, rule)
-    except CrowdError as exc:
-        return render(request, "crowd/error.html", {"study": study, "message": exc.message, "status": exc.status,
-                                                    "title": "No such agreement rule"}, status=exc.status)
-    videos = localization_study.shown_videos(report, hide_poor=hide_poor)
-    for row in videos:
-        row["split_url"] = reverse("video-split", kwargs={"pk": row["video_id"]}) if row["video_id"] else ""
-    return render(request, "blackswan/localization.html",
-                  {"study": study, "report": report, "videos": videos, "hide_poor": hide_poor,
-                   "hidden": len(report["videos"]) - len(videos), "rules": localization.RULES})
-
-
-def _captions_page(request, study, error: str = "", status: int = 200, version_label: str = ""):
-    return render(request, "blackswan/captions.html",
-                  {"study": study, "rows": caption_study.study_rows(study),
-                   "versions": caption_study.unfrozen_versions(), "error": error,
-                   "version_label": version_label}, status=status)
-
-
-@roles_allowed(CURATOR, ADMIN)
-def captions_page(request, slug):
-    """GET: the videos of +P/+PC captions study `slug` with their accepted captions. POST `version` (a label):
-    fill the accepted captions into that unfrozen BlackSwanSuite version (404 for no such version, 409 for
-    a frozen one)."""
-    try:
-        study = caption_study.caption_study(slug)
-    except CrowdError as exc:
-        raise Http404(exc.message) from None
-    if request.method != "POST":
-        return _captions_page(request, study)
-    label = (request.POST.get("version") or "").strip()
-    if not label:
-        return _captions_page(request, study, "Choose an unfrozen BlackSwanSuite version.", 400)
-    try:
-        applied = caption_study.apply_captions(label, request.user)
-    except CrowdError as exc:
-        return _captions_page(request, study, exc.message, exc.status, label)
-    messages.success(request, applied.message)
-    return redirect("blackswan-captions", slug=study.slug)
