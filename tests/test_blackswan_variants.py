@@ -438,21 +438,21 @@ def test_command_previews_then_freezes(media, tmp_path, curator):
     records = tmp_path / "records.json"
     records.write_text(json.dumps([INVALID, MIXED]))
 
-    call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--preview")
+    call_command("blackswan_build_version", "--records", str(records), "--videos", str(folder), "--preview")
     assert not BenchmarkVersion.objects.exists()
 
-    call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--label", "cli",
+    call_command("blackswan_build_version", "--records", str(records), "--videos", str(folder), "--label", "cli",
                  "--user", "cur", "--mcq-rules", "paper")
     version = BenchmarkVersion.objects.get(label="cli")
     assert version.item_count == 2 + 9 + 11 and version.created_by == curator
 
     records.write_text(json.dumps([VALID]))
     with pytest.raises(CommandError, match="Nothing was frozen: 3 MCQ"):
-        call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--label", "x",
+        call_command("blackswan_build_version", "--records", str(records), "--videos", str(folder), "--label", "x",
                      "--mcq-rules", "paper")
     records.write_text(json.dumps([dict(VALID, id="elsewhere")]))
     with pytest.raises(CommandError, match="no video elsewhere"):
-        call_command("build_blackswan_version", "--records", str(records), "--videos", str(folder), "--preview")
+        call_command("blackswan_build_version", "--records", str(records), "--videos", str(folder), "--preview")
 
 
 # --- From a staged-reveal study -------------------------------------------------------------------
@@ -498,14 +498,14 @@ def test_a_staged_study_gives_the_records(staged_claim, capsys):
         ("The rabbit wakes up, yawns and leaves its burrow.", {"The rabbit stretches.", "The rabbit yawns widely."}),
         ("The rabbit wakes up.", {"The rabbit stretches.", "The rabbit yawns widely."})]
 
-    call_command("build_blackswan_version", "--study", study.slug, "--label", "staged")  # release rules by default
+    call_command("blackswan_build_version", "--study", study.slug, "--label", "staged")  # release rules by default
     staged_version = BenchmarkVersion.objects.get(label="staged")
     # the video, 2 Detective MCQs (forecasts 0 and 2 invalidated: one distractor set, one MCQ per new hypothesis)
     # and 1 Reporter MCQ (the caption against "stretches" and "yawns"), 3 + 2 Y/N
     assert staged_version.item_count == 1 + 3 + 3 + 2 and "MCQ rules release" in staged_version.description
     assert "detective_mcq   2" in capsys.readouterr().out
     with pytest.raises(CommandError, match="There is no study 'nope'"):
-        call_command("build_blackswan_version", "--study", "nope", "--preview")
+        call_command("blackswan_build_version", "--study", "nope", "--preview")
 
 
 def test_a_staged_claim_rejected_after_the_preview_is_not_frozen(staged_claim, curator):

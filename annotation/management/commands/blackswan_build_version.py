@@ -1,6 +1,6 @@
-"""`build_blackswan_version`: annotated videos → BlackSwanSuite task variants → a frozen version.
+"""`blackswan_build_version`: annotated videos → BlackSwanSuite task variants → a frozen version.
 
-    manage.py build_blackswan_version (--records FILE.json --videos FOLDER | --study SLUG) --label L [--seed N]
+    manage.py blackswan_build_version (--records FILE.json --videos FOLDER | --study SLUG) --label L [--seed N]
         [--mcq-rules release|paper] [--preview] [--skip-pending] [--user NAME]
         [--caption-model ID [--caption-backend transformers]] [--rewrite-model ID [--rewrite-backend causal_lm]]
 
