@@ -505,7 +505,7 @@ def test_a_staged_study_gives_the_records(staged_claim, capsys):
     assert staged_version.item_count == 1 + 3 + 3 + 2 and "MCQ rules release" in staged_version.description
     assert "detective_mcq   2" in capsys.readouterr().out
     with pytest.raises(CommandError, match="There is no study 'nope'"):
-        call_command("blackswan_build_version", "--study", "nope", "--preview")
+        call_command("build_blackswan_version", "--study", "nope", "--preview")  # the old name: an alias
 
 
 def test_a_staged_claim_rejected_after_the_preview_is_not_frozen(staged_claim, curator):

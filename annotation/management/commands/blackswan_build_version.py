@@ -1,4 +1,5 @@
-"""`blackswan_build_version`: annotated videos → BlackSwanSuite task variants → a frozen version.
+"""`blackswan_build_version`: annotated videos → BlackSwanSuite task variants → a frozen version. Its old name,
+`build_blackswan_version`, is an alias.
 
     manage.py blackswan_build_version (--records FILE.json --videos FOLDER | --study SLUG) --label L [--seed N]
         [--mcq-rules release|paper] [--preview] [--skip-pending] [--user NAME]
