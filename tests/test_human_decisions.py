@@ -1,7 +1,7 @@
 """People's decisions on items (annotation.decisions): the latest decision per item and question counts, and the
 freeze check names the items whose latest decision turns them down. The benchmarks' own readers are tested beside
 their workflows (tests/test_cvrr_experts.py, test_cvrr_qa.py, test_cvqa_verification.py,
-benchmarks/nleye/test_validation.py, test_maia_pool_checks.py, test_blackswan_variants.py)."""
+benchmarks/nleye/test_validation.py, test_maia_pool_checks.py, benchmarks/blackswan/test_variants.py)."""
 
 from datetime import UTC, datetime, timedelta
 

@@ -18,8 +18,8 @@ from annotation.benchmarks.maia import question_writing
 from annotation.crowd.models import Claim, StagedStep, Study, StudyItem
 from annotation.models import Video
 from config.roles import ANNOTATOR, CURATOR
+from tests.benchmarks.blackswan.test_staged import ANSWERS, assert_streams_only, make_split, media_urls
 from tests.conftest import create_study, logged_in_api, logged_in_client, make_user
-from tests.test_blackswan_staged import ANSWERS, assert_streams_only, make_split, media_urls
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ from annotation.versions import add_item, freeze
 from config.roles import ANNOTATOR
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.benchmarks.blackswan import benchmark as blackswan_eval
+from tests.benchmarks.blackswan.test_staged import make_split
 from tests.conftest import logged_in_api, logged_in_client, make_user
-from tests.test_blackswan_staged import make_split
 
 pytestmark = pytest.mark.django_db
 

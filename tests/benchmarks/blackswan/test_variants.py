@@ -209,7 +209,7 @@ class ScriptedBackend:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setitem(registry.LOADERS, "scripted", ("tests.test_blackswan_variants", "ScriptedBackend"))
+    monkeypatch.setitem(registry.LOADERS, "scripted", ("tests.benchmarks.blackswan.test_variants", "ScriptedBackend"))
     monkeypatch.setattr(ScriptedBackend, "calls", [])
     monkeypatch.setattr(ScriptedBackend, "REWRITES", {})
     return ScriptedBackend

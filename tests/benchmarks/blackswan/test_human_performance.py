@@ -20,9 +20,9 @@ from evaluation.models import EvaluationRun, HumanAnswerJudgment, HumanBaselineM
 from evaluation.results import human_baseline_rows, leaderboard, run_label
 from evaluation.results.specs import main_metrics
 from generation.backends import registry
+from tests.benchmarks.blackswan.test_staged import make_split
 from tests.conftest import make_user
 from tests.eval_support import frozen_version, make_version, use_toy_benchmark
-from tests.test_blackswan_staged import make_split
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,8 @@ LIST = "/blackswan/variants/"
 @pytest.fixture
 def staged_study(curator, tmp_path, bigbuckbunny, django_capture_on_commit_callbacks):
     """A real split of Big Buck Bunny, a staged study over it, one worker through the three steps
-    (as in tests/test_blackswan_variants.py): forecasts 0 and 2 invalidated, then only hypothesis 1 validated."""
+    (as in tests/benchmarks/blackswan/test_variants.py): forecasts 0 and 2 invalidated, then only hypothesis 1
+    validated."""
     from annotation.benchmarks.blackswan import splits, staged
     from annotation.crowd import assignment
     from tests.conftest import make_user

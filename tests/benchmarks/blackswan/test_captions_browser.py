@@ -10,8 +10,8 @@ from annotation.benchmarks.blackswan import caption_study
 from annotation.models import Benchmark, BenchmarkVersion
 from annotation.versions import add_item
 from config.roles import ANNOTATOR, CURATOR
-from tests.test_blackswan_captions import CAPTIONS, record
-from tests.test_blackswan_staged import make_split
+from tests.benchmarks.blackswan.test_captions import CAPTIONS, record
+from tests.benchmarks.blackswan.test_staged import make_split
 
 pytestmark = [
     pytest.mark.browser,
