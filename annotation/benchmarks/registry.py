@@ -88,9 +88,10 @@ class BenchmarkDefinition:
         make = getattr(self.demo, "demo_items", None)
         return [] if make is None else make(media)
 
-    def demo_studies(self, curator) -> list:
+    def demo_studies(self, curator, say=lambda line: None) -> list:
         """Open crowd studies of the benchmark's curation workflows for the demo (made once, by `curator`);
-        the `demo` module's `demo_studies(curator)`, none without."""
+        the `demo` module's `demo_studies(curator)`, none without. A benchmark whose demo studies need slow
+        work first (BlackSwanSuite splits the demo videos) overrides this to tell its progress to `say`."""
         make = getattr(self.demo, "demo_studies", None)
         return [] if make is None else make(curator)
 

@@ -34,5 +34,8 @@ class BlackSwan(BenchmarkDefinition):
     exporter = exporter
     demo = demo
 
+    def demo_studies(self, curator, say=lambda line: None) -> list:
+        return demo.demo_studies(curator, say)
+
     def human_decisions(self, version) -> list:
         return reviews.human_decisions(version)
