@@ -226,7 +226,6 @@ SCANNED = (*PACKAGES, "tests")
 NOT_YET_MOVED = {
     "blackswan": (
         "frontend/templates/crowd/study_items.html",  # shared: names BlackSwan's staged reveal
-        "frontend/templates/frontend/video_detail.html",  # shared: the split link names it
     ),
     "cvqa": (
         "annotation/management/commands/import_cvqa_*.py",

@@ -358,10 +358,14 @@ def test_only_curators_and_admins_may_split(bunny, role_fixture, request, django
                               content_type="application/json")
     assert refused.status_code == 403
     assert VideoSplit.objects.count() == 0
+    if role_fixture == "researcher":  # may see the video's page, without the link to its split
+        assert url("video-split", bunny) not in client.get(url("video-detail", bunny)).content.decode()
 
 
 def test_admins_may_split_and_anonymous_visitors_are_sent_to_log_in(bunny, admin_client_role):
     assert admin_client_role.get(url("video-split", bunny)).status_code == 200
+    detail = admin_client_role.get(url("video-detail", bunny)).content.decode()
+    assert f'data-video-link href="{url("video-split", bunny)}">Split for BlackSwanSuite</a>' in detail
     assert admin_client_role.get(url("video-split-thumbnails", bunny)).status_code == 200
     anonymous = logged_in_client(None)
     response = anonymous.get(url("video-split-thumbnails", bunny))

@@ -9,6 +9,8 @@ claim check that keep a staged step's outcome from the worker everywhere else), 
 versions (`versions`); `selectors` reads its studies for the pages. Importing the package registers its study
 kinds, jobs and the reveal guard."""
 
+from django.urls import reverse
+
 from annotation.benchmarks.blackswan import (  # noqa: F401  (they register study kinds, jobs and the reveal guard)
     caption_study,
     demo,
@@ -33,6 +35,9 @@ class BlackSwan(BenchmarkDefinition):
     importer = importer
     exporter = exporter
     demo = demo
+
+    def video_links(self, video) -> list[tuple[str, str]]:
+        return [("Split for BlackSwanSuite", reverse("video-split", kwargs={"pk": video.pk}))]
 
     def demo_studies(self, curator, say=lambda line: None) -> list:
         return demo.demo_studies(curator, say)
