@@ -118,5 +118,5 @@ class BenchmarkItemAdmin(FrozenReadOnlyMixin, admin.ModelAdmin):
             self.message_user(request, "Items of frozen versions cannot be deleted.", messages.ERROR)
             return
         super().delete_queryset(request, queryset)
-from annotation.blackswan import admin as blackswan_admin  # noqa: E402,F401  (the staged reveal's steps)
+from annotation.benchmarks.blackswan import admin as blackswan_admin  # noqa: E402,F401  (the staged reveal's steps)
 from annotation.crowd import admin as crowd_admin  # noqa: E402,F401  (registers the crowd engine's models)

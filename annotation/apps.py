@@ -16,12 +16,6 @@ class AnnotationConfig(AppConfig):
             versions,
         )
         from annotation.benchmarks import registry
-        from annotation.blackswan import (  # noqa: F401  (BlackSwan jobs and kinds; the staged reveal's veto)
-            localization_study,
-            reveal_guard,
-            splits,
-        )
-        from annotation.blackswan import versions as blackswan_versions  # noqa: F401  (its build job)
         from annotation.bootstrap import on_post_migrate
         from annotation.crowd import access  # noqa: F401  (registers the workers' media grant)
 

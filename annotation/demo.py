@@ -10,17 +10,14 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.benchmarks import registry
-from annotation.blackswan.caption_study import create_caption_study
-from annotation.blackswan.splits import current_split, resolve_flagged, split_library_video
-from annotation.blackswan.staged import create_staged_study
 from annotation.bootstrap import ensure_benchmarks, ensure_role_groups
 from annotation.crowd import studies
 from annotation.crowd.models import Study
 from annotation.media_import import import_files
-from annotation.models import Benchmark, BenchmarkVersion, Image, Video, VideoSplit
+from annotation.models import Benchmark, BenchmarkVersion, Image, Video
 from annotation.versions import add_item, freeze
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
-from generation import jobs, model_registry
+from generation import model_registry
 from generation.tiny_models import build_tiny_models
 
 DEMO_USERS = [
@@ -127,70 +124,6 @@ def ensure_demo_versions(curator) -> list[BenchmarkVersion]:
     return found
 
 
-DEMO_STAGED_SLUG = "demo-blackswan"
-DEMO_STAGED_K = 3  # several people can try the staged task on the same videos
-# video file name → its event (seconds), so that V_pre, V_main and V_post each last a moment
-DEMO_EVENTS = {"bigbuckbunny.mp4": (1.6, 3.4), "bikes.mp4": (3.0, 6.5), OPENCV_VIDEO.name: (2.0, 5.0)}
-
-
-def _demo_split(video, event, curator, say):
-    """The finished split of a demo video, made here (not on a worker) when it has none; a video with
-    several scenes is split anyway, as a curator may decide."""
-    split = current_split(video)
-    if split is None:
-        say(f"Splitting {video.title} into its BlackSwanSuite parts ...")
-        split = split_library_video(video, *event, user=curator)
-        jobs.run_job(split.job_id)
-        split.refresh_from_db()
-    if split.status == VideoSplit.Status.FLAGGED:  # several scenes: the demo's curator splits it anyway
-        split = resolve_flagged(split, split_anyway=True, user=curator, reason="demo video, split anyway")
-        jobs.run_job(split.job_id)
-        split.refresh_from_db()
-    if split.status != VideoSplit.Status.DONE:
-        say(f"The demo split of {video.title} is {split.status}: it is left out of the staged study.")
-        return None
-    return split
-
-
-def _demo_splits(curator, say) -> list:
-    """The finished splits of the demo videos (split here when they have none)."""
-    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
-    return [split for video in videos
-            if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
-
-
-def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
-    """A BlackSwanSuite staged-reveal study over the demo videos (k = 3), split into their parts here,
-    so that several annotators can try the Forecaster → Detective → Reporter steps."""
-    study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
-    if study is not None:
-        return study
-    splits = _demo_splits(curator, say)
-    if not splits:
-        return None
-    return create_staged_study(
-        splits, "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
-        annotators_per_item=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
-
-
-DEMO_CAPTIONS_SLUG = "demo-blackswan-captions"
-DEMO_CAPTIONS_K = 2
-
-
-def ensure_demo_caption_study(curator, say=lambda line: None) -> Study | None:
-    """A BlackSwanSuite +P/+PC captions study over the same split demo videos (k = 2): annotators see V_pre
-    and V_post and write a caption of each and a comparison of the two."""
-    study = Study.objects.filter(slug=DEMO_CAPTIONS_SLUG).first()
-    if study is not None:
-        return study
-    splits = _demo_splits(curator, say)
-    if not splits:
-        return None
-    return create_caption_study(curator, splits, DEMO_CAPTIONS_K, name="BlackSwanSuite: describe the beginning "
-                                "and the end", slug=DEMO_CAPTIONS_SLUG, open_now=True, pay_per_item="0.30",
-                                completion_code="DEMO-BLACKSWAN-CAPTIONS")
-
-
 def ensure_demo_models(say=lambda line: None) -> dict:
     """Tiny randomly initialised models (a Qwen2-VL-family VLM, a chat LM, a BERT encoder, a CLIP and the
     Stable Diffusion text-to-image and inpainting pipelines) for demo runs, their scoring and the image
@@ -221,14 +154,11 @@ def seed_demo(say=lambda line: None, *, models: bool = True) -> dict:
     report = import_files(sample_media_paths(), user=curator, probe_now=True, say=say)
     study = ensure_demo_study(curator)
     demo_versions = ensure_demo_versions(curator)
-    staged = ensure_demo_staged_study(curator, say)
-    captions = ensure_demo_caption_study(curator, say)
-    workflow_studies = [study for definition in registry.all() for study in definition.demo_studies(curator)]
+    workflow_studies = [study for definition in registry.all() for study in definition.demo_studies(curator, say)]
     tiny = ensure_demo_models(say) if models else {}
     curation = [thing for definition in registry.all() for thing in definition.demo_curation(curator, tiny, say)]
     researcher = get_user_model().objects.get(username="researcher")
     made = [thing for step in DEMO_STEPS
             for thing in step(versions=demo_versions, models=tiny, user=researcher, say=say)]
-    return {"logins": logins, "media": report, "study": study, "staged_study": staged, "caption_study": captions,
-            "workflow_studies": workflow_studies, "curation": curation, "versions": demo_versions,
-            "models": tiny, "runs": made}
+    return {"logins": logins, "media": report, "study": study, "workflow_studies": workflow_studies,
+            "curation": curation, "versions": demo_versions, "models": tiny, "runs": made}

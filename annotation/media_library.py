@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import ProtectedError, Q, TextField
 from django.db.models.functions import Cast
 
+from annotation.benchmarks import registry
 from annotation.crowd.models import StudyItem
 from annotation.media import discard
 from annotation.models import Image, ItemMedia, MediaTag, Video, VideoSplit
@@ -141,3 +142,11 @@ def delete_unused(asset) -> None:
     except ProtectedError:  # something started using it between the check and the delete
         raise LibraryError(refusal(asset) or f"“{asset.title}” is in use and cannot be deleted.",
                            status=409) from None
+
+
+def video_links(video) -> list[tuple[str, str]]:
+    """(label, URL) of the benchmarks' curation pages a ready library video's page links to for curators
+    (`BenchmarkDefinition.video_links`)."""
+    if video.status != Video.Status.READY:
+        return []
+    return [link for definition in registry.all() for link in definition.video_links(video)]

@@ -255,7 +255,6 @@ class ItemMedia(models.Model):
             raise FrozenError("Media of a frozen version cannot change.")
         return super().delete(*args, **kwargs)
 
-from annotation.blackswan.models import StagedStep  # noqa: E402,F401  (the staged reveal's steps)
 from annotation.crowd.models import (  # noqa: E402,F401  (the crowd engine's models live in their own module)
     Claim,
     Draft,
@@ -288,7 +287,7 @@ class VideoSplit(models.Model):
     `trim_end` at the end of V_post when they are set (the authors' split trims 0.17 s at each end; the
     trimmed frames are in `parameters`, `pre_start_frame` and `post_end_frame`). Splitting again (other
     boundaries, or a multi-scene video split on purpose) makes a new row; earlier rows stay as history.
-    The service and the background job live in `annotation.blackswan.splits`.
+    The service and the background job live in `annotation.benchmarks.blackswan.splits`.
     """
 
     class Status(models.TextChoices):
@@ -374,3 +373,6 @@ class VideoSplit(models.Model):
         """The resulting library videos by part name (None where not cut)."""
         return {"pre": self.pre_video, "main": self.main_video, "post": self.post_video,
                 "detective": self.detective_video, "full": self.full_video}
+
+# last: importing BlackSwanSuite's package reads the models above
+from annotation.benchmarks.blackswan.models import StagedStep  # noqa: E402,F401  (the staged reveal's steps)

@@ -29,7 +29,6 @@ ENTRIES = [
     NavEntry("Media", "media-library", (CURATOR, RESEARCHER, ADMIN), "Curate"),
     NavEntry("Generation", "generation", (CURATOR, ADMIN), "Curate"),
     NavEntry("Image studio", "studio", (CURATOR, ADMIN), "Curate"),
-    NavEntry("BlackSwan variants", "blackswan-variants", (CURATOR, ADMIN), "Curate", order=10),
     NavEntry("Benchmarks", "benchmarks", (CURATOR, RESEARCHER, ADMIN), "Research"),
     NavEntry("Runs", "runs", (RESEARCHER, ADMIN), "Research"),
     NavEntry("Results", "results", (RESEARCHER, ADMIN), "Research"),

@@ -2,9 +2,9 @@
 
 The page draws the video, a thumbnail strip with the scene cuts, and the two boundaries; frontend/
 static/frontend/split.js asks the JSON endpoints below for the timeline, for the plan of the
-boundaries as they move (`annotation.blackswan.timeline.plan`, the split job's own planning) and for
+boundaries as they move (`annotation.benchmarks.blackswan.timeline.plan`, the split job's own planning) and for
 the splits of the video while their jobs run. "Split" records a `VideoSplit` and queues its job
-(`annotation.blackswan.splits.split_library_video`); a flagged (multi-scene) split is filtered out or
+(`annotation.benchmarks.blackswan.splits.split_library_video`); a flagged (multi-scene) split is filtered out or
 split anyway (`resolve_flagged`). The timeline carries the split a localization study suggests (with a
 link to the study's report), which "Accept the suggestion" splits with, the authors' 0.17 s trimmed from the
 start of V_pre and the end of V_post (`trim_start`, `trim_end`). Curators and admins only.
@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from annotation import selectors
-from annotation.blackswan import splits, timeline
+from annotation.benchmarks.blackswan import splits, timeline
 from annotation.models import Video
 from config.json_bodies import JsonBodyError, request_json
 from config.permissions import roles_allowed

@@ -4,7 +4,6 @@ from django.urls import include, path
 from frontend import (
     analysis_views,
     benchmarks,
-    blackswan_views,
     imported_run_views,
     judge_validation_views,
     login_views,
@@ -90,10 +89,6 @@ urlpatterns = [
     path("results/versions/<id:pk>/export/", result_action_views.start_export, name="results-version-export"),
     path("results/versions/<id:pk>/requests/", imported_run_views.download_requests, name="results-version-requests"),
     path("results/versions/<id:pk>/import/", imported_run_views.import_predictions, name="results-version-import"),
-    path("blackswan/variants/", blackswan_views.variants_page, name="blackswan-variants"),
-    path("blackswan/variants/<id:pk>/", blackswan_views.preview_page, name="blackswan-variants-preview"),
-    path("blackswan/localization/<slug:slug>/", blackswan_views.localization_page, name="blackswan-localization"),
-    path("blackswan/captions/<slug:slug>/", blackswan_views.captions_page, name="blackswan-captions"),
     path("jobs/", views.jobs_page, name="jobs"),
     path("models/", model_views.models_page, name="models"),
     path("jobs/<id:pk>/", views.job_detail, name="job-detail"),

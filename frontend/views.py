@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation import selectors, version_exports, version_pages, versions
 from annotation.crowd import curation, language, platforms, task_page
 from annotation.media import max_upload_bytes
+from annotation.media_library import video_links
 from annotation.models import FrozenError, Image, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, ANNOTATOR, ANY_ROLE, CURATOR, STAFF_ROLES, has_role
@@ -61,9 +62,10 @@ def media_library(request):
 
 @roles_allowed(*STAFF_ROLES)
 def video_detail(request, pk):
+    video = get_object_or_404(Video, pk=pk)
     may_manage = has_role(request.user, CURATOR, ADMIN)
-    return render(request, "frontend/video_detail.html", {"video": get_object_or_404(Video, pk=pk),
-                                                          "may_split": may_manage, "may_manage": may_manage})
+    return render(request, "frontend/video_detail.html", {
+        "video": video, "may_manage": may_manage, "links": video_links(video) if may_manage else []})
 
 
 @roles_allowed(*STAFF_ROLES)

@@ -6,12 +6,12 @@ import pytest
 from django.urls import reverse
 
 from evaluation import parsers, reasoning, results, scoring
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import RequestOptions
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.models import EvaluationRun, Prediction
+from tests.benchmarks.blackswan.test_scoring import mcq, yes_no
 from tests.conftest import cvqa_payload
 from tests.eval_support import frozen_version
-from tests.test_scoring_blackswan import mcq, yes_no
 
 
 def cot_requests(prompting: str = "cot") -> list:

@@ -10,7 +10,7 @@ import pytest
 from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.blackswan import quality_study, staged
+from annotation.benchmarks.blackswan import quality_study, staged
 from annotation.crowd import proposal_review, studies
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem
@@ -19,9 +19,9 @@ from config.models import StateChange
 from config.roles import CURATOR
 from evaluation import human_eval
 from evaluation.benchmarks.nleye import explanation_votes
+from tests.benchmarks.blackswan.test_quality_study import version  # noqa: F401  (a fixture)
+from tests.benchmarks.blackswan.test_staged import split  # noqa: F401  (a fixture)
 from tests.conftest import logged_in_api, make_user
-from tests.test_blackswan_quality_study import version  # noqa: F401  (a fixture)
-from tests.test_blackswan_staged import split  # noqa: F401  (a fixture)
 from tests.test_crowd_concurrency import run_in_threads
 from tests.test_human_eval import blackswan, nleye_runs, nleye_version, workers  # noqa: F401  (fixtures)
 from tests.test_proposals import generated, scripted  # noqa: F401  (fixtures)

@@ -2,7 +2,7 @@
 freeze check names the items whose latest decision turns them down. The benchmarks' own readers are tested beside
 their workflows (tests/benchmarks/cvrr/test_experts.py, benchmarks/cvrr/test_qa.py,
 benchmarks/cvqa/test_verification.py, benchmarks/nleye/test_validation.py, benchmarks/maia/test_pool_checks.py,
-test_blackswan_variants.py)."""
+benchmarks/blackswan/test_variants.py)."""
 
 from datetime import UTC, datetime, timedelta
 

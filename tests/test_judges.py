@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluation import judges, results, runner, scoring
-from evaluation.benchmarks import blackswan
 from evaluation.benchmarks.base import EvalRequest
+from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.benchmarks.cvrr import benchmark as cvrr
 from evaluation.models import EvaluationRun, Judgment, Prediction, ResponseCache
 from generation.backends import registry

@@ -164,8 +164,8 @@ MATRIX: dict[str, Case] = {
     "results-human-answers": Case(GET=page(STAFF), kwargs={"pk": "version"}),
     "human-answer-verdict": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
     "prediction-human-verdict": Case(GET=page(STAFF, ok=405), POST=page(STAFF, ok=404), kwargs={"pk": MISSING}),
-    # BlackSwanSuite variants (frontend/blackswan_views.py): posting no study -> 400; a build job that does not
-    # exist -> 404 (GET, and POST: nothing to freeze)
+    # BlackSwanSuite variants (frontend/benchmarks/blackswan/variants_views.py): posting no study -> 400; a build job
+    # that does not exist -> 404 (GET, and POST: nothing to freeze)
     # the NL-EYE curation console (frontend/benchmarks/nleye/console_views.py): an item that is no triplet under
     # curation is 404, an augmentation without triplets 400
     "nleye-triplets": Case(GET=page(CURATORS)),
@@ -231,12 +231,14 @@ MATRIX: dict[str, Case] = {
     "cvrr-captions": Case(GET=page(CURATORS)),
     "cvrr-captions-new": Case(GET=page(CURATORS, ok=405), POST=page(CURATORS, ok=400)),
     "cvrr-caption-study": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
-    # a BlackSwanSuite localization study's report (frontend/blackswan_views.py): a study that does not exist -> 404
+    # a BlackSwanSuite localization study's report (frontend/benchmarks/blackswan/localization_views.py): a study
+    # that does not exist -> 404
     "blackswan-localization": Case(GET=page(CURATORS, ok=404), kwargs={"slug": "no-such-study"}),
     "cvrr-caption": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404), kwargs={"item_id": MISSING}),
     "blackswan-variants-preview": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                        kwargs={"pk": MISSING}),
-    # BlackSwanSuite +P/+PC captions (frontend/blackswan_views.py): a study that is no captions study is 404
+    # BlackSwanSuite +P/+PC captions (frontend/benchmarks/blackswan/caption_views.py): a study that is no captions
+    # study is 404
     "blackswan-captions": Case(GET=page(CURATORS, ok=404), POST=page(CURATORS, ok=404),
                                kwargs={"slug": "no-such-study"}),
     # NL-EYE triplets under curation (frontend/benchmarks/nleye/triplet_validation_views.py): an item or version

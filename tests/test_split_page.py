@@ -1,4 +1,4 @@
-"""The curator's split timeline (frontend.split_views over annotation.blackswan.timeline).
+"""The curator's split timeline (frontend.split_views over annotation.benchmarks.blackswan.timeline).
 
 The videos are real sample media cut to a few seconds at 160x90 (tests/test_splitting.py): Big Buck
 Bunny with every frame stamped with its index (100 frames at 25 fps, one scene), and 3 s of it
@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from annotation.blackswan import splits, timeline
+from annotation.benchmarks.blackswan import splits, timeline
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia, Video, VideoSplit
 from generation import frames
 from generation.models import Job
@@ -358,10 +358,14 @@ def test_only_curators_and_admins_may_split(bunny, role_fixture, request, django
                               content_type="application/json")
     assert refused.status_code == 403
     assert VideoSplit.objects.count() == 0
+    if role_fixture == "researcher":  # may see the video's page, without the link to its split
+        assert url("video-split", bunny) not in client.get(url("video-detail", bunny)).content.decode()
 
 
 def test_admins_may_split_and_anonymous_visitors_are_sent_to_log_in(bunny, admin_client_role):
     assert admin_client_role.get(url("video-split", bunny)).status_code == 200
+    detail = admin_client_role.get(url("video-detail", bunny)).content.decode()
+    assert f'data-video-link href="{url("video-split", bunny)}">Split for BlackSwanSuite</a>' in detail
     assert admin_client_role.get(url("video-split-thumbnails", bunny)).status_code == 200
     anonymous = logged_in_client(None)
     response = anonymous.get(url("video-split-thumbnails", bunny))

@@ -1,4 +1,4 @@
-"""The staged reveal holds across studies (annotation.blackswan.reveal_guard): while a worker's staged claim
+"""The staged reveal holds across studies (annotation.benchmarks.blackswan.reveal_guard): while a worker's staged claim
 runs, no claim in any other study, of any kind, streams them the parent video or a clip its current step
 does not show yet (file and poster, with and without Range); the claim service never hands them an item
 whose video that withholds (409 with the reason when nothing else is left); a staged item does not go to a
@@ -12,15 +12,15 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import access
+from annotation.benchmarks.blackswan import caption_study, localization_study, staged
+from annotation.benchmarks.blackswan.models import StagedStep
+from annotation.benchmarks.blackswan.staged import DETECTIVE, FORECASTER, REPORTER
 from annotation.benchmarks.maia import question_writing
-from annotation.blackswan import caption_study, localization_study, staged
-from annotation.blackswan.models import StagedStep
-from annotation.blackswan.staged import DETECTIVE, FORECASTER, REPORTER
 from annotation.crowd.models import Claim, Study, StudyItem
 from annotation.models import Video
 from config.roles import ANNOTATOR, CURATOR
+from tests.benchmarks.blackswan.test_staged import ANSWERS, assert_streams_only, make_split, media_urls
 from tests.conftest import create_study, logged_in_api, logged_in_client, make_user
-from tests.test_blackswan_staged import ANSWERS, assert_streams_only, make_split, media_urls
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,8 @@ A benchmark is a subclass of `BenchmarkDefinition` decorated with `@register`: i
 and description, its item payload schema (one pydantic model per record kind, told apart by `kind`) and
 how its public release is read (`read`, `check_media_facts`) and written back (`write`), optionally the
 items of a demo version (`demo_items`), its own API routes (`api_routes`), the image roles its items'
-images are generated for in the image studio (`image_slots`), and what people decided on its items under
+images are generated for in the image studio (`image_slots`), the pages a version's or a library video's
+page links to (`version_links`, `video_links`), and what people decided on its items under
 curation (`human_decisions`, read by `annotation.decisions`). The packages under
 `annotation/benchmarks/` register themselves when the app is ready (`discover`); code elsewhere (a
 test's toy benchmark) registers the same way.
@@ -88,9 +89,10 @@ class BenchmarkDefinition:
         make = getattr(self.demo, "demo_items", None)
         return [] if make is None else make(media)
 
-    def demo_studies(self, curator) -> list:
+    def demo_studies(self, curator, say=lambda line: None) -> list:
         """Open crowd studies of the benchmark's curation workflows for the demo (made once, by `curator`);
-        the `demo` module's `demo_studies(curator)`, none without."""
+        the `demo` module's `demo_studies(curator)`, none without. A benchmark whose demo studies need slow
+        work first (BlackSwanSuite splits the demo videos) overrides this to tell its progress to `say`."""
         make = getattr(self.demo, "demo_studies", None)
         return [] if make is None else make(curator)
 
@@ -109,6 +111,11 @@ class BenchmarkDefinition:
 
     def version_links(self, version) -> list[tuple[str, str]]:
         """(label, URL) of the pages a version's own page links to, e.g. a curation pipeline's overview."""
+        return []
+
+    def video_links(self, video) -> list[tuple[str, str]]:
+        """(label, URL) of the benchmark's curation pages a ready library video's page links to for curators,
+        e.g. a split timeline."""
         return []
 
     def human_decisions(self, version) -> list:

@@ -54,13 +54,20 @@ Which benchmark a kind judges is the benchmark's own declaration (`Benchmark.jud
 `evaluation.benchmarks.<slug>`); `kind_for_benchmark(slug)` is the kind its scorer uses.
 
 Layout: `base` (parse statuses, `JudgeError`, `Case`, `Reading`, `JudgeKind`), one module per kind with
-its prompt and parser (`llm_match`, and CVRR-ES's, MAIA's and NL-EYE's in `evaluation.benchmarks.<slug>.judge`;
-each registers its kind in `evaluation.judge_registry`), `kinds` (the kinds by name and by benchmark), `spec` (the
-judge model: `split_model`, `judge_spec`, `registered_judge`, `registered_spec`, `judge_params`), `judge` (`Judge`,
-`for_benchmark`, `judge_texts`), `runs` (stored judgments of a run) and `agreement` (judge vs people). Every name is
-re-exported here.
+its prompt and parser (BlackSwanSuite's LLM-Match, CVRR-ES's, MAIA's and NL-EYE's in
+`evaluation.benchmarks.<slug>.judge`; each registers its kind in `evaluation.judge_registry`), `kinds` (the kinds by
+name and by benchmark), `spec` (the judge model: `split_model`, `judge_spec`, `registered_judge`,
+`registered_spec`, `judge_params`), `judge` (`Judge`, `for_benchmark`, `judge_texts`), `runs` (stored judgments
+of a run) and `agreement` (judge vs people). Every name is re-exported here.
 """
 
+from evaluation.benchmarks.blackswan.judge import (
+    LLM_MATCH_MODEL,
+    LLM_MATCH_PARAMS,
+    LLM_MATCH_PROMPT,
+    LLM_MATCH_RANGE,
+    LlmMatch,
+)
 from evaluation.benchmarks.cvrr.judge import CVRR_SCORE_RANGE, CVRR_SYSTEM, CVRR_USER, CvrrJudge
 from evaluation.benchmarks.maia.judge import MAIA_PROMPT, MaiaJudge
 from evaluation.benchmarks.nleye.judge import (
@@ -106,7 +113,6 @@ from evaluation.judges.judge import (
     with_defaults,
 )
 from evaluation.judges.kinds import KINDS, get_kind, judged_benchmarks, kind_for_benchmark
-from evaluation.judges.llm_match import LLM_MATCH_MODEL, LLM_MATCH_PARAMS, LLM_MATCH_PROMPT, LLM_MATCH_RANGE, LlmMatch
 from evaluation.judges.runs import call_fields, judge_run, judgment_counts, run_judgments, verdicts_for_run
 from evaluation.judges.spec import judge_params, judge_spec, registered_judge, registered_spec, split_model
 

@@ -1,11 +1,10 @@
-"""The judge kinds by name (`evaluation.judge_registry`, filled by the judge modules imported here), and
-the kind a benchmark's scorer uses (its first `Benchmark.judge_kinds`)."""
+"""The judge kinds by name (`evaluation.judge_registry`, filled by each benchmark package's `judge` module,
+which `evaluation.benchmarks.discover` imports when the app is ready), and the kind a benchmark's scorer uses (its
+first `Benchmark.judge_kinds`)."""
 
 from __future__ import annotations
 
 from evaluation import benchmarks, judge_registry
-from evaluation.benchmarks.nleye import judge as nleye_judge  # noqa: F401  (registers its kind)
-from evaluation.judges import llm_match  # noqa: F401  (registers its kind)
 from evaluation.judges.base import JudgeError, JudgeKind
 
 KINDS: dict[str, JudgeKind] = judge_registry.KINDS

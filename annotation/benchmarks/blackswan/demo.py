@@ -6,16 +6,24 @@ its cut times and carries the three tasks' references, so that a tiny-model run 
 Detective and Reporter answers for CLIP score and LLM-Match, and multiple-choice and yes/no rows
 for accuracies.
 
-`demo_studies` opens the localization study `DEMO_LOCALIZATION_SLUG` (made once): three annotators per
-sample video mark when its unexpected event happens (`annotation.blackswan.localization_study`).
+`demo_studies` opens (each made once) a staged-reveal study `DEMO_STAGED_SLUG` over the demo videos, split
+into their parts here (k = 3, so that several annotators can try the Forecaster → Detective → Reporter
+steps), a +P/+PC captions study `DEMO_CAPTIONS_SLUG` over the same splits (k = 2), and the localization
+study `DEMO_LOCALIZATION_SLUG`: three annotators per sample video mark when its unexpected event happens
+(`annotation.benchmarks.blackswan.localization_study`).
 """
 
-from annotation.blackswan import localization_study
+from annotation.benchmarks.blackswan import localization_study
+from annotation.benchmarks.blackswan.caption_study import create_caption_study
+from annotation.benchmarks.blackswan.splits import current_split, resolve_flagged, split_library_video
+from annotation.benchmarks.blackswan.staged import create_staged_study
 from annotation.crowd import studies
 from annotation.crowd.models import Study
-from annotation.models import MediaAsset, Video
+from annotation.models import MediaAsset, Video, VideoSplit
+from generation import jobs
 
 DEMO_LOCALIZATION_SLUG = "demo-blackswan-localization"
+OPENCV_SAMPLE = "vtest.avi"  # OpenCV's sample video, which the demo imports when it is installed
 
 # video file name → (id, cut times (preevent, event, postevent) in seconds, Forecaster hypotheses,
 # Detective replacements (empty where the forecast held) and their marks, Reporter caption and marks,
@@ -78,17 +86,89 @@ def demo_items(media: dict) -> list[tuple[str, dict, dict]]:
     return items
 
 
-def demo_studies(curator) -> list[Study]:
-    """The demo's open localization study over the sample videos in the library (made once)."""
+DEMO_STAGED_SLUG = "demo-blackswan"
+DEMO_STAGED_K = 3  # several people can try the staged task on the same videos
+# video file name → its event (seconds), so that V_pre, V_main and V_post each last a moment
+DEMO_EVENTS = {"bigbuckbunny.mp4": (1.6, 3.4), "bikes.mp4": (3.0, 6.5), OPENCV_SAMPLE: (2.0, 5.0)}
+
+
+def _demo_split(video, event, curator, say):
+    """The finished split of a demo video, made here (not on a worker) when it has none; a video with
+    several scenes is split anyway, as a curator may decide."""
+    split = current_split(video)
+    if split is None:
+        say(f"Splitting {video.title} into its BlackSwanSuite parts ...")
+        split = split_library_video(video, *event, user=curator)
+        jobs.run_job(split.job_id)
+        split.refresh_from_db()
+    if split.status == VideoSplit.Status.FLAGGED:  # several scenes: the demo's curator splits it anyway
+        split = resolve_flagged(split, split_anyway=True, user=curator, reason="demo video, split anyway")
+        jobs.run_job(split.job_id)
+        split.refresh_from_db()
+    if split.status != VideoSplit.Status.DONE:
+        say(f"The demo split of {video.title} is {split.status}: it is left out of the staged study.")
+        return None
+    return split
+
+
+def _demo_splits(curator, say) -> list:
+    """The finished splits of the demo videos (split here when they have none)."""
+    videos = Video.objects.filter(original_name__in=list(DEMO_EVENTS), status=Video.Status.READY).order_by("pk")
+    return [split for video in videos
+            if (split := _demo_split(video, DEMO_EVENTS[video.original_name], curator, say)) is not None]
+
+
+def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
+    """A BlackSwanSuite staged-reveal study over the demo videos (k = 3), split into their parts here,
+    so that several annotators can try the Forecaster → Detective → Reporter steps."""
+    study = Study.objects.filter(slug=DEMO_STAGED_SLUG).first()
+    if study is not None:
+        return study
+    splits = _demo_splits(curator, say)
+    if not splits:
+        return None
+    return create_staged_study(
+        splits, "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
+        annotators_per_item=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
+
+
+DEMO_CAPTIONS_SLUG = "demo-blackswan-captions"
+DEMO_CAPTIONS_K = 2
+
+
+def ensure_demo_caption_study(curator, say=lambda line: None) -> Study | None:
+    """A BlackSwanSuite +P/+PC captions study over the same split demo videos (k = 2): annotators see V_pre
+    and V_post and write a caption of each and a comparison of the two."""
+    study = Study.objects.filter(slug=DEMO_CAPTIONS_SLUG).first()
+    if study is not None:
+        return study
+    splits = _demo_splits(curator, say)
+    if not splits:
+        return None
+    return create_caption_study(curator, splits, DEMO_CAPTIONS_K, name="BlackSwanSuite: describe the beginning "
+                                "and the end", slug=DEMO_CAPTIONS_SLUG, open_now=True, pay_per_item="0.30",
+                                completion_code="DEMO-BLACKSWAN-CAPTIONS")
+
+
+def ensure_localization_study(curator) -> Study | None:
+    """The localization study over the sample videos in the library (made once)."""
     study = Study.objects.filter(slug=DEMO_LOCALIZATION_SLUG).first()
     if study is not None:
-        return [study]
+        return study
     videos = list(Video.objects.filter(original_name__in=list(DEMO_VIDEOS), status=MediaAsset.Status.READY)
                   .exclude(source=MediaAsset.Source.DERIVED).order_by("pk"))
     if not videos:
-        return []
+        return None
     try:
-        return [localization_study.create_localization_study(
-            curator, videos, name="BlackSwanSuite: when does the unexpected happen?", slug=DEMO_LOCALIZATION_SLUG)]
+        return localization_study.create_localization_study(
+            curator, videos, name="BlackSwanSuite: when does the unexpected happen?", slug=DEMO_LOCALIZATION_SLUG)
     except studies.SlugTaken:  # seeded by a concurrent run meanwhile
-        return [Study.objects.get(slug=DEMO_LOCALIZATION_SLUG)]
+        return Study.objects.get(slug=DEMO_LOCALIZATION_SLUG)
+
+
+def demo_studies(curator, say=lambda line: None) -> list[Study]:
+    """The demo's open staged-reveal, captions and localization studies (each made once; one that has no
+    videos to work on is left out)."""
+    made = (ensure_demo_staged_study(curator, say), ensure_demo_caption_study(curator, say),
+            ensure_localization_study(curator))
+    return [study for study in made if study is not None]

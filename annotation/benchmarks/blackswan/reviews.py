@@ -1,7 +1,7 @@
 """The reviews of the staged-reveal claims a BlackSwanSuite version was built from: people's decisions on its
 items (the benchmark's registry hook, `human_decisions`).
 
-A version built from a staged study (`annotation.blackswan.versions.staged_pairs`) names the claim each video
+A version built from a staged study (`annotation.benchmarks.blackswan.versions.staged_pairs`) names the claim each video
 came from in its `video` item: `source.built_by.origin` is `claim_origin(study, claim)`, "study <slug>, claim
 <id>". The video's MCQ and Y/N items (same `id`) come from the same claim. A reviewer's approval or rejection
 of that claim (`annotation.decisions.claim_reviews`, from the claim's history) is a decision on all of them, so

@@ -7,13 +7,13 @@
 current finished split), K writers per video: workers see V_pre and V_post and write a caption of
 each and a comparison of the two. Without `--open` it stays a draft. `apply` fills the accepted
 captions (the latest approved submission per video) into the `video` items of the unfrozen
-BlackSwanSuite version LABEL where they have none (`annotation.blackswan.caption_study`).
+BlackSwanSuite version LABEL where they have none (`annotation.benchmarks.blackswan.caption_study`).
 """
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.blackswan import caption_study
+from annotation.benchmarks.blackswan import caption_study
 from annotation.crowd.errors import CrowdError
 
 

@@ -7,7 +7,7 @@
 `create` opens a study in which K annotators per video mark when the unexpected event happens in the
 library videos ID,...; `report` prints, as JSON, each video's marks, the time the authors' rule gives,
 the agreement, the poor-agreement flag and the suggested split (see
-`annotation.blackswan.localization_study`); `--rule spread` reads agreeing marks as all within 0.5 s of each
+`annotation.benchmarks.blackswan.localization_study`); `--rule spread` reads agreeing marks as all within 0.5 s of each
 other instead of the authors' std ≤ 0.5 s.
 """
 
@@ -16,7 +16,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.blackswan import localization, localization_study
+from annotation.benchmarks.blackswan import localization, localization_study
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 

@@ -7,7 +7,7 @@
 `create` samples N videos with all their tasks from the frozen BlackSwanSuite version LABEL with seed S
 and opens a rating study (K raters per video; `--draft` leaves it closed to workers); `report` prints
 the mean correctness and depth, the share of acceptable grammar and the raters' agreement (see
-`annotation.blackswan.quality_study`).
+`annotation.benchmarks.blackswan.quality_study`).
 """
 
 import json
@@ -16,8 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.benchmarks.blackswan import BlackSwan
-from annotation.blackswan import quality_study
+from annotation.benchmarks.blackswan import BlackSwan, quality_study
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study
 from annotation.models import BenchmarkVersion

@@ -1,4 +1,4 @@
-/* A BlackSwanSuite staged-reveal step (frontend/templates/crowd/blackswan_step.html): autosave of the
+/* A BlackSwanSuite staged-reveal step (frontend/templates/blackswan/step.html): autosave of the
    step's own draft, active time, submitting the step (the next step's page is then loaded from the
    server, which alone decides what it shows), returning the item. No build step. */
 "use strict";
@@ -6,7 +6,7 @@
 (() => {
   const { send, show, text, ActiveClock, Autosave, localTimes } = window.CrowdWork;
 
-  /* The step's answers as the server expects them (annotation.blackswan.staged.STEP_FIELDS):
+  /* The step's answers as the server expects them (annotation.benchmarks.blackswan.staged.STEP_FIELDS):
      list fields hold one entry per hypothesis (null where nothing is chosen yet). */
   function collect(form) {
     const data = {};
