@@ -3,3 +3,5 @@
 (`counterfactual_views`), two-person verification and adjudication (`verification_views`) and the grammar
 pass (`grammar_views`); their addresses (`urls`) and the navigation entry (`navigation`). The templates are
 under `frontend/templates/cvqa/`."""
+
+CRUMBS = (("C-VQA curation", "cvqa-curation"),)  # above a refusal on its pages

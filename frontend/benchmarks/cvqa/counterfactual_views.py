@@ -23,14 +23,17 @@ from annotation.benchmarks.cvqa import counterfactual_generation as generation
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
+from frontend import category_editor
+from frontend.benchmarks.cvqa import CRUMBS
 from frontend.proposal_views import job_answer, model_choice, picker_context
+from frontend.refusals import refused
 from generation.proposals import ProposalError
 
 CURATORS = (CURATOR, ADMIN)
 
 
 def _refused(request, message: str, status: int):
-    return render(request, "cvqa/refused.html", {"message": message, "status": status}, status=status)
+    return refused(request, message, status, CRUMBS)
 
 
 @roles_allowed(*CURATORS)
@@ -39,22 +42,10 @@ def groups_page(request):
     return render(request, "cvqa/groups.html", {"rows": groups.ensure_groups()})
 
 
-@roles_allowed(*CURATORS)
-@require_http_methods(["GET", "HEAD", "POST"])
-def group_page(request, key):
-    """GET: the group's edit form. POST: save it (400 with the form's errors, nothing written)."""
-    try:
-        row = groups.group_row(key)
-    except groups.GroupError as exc:
-        return _refused(request, exc.message, exc.status)
-    if request.method != "POST":
-        return render(request, "cvqa/group.html", {"row": row, "form": groups.form_for(row)})
-    try:
-        row = groups.edit_group(key, request.POST, request.user)
-    except groups.GroupInvalid as exc:
-        return render(request, "cvqa/group.html", {"row": row, "form": exc.form}, status=exc.status)
-    messages.success(request, f"“{row.name}” is saved.")
-    return redirect("cvqa-groups")
+group_page = category_editor.edit_view(category_editor.CategoryEditor(
+    find=groups.group_row, blank_form=groups.form_for, save=groups.edit_group, refusal=groups.GroupError,
+    invalid=groups.GroupInvalid, list_url="cvqa-groups",
+    crumbs=(*CRUMBS, ("counterfactual groups", "cvqa-groups")), form_id="group-form"))
 
 
 def _version(version_id: int):

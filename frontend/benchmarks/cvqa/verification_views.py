@@ -20,12 +20,14 @@ from annotation.benchmarks.cvqa import verification, verification_report
 from annotation.crowd import selectors
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
+from frontend.benchmarks.cvqa import CRUMBS
+from frontend.refusals import refused
 
 CURATORS = (CURATOR, ADMIN)
 
 
 def _refused(request, message: str, status: int):
-    return render(request, "cvqa/refused.html", {"message": message, "status": status}, status=status)
+    return refused(request, message, status, CRUMBS)
 
 
 @roles_allowed(*CURATORS)

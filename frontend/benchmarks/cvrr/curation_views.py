@@ -28,8 +28,11 @@ from annotation.crowd.errors import CrowdError
 from annotation.models import MediaAsset, Video
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
+from frontend import category_editor
+from frontend.refusals import refused
 
 CURATORS = (CURATOR, ADMIN)
+CRUMBS = (("CVRR-ES curation", "cvrr-curation"),)  # above a refusal on its pages
 MEDIA_CHOICES = 200  # the newest ready videos offered for assignment
 
 # The pipeline's pages, in the paper's order: (label, URL name, what it is for). A later step of the
@@ -56,8 +59,8 @@ def _names() -> dict:
     return {row.key: row.name for row in dimension_records.ensure_dimensions()}
 
 
-def _refused(request, exc, template="cvrr/refused.html", **context):
-    return render(request, template, {"message": exc.message, "status": exc.status, **context}, status=exc.status)
+def _refused(request, exc):
+    return refused(request, exc.message, exc.status, CRUMBS)
 
 
 @roles_allowed(*CURATORS)
@@ -80,22 +83,11 @@ def dimensions_page(request):
     return render(request, "cvrr/dimensions.html", {"rows": dimension_records.ensure_dimensions()})
 
 
-@roles_allowed(*CURATORS)
-def dimension_page(request, key):
-    """GET: the dimension's edit form. POST: save it (400 with the form's errors, nothing written)."""
-    try:
-        row = dimension_records.dimension(key)
-    except CurationError as exc:
-        return _refused(request, exc)
-    if request.method != "POST":
-        form = dimension_records.DimensionForm(initial=dimension_records.initial(row))
-        return render(request, "cvrr/dimension.html", {"row": row, "form": form})
-    try:
-        row = dimension_records.edit_dimension(key, request.POST, request.user)
-    except dimension_records.DimensionInvalid as exc:
-        return render(request, "cvrr/dimension.html", {"row": row, "form": exc.form}, status=exc.status)
-    messages.success(request, f"“{row.name}” is saved.")
-    return redirect("cvrr-dimensions")
+dimension_page = category_editor.edit_view(category_editor.CategoryEditor(
+    find=dimension_records.dimension,
+    blank_form=lambda row: dimension_records.DimensionForm(initial=dimension_records.initial(row)),
+    save=dimension_records.edit_dimension, refusal=CurationError, invalid=dimension_records.DimensionInvalid,
+    list_url="cvrr-dimensions", crumbs=(*CRUMBS, ("dimensions", "cvrr-dimensions")), form_id="dimension-form"))
 
 
 def _videos_context(dimension: str = "") -> dict:
@@ -115,8 +107,7 @@ def videos_page(request):
     naming the problem, 409 for a frozen pool; nothing written then)."""
     dimension = (request.GET.get("dimension") or "").strip()
     if dimension and dimension not in DIMENSIONS:
-        return render(request, "cvrr/refused.html", {
-            "message": f"{dimension[:80]!r} is not a CVRR-ES dimension.", "status": 400}, status=400)
+        return refused(request, f"{dimension[:80]!r} is not a CVRR-ES dimension.", 400, CRUMBS)
     if request.method != "POST":
         return render(request, "cvrr/videos.html", _videos_context(dimension))
     data = request.POST

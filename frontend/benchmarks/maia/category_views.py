@@ -10,13 +10,13 @@
 Views only read the request, call the service and render; a refusal is shown with its status.
 """
 
-from django.contrib import messages
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_safe
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
 from annotation.benchmarks.maia import categories, pool_checks, question_writing
 from config.permissions import roles_allowed
 from config.roles import ADMIN, CURATOR
+from frontend import category_editor
 
 CURATORS = (CURATOR, ADMIN)
 
@@ -29,21 +29,8 @@ def categories_page(request):
         "question_studies": question_writing.studies_of_kind(), "question_kind": question_writing.STUDY_KIND})
 
 
-@roles_allowed(*CURATORS)
-@require_http_methods(["GET", "HEAD", "POST"])
-def category_page(request, key):
-    """GET: the category's edit form. POST: save it (400 with the form's errors, nothing written)."""
-    try:
-        row = categories.category(key)
-    except categories.CategoryError as exc:
-        return render(request, "maia/refused.html", {"message": exc.message, "status": exc.status},
-                      status=exc.status)
-    if request.method != "POST":
-        form = categories.CategoryForm(initial=categories.initial(row))
-        return render(request, "maia/category.html", {"row": row, "form": form})
-    try:
-        row = categories.edit_category(key, request.POST, request.user)
-    except categories.CategoryInvalid as exc:
-        return render(request, "maia/category.html", {"row": row, "form": exc.form}, status=exc.status)
-    messages.success(request, f"“{row.name}” is saved.")
-    return redirect("maia-categories")
+category_page = category_editor.edit_view(category_editor.CategoryEditor(
+    find=categories.category, blank_form=lambda row: categories.CategoryForm(initial=categories.initial(row)),
+    save=categories.edit_category, refusal=categories.CategoryError, invalid=categories.CategoryInvalid,
+    list_url="maia-categories", crumbs=(("MAIA categories", "maia-categories"),), form_id="category-form",
+    template="maia/category.html"))
