@@ -1,6 +1,10 @@
 """One way to change state: declared transitions per model, one `transition` service, one
 insert-only history table (`config.StateChange`), used by the callers and the admin."""
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
@@ -16,6 +20,7 @@ from generation import jobs
 from generation.models import Job
 from tests.conftest import create_study, logged_in_api, make_user
 
+ROOT = Path(__file__).resolve().parent.parent
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
 
 
@@ -242,3 +247,88 @@ def test_existing_history_rows_move_into_the_one_history_table():
     assert moved == [("study", study.pk, "draft", "open", curator.pk, "long ago", study.pk),
                      ("user", curator.pk, "in_pool", "excluded", None, "spam", study.pk),
                      ("evaluationrun", run.pk, "pending", "running", curator.pk, "Started", None)]
+
+
+# --- Curation stages, run chunks, proposals' parse status, media status ---------------------------
+
+# The models' workflow fields that move only through `config.state` (with `annotation.curation_stages`
+# for curation records): what names them in an assignment, an UPDATE or a `save(update_fields=…)`.
+GUARDED_ENUMS = ("RunChunk.Status", "Proposal.Status", "MediaAsset.Status", "Video.Status", "Image.Status")
+GUARDED_RECEIVERS = re.compile(r"\b(chunks?|RunChunk|proposals?|Proposal|videos?|Video|images?|Image|clip|"
+                               r"assets?|MediaAsset)\b")
+THE_SERVICE = {"config/state.py", "annotation/curation_stages.py"}
+
+
+def _writes_of_guarded_states(path: Path, root: Path = ROOT) -> list[str]:
+    source = path.read_text()
+    name = path.relative_to(root)
+    found = []
+
+    def text(node) -> str:
+        return ast.get_source_segment(source, node) or ""
+
+    def guarded_status(value, receiver) -> bool:
+        return any(enum in text(value) for enum in GUARDED_ENUMS) or bool(GUARDED_RECEIVERS.search(text(receiver)))
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            while any(isinstance(target, (ast.Tuple, ast.List, ast.Starred)) for target in targets):
+                targets = [part for target in targets for part in (
+                    target.elts if isinstance(target, (ast.Tuple, ast.List)) else
+                    [target.value] if isinstance(target, ast.Starred) else [target])]
+            for attribute in targets:
+                if isinstance(attribute, ast.Attribute) and (attribute.attr == "stage" or (
+                        attribute.attr == "status" and guarded_status(node.value, attribute.value))):
+                    found.append(f"{name}:{node.lineno}: {text(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            if node.func.attr in ("update", "bulk_update"):
+                for keyword in node.keywords:
+                    if keyword.arg == "stage" or (keyword.arg == "status" and guarded_status(keyword.value, receiver)):
+                        found.append(f"{name}:{node.lineno}: {text(node)}")
+                if node.func.attr == "bulk_update" and len(node.args) > 1 and (
+                        '"stage"' in text(node.args[1]) or ('"status"' in text(node.args[1])
+                                                          and GUARDED_RECEIVERS.search(text(receiver)))):
+                    found.append(f"{name}:{node.lineno}: {text(node)}")
+            if node.func.attr == "save":
+                for keyword in node.keywords:
+                    if keyword.arg == "update_fields" and (
+                            '"stage"' in text(keyword.value) or ('"status"' in text(keyword.value)
+                                                                 and GUARDED_RECEIVERS.search(text(receiver)))):
+                        found.append(f"{name}:{node.lineno}: {text(node)}")
+    return found
+
+
+def test_curation_stages_chunk_proposal_and_media_states_are_written_only_by_the_service():
+    """`CurationRecord.stage`, `RunChunk.status`, `Proposal.status` and `MediaAsset.status` are never
+    assigned, updated or saved by name outside `config.state` (and `annotation.curation_stages`)."""
+    found = []
+    for package in ("annotation", "evaluation", "generation", "config", "frontend"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts or str(path.relative_to(ROOT)) in THE_SERVICE:
+                continue
+            found += _writes_of_guarded_states(path)
+    assert found == []
+
+
+def test_the_scan_finds_each_kind_of_direct_write(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "record.stage = 'x'\n"
+        "record.working, record.stage = {}, 'x'\n"
+        "CurationRecord.objects.filter(pk=1).update(stage='x')\n"
+        "RunChunk.objects.filter(pk=1).update(status=RunChunk.Status.DONE)\n"
+        "run.chunks.filter(pk=1).update(status='done')\n"
+        "proposal.status = Proposal.Status.OK\n"
+        "video.status = MediaAsset.Status.READY\n"
+        "chunk.save(update_fields=['status'])\n".replace("'status'", '"status"')
+        + "record.save(update_fields=[\"stage\"])\n"
+        # not these: other models' status fields, reads and creations
+        "job.status = Job.Status.RUNNING\n"
+        "Claim.objects.filter(pk=1).update(status=Claim.Status.SUBMITTED)\n"
+        "run.status = EvaluationRun.Status.RUNNING\n"
+        "CurationRecord.objects.create(item=item, stage='x')\n"
+        "if record.stage == 'x': pass\n")
+    found = _writes_of_guarded_states(probe, tmp_path)
+    assert sorted(int(line.split(":")[1]) for line in found) == list(range(1, 10))

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import versions
+from annotation import curation_stages, versions
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from annotation.benchmarks.cvqa import sources
 from annotation.benchmarks.cvqa.source_reading import ROLE
@@ -36,6 +36,14 @@ DEFAULT_LABEL = "counterfactuals"
 PROPOSED, WRITTEN = "proposed", "written"  # CurationRecord stages, before verification
 ADJUDICATION, VERIFIED, REMOVED = "adjudication", "verified", "removed"  # after verification (`verification`)
 UNVERIFIED = (PROPOSED, WRITTEN)
+curation_stages.declare({
+    sources.SOURCE: set(),
+    PROPOSED: {ADJUDICATION, VERIFIED, REMOVED},
+    WRITTEN: {ADJUDICATION, VERIFIED, REMOVED},
+    VERIFIED: {ADJUDICATION},  # the answers that count no longer agree
+    ADJUDICATION: {VERIFIED, REMOVED},
+    REMOVED: set(),
+})
 WORKING_KEY = "counterfactual"
 APPROVED = (Proposal.Outcome.ACCEPTED, Proposal.Outcome.CORRECTED)
 REFUSAL_PHRASE = "not verified yet"
