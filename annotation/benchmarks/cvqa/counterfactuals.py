@@ -120,7 +120,7 @@ def _create(source: BenchmarkItem, label: str, group: str, new_query: str, new_a
                                  {ROLE: source.media.get(role=ROLE).image})
     except ValidationError as exc:
         raise CounterfactualError("The counterfactual is not valid: " + "; ".join(exc.messages)) from None
-    CurationRecord.objects.create(item=item, stage=stage, author=author, working={WORKING_KEY: {
+    curation_stages.start(item=item, stage=stage, author=author, by=author, working={WORKING_KEY: {
         "source_item": source.pk, "source_version": source.version_id, "source_external_id": source.external_id,
         "group": group, **working}})
     return item

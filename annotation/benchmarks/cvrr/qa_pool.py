@@ -162,7 +162,8 @@ def apply_outcome(proposal: Proposal, decision: ProposalDecision, outcome: str, 
         raise ProposalError("The pair does not fit CVRR-ES's items: " + "; ".join(exc.messages)) from None
     except IntegrityError:
         raise ProposalError(f"Version {version} already holds an item {external_id!r}.") from None
-    CurationRecord.objects.create(item=item, stage=stages.FILTERED, author=decision.decided_by, working=working)
+    curation_stages.start(item=item, stage=stages.FILTERED, author=decision.decided_by, by=decision.decided_by,
+                          reason="kept in filtration", working=working)
 
 
 def mark_returned(record: CurationRecord, reason: str, by, when) -> CurationRecord:
