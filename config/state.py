@@ -197,6 +197,10 @@ class KeepsHistory:
         return super().delete(*args, **kwargs)
 
 
-def history(obj):
-    """The recorded changes of `obj`, oldest first, with their actors."""
-    return StateChange.objects.of(obj).select_related("actor")
+def history(obj, state_field: str | None = None):
+    """The recorded changes of `obj`, oldest first, with their actors; with `state_field`, only the
+    changes of that one of its workflows (for a model that declares several, whose states differ)."""
+    changes = StateChange.objects.of(obj).select_related("actor")
+    if state_field is not None:
+        changes = changes.filter(to_state__in=machine_of(obj, state_field).states)
+    return changes

@@ -499,7 +499,7 @@ def test_an_outcome_moves_through_its_declared_transitions_with_history(generate
     proposals.decide(first, curator, "reject", reason="On a second look the answer is wrong.")
     first.refresh_from_db()
     assert first.outcome == "rejected" and first.final_fields is None
-    changes = list(state.history(first).values_list("from_state", "to_state", "actor", "reason"))
+    changes = list(state.history(first, "outcome").values_list("from_state", "to_state", "actor", "reason"))
     assert changes == [("undecided", "accepted", curator.pk, "Curator, directly: accept"),
                        ("accepted", "rejected", curator.pk, "Curator, directly: reject")]
     assert not Proposal.STATES.allows("accepted", "undecided")  # a decision is never taken back to none

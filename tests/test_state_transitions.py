@@ -356,6 +356,7 @@ def test_every_new_workflow_declares_its_states_over_its_own_choices():
         machine = state.machine_of(model, field)
         assert machine.states == {value for value, _label in model._meta.get_field(field).choices}, model
     assert state.machine_of(Proposal) is Proposal.STATES and Proposal.STATES.field == "outcome"
+    assert not Proposal.STATES.states & Proposal.PARSE_STATES.states  # one history, told apart by its states
     with pytest.raises(TypeError, match="no states for 'kind'"):
         state.machine_of(Proposal, "kind")
 
