@@ -23,9 +23,14 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from config.state import StateMachine
+
 
 class CurationRecord(models.Model):
     """An item's curation state: its origin, its working fields and its stage."""
+
+    # the moves between stages, declared by each benchmark's pipeline (`annotation.curation_stages`)
+    STATES = StateMachine("stage", {})
 
     item = models.OneToOneField("annotation.BenchmarkItem", on_delete=models.CASCADE, related_name="curation")
     stage = models.CharField(max_length=32, db_index=True, help_text="a stage the benchmark's pipeline names")

@@ -5,6 +5,7 @@ from django.db import transaction
 
 from annotation.media import discard
 from annotation.models import Image, MediaAsset, Video
+from config import state
 from generation.jobs import job_handler
 from generation.media_probe import MediaError, poster_jpeg, probe_video, thumbnail_jpeg
 
@@ -27,8 +28,8 @@ def probe_video_job(job, *, asset_id: int):
         for field, value in vars(facts).items():
             setattr(video, field, value)
         video.poster.save(f"{video.checksum[:2]}/{video.checksum}.jpg", ContentFile(poster), save=False)
-        video.status = MediaAsset.Status.READY
         video.save()
+        state.try_transition(video, MediaAsset.Status.READY, job.job.requested_by, "probed")
     return {"message": f"{facts.duration:.2f} s, {facts.width}×{facts.height}, {facts.fps:g} fps",
             "video_id": video.pk, **vars(facts)}
 
@@ -46,7 +47,7 @@ def probe_image_job(job, *, asset_id: int):
         raise MediaError(f"{image.original_name} was removed: it cannot be decoded ({exc}).") from exc
     with transaction.atomic():
         image.thumbnail.save(f"{image.checksum[:2]}/{image.checksum}.jpg", ContentFile(thumb), save=False)
-        image.status = MediaAsset.Status.READY
         image.save()
+        state.try_transition(image, MediaAsset.Status.READY, job.job.requested_by, "probed")
     return {"message": f"{image.width}×{image.height} {image.format}", "image_id": image.pk,
             "width": image.width, "height": image.height}

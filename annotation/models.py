@@ -31,6 +31,9 @@ class MediaAsset(models.Model):
         IMPORT = "import", "Import"
         DERIVED = "derived", "Derived"
 
+    # a file is read (metadata, poster, thumbnail) once, in the background or where it is made
+    STATES = StateMachine("status", {Status.PROBING: {Status.READY}, Status.READY: set()})
+
     title = models.CharField(max_length=255)
     original_name = models.CharField(max_length=255)
     size_bytes = models.BigIntegerField()

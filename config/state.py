@@ -9,7 +9,13 @@ transaction it locks and re-reads the row, refuses a move the declaration does n
 (`TransitionRefused`, HTTP 409 for the API and the pages), saves the new state and appends one
 `config.models.StateChange` row (insert-only). Paths that speak SQL for speed (the crowd claim
 loop) check their moves against the same declaration (`StateMachine.check`, `sources`) and write
-the same table in the statements they already make.
+the same table in the statements they already make. A bulk change goes through `transition_many`:
+one locking read, one UPDATE and one INSERT of the history for every row it moves, whatever their
+number.
+
+A model whose rows have more than one workflow declares each (`STATES` is the main one, the one the
+admin offers; e.g. `PARSE_STATES = StateMachine("status", …)` beside it) and names the field when
+it moves one of the others: `transition(obj, to, …, state_field="status")`.
 
 This module lives in `config`, below `generation`, `annotation` and `evaluation`, so that each
 layer's models can use it while imports still go one way.
@@ -68,18 +74,40 @@ class StateMachine:
             raise ValueError(f"{self.field} → {to} has {len(sources)} source states, not one: {sources}.")
         return sources[0]
 
+    def extend(self, transitions: Mapping[str, Iterable[str]]) -> None:
+        """Add moves to the declaration (a workflow whose parts declare their own stages)."""
+        for source, targets in transitions.items():
+            self.transitions[str(source)] = self.transitions.get(str(source), frozenset()) | {str(t) for t in targets}
+        self.states = frozenset(self.transitions) | frozenset().union(*self.transitions.values())
+
     def check(self, obj, current: str, to: str) -> None:
         """Raise `TransitionRefused` unless the declaration allows current → to (no database access)."""
         if not self.allows(current, to):
             raise TransitionRefused(obj, current, to)
 
 
-def machine_of(model) -> StateMachine:
-    """The `StateMachine` a model (or an instance) declares as `STATES`."""
-    machine = getattr(model, "STATES", None)
-    if not isinstance(machine, StateMachine):
-        raise TypeError(f"{model.__name__ if isinstance(model, type) else type(model).__name__} declares no STATES.")
-    return machine
+def machines_of(model) -> list[StateMachine]:
+    """Every `StateMachine` a model (or an instance) declares, `STATES` first."""
+    model = model if isinstance(model, type) else type(model)
+    found = {}
+    for klass in reversed(model.__mro__):
+        found.update((name, value) for name, value in vars(klass).items() if isinstance(value, StateMachine))
+    main = found.pop("STATES", None)
+    return ([main] if main is not None else []) + list(found.values())
+
+
+def machine_of(model, field: str | None = None) -> StateMachine:
+    """The `StateMachine` a model (or an instance) declares as `STATES`, or the one it declares for `field`."""
+    name = model.__name__ if isinstance(model, type) else type(model).__name__
+    if field is None:
+        machine = getattr(model, "STATES", None)
+        if not isinstance(machine, StateMachine):
+            raise TypeError(f"{name} declares no STATES.")
+        return machine
+    for machine in machines_of(model):
+        if machine.field == field:
+            return machine
+    raise TypeError(f"{name} declares no states for {field!r}.")
 
 
 def _actor(by):
@@ -98,12 +126,14 @@ def record(model, pk: int, from_state: str, to_state: str, *, by=None, reason: s
     )
 
 
-def transition(obj, to: str, by=None, reason: str = "", *, scope=None, **fields) -> StateChange:
+def transition(obj, to: str, by=None, reason: str = "", *, scope=None, state_field: str | None = None,
+               **fields) -> StateChange:
     """Move `obj` to state `to` if its model's declaration allows it from the state the row is in
     now; save it (with any other `fields` given) and record who did it and why, all in one
-    transaction. Raises `TransitionRefused` (nothing written) otherwise. `obj` gets the new values."""
+    transaction. Raises `TransitionRefused` (nothing written) otherwise. `obj` gets the new values.
+    `state_field` names the workflow for a model that declares several (default: `STATES`)."""
     model = type(obj)
-    machine = machine_of(model)
+    machine = machine_of(model, state_field)
     with transaction.atomic():
         current = (model._default_manager.select_for_update().filter(pk=obj.pk)
                    .values_list(machine.field, flat=True).first())
@@ -118,15 +148,41 @@ def transition(obj, to: str, by=None, reason: str = "", *, scope=None, **fields)
     return change
 
 
-def try_transition(obj, to: str, by=None, reason: str = "", *, scope=None, **fields) -> StateChange | None:
+def try_transition(obj, to: str, by=None, reason: str = "", *, scope=None, state_field: str | None = None,
+                   **fields) -> StateChange | None:
     """`transition`, or None (nothing written) where the row is gone or the declaration does not
     allow the move from the state it is in now: for moves that only apply if nothing else changed
     it first (a job finishing that a user cancelled meanwhile)."""
     try:
         with transaction.atomic():
-            return transition(obj, to, by, reason, scope=scope, **fields)
+            return transition(obj, to, by, reason, scope=scope, state_field=state_field, **fields)
     except (TransitionRefused, ObjectDoesNotExist):
         return None
+
+
+def transition_many(queryset, to: str, by=None, reason: str = "", *, scope=None, state_field: str | None = None,
+                    **fields) -> list[int]:
+    """Move every row of `queryset` whose current state the declaration allows to become `to`
+    (the others are left as they are, like a conditional UPDATE's), with any other `fields`, and
+    record one change for each, in one transaction of three statements: the locking read, the
+    UPDATE and one INSERT of the history. Returns the ids of the rows moved (in id order)."""
+    model = queryset.model
+    machine = machine_of(model, state_field)
+    with transaction.atomic():
+        found = list(queryset.select_for_update(of=("self",)).order_by("pk").values_list("pk", machine.field))
+        moved = [(pk, current) for pk, current in found if machine.allows(current, to)]
+        if not moved:
+            return []
+        model._default_manager.filter(pk__in=[pk for pk, _ in moved]).update(**{machine.field: to}, **fields)
+        content_type = ContentType.objects.get_for_model(model)
+        scope_type = ContentType.objects.get_for_model(type(scope)) if scope is not None else None
+        at = timezone.now()
+        StateChange.objects.bulk_create([
+            StateChange(content_type=content_type, object_id=pk, from_state=current or "", to_state=to,
+                        actor=_actor(by), reason=reason or "", scope_type=scope_type,
+                        scope_id=scope.pk if scope is not None else None, created_at=at)
+            for pk, current in moved])
+    return [pk for pk, _ in moved]
 
 
 class KeepsHistory:
@@ -141,6 +197,10 @@ class KeepsHistory:
         return super().delete(*args, **kwargs)
 
 
-def history(obj):
-    """The recorded changes of `obj`, oldest first, with their actors."""
-    return StateChange.objects.of(obj).select_related("actor")
+def history(obj, state_field: str | None = None):
+    """The recorded changes of `obj`, oldest first, with their actors; with `state_field`, only the
+    changes of that one of its workflows (for a model that declares several, whose states differ)."""
+    changes = StateChange.objects.of(obj).select_related("actor")
+    if state_field is not None:
+        changes = changes.filter(to_state__in=machine_of(obj, state_field).states)
+    return changes

@@ -136,6 +136,15 @@ class RunChunk(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     OPEN = (Status.PENDING, Status.RUNNING)
+    # running -> running: a worker starts it again (redelivered); running -> pending: its worker went
+    # silent and beat re-queues it
+    STATES = StateMachine("status", {
+        Status.PENDING: {Status.RUNNING, Status.CANCELLED},
+        Status.RUNNING: {Status.RUNNING, Status.PENDING, Status.DONE, Status.FAILED, Status.CANCELLED},
+        Status.DONE: set(),
+        Status.FAILED: set(),
+        Status.CANCELLED: set(),
+    })
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()

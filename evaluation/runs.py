@@ -243,8 +243,8 @@ def transition(run: EvaluationRun | int, to: str, *, reason: str = "", by=None) 
         if state.try_transition(EvaluationRun(pk=run_id), to, by, reason[:500], **fields) is None:
             return False
         if to in (Status.FAILED, Status.CANCELLED):
-            RunChunk.objects.filter(run_id=run_id, status__in=RunChunk.OPEN).update(
-                status=RunChunk.Status.CANCELLED, finished_at=now)
+            state.transition_many(RunChunk.objects.filter(run_id=run_id, status__in=RunChunk.OPEN),
+                                  RunChunk.Status.CANCELLED, by, f"The run {to}: {reason}"[:500], finished_at=now)
     if isinstance(run, EvaluationRun):
         run.refresh_from_db()
     return True
@@ -363,16 +363,17 @@ def finish_if_done(run_id: int) -> EvaluationRun:
 def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None = None) -> runner.ExecutionStats | None:
     """Execute one chunk if it is still open and its run is running; safe to call twice."""
     now = timezone.now()
-    claimed = RunChunk.objects.filter(pk=chunk_id, status__in=RunChunk.OPEN).update(
-        status=RunChunk.Status.RUNNING, attempts=F("attempts") + 1, started_at=now, heartbeat_at=now,
-        worker=heartbeats.worker_name(), error="")
+    worker = heartbeats.worker_name()
+    claimed = state.transition_many(
+        RunChunk.objects.filter(pk=chunk_id, status__in=RunChunk.OPEN), RunChunk.Status.RUNNING,
+        reason=f"Started by {worker}", attempts=F("attempts") + 1, started_at=now, heartbeat_at=now, worker=worker,
+        error="")
     if not claimed:
         return None
     chunk = RunChunk.objects.select_related("run__version__benchmark").get(pk=chunk_id)
     run = chunk.run
     if run.status != Status.RUNNING:
-        RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING).update(
-            status=RunChunk.Status.CANCELLED, finished_at=timezone.now())
+        _end_chunk(chunk_id, RunChunk.Status.CANCELLED, f"The run is {run.status}")
         return None
     try:
         if planned is None:
@@ -389,15 +390,22 @@ def run_chunk(chunk_id: int, *, pool: runner.BackendPool, planned: dict | None =
     except Exception as exc:  # noqa: BLE001 - the chunk and the run say why; resuming retries
         logger.exception("Run %s chunk %s failed", run.pk, chunk.index)
         message = f"{type(exc).__name__}: {exc}"
-        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.FAILED, error=message,
-                                                    finished_at=timezone.now())
+        _end_chunk(chunk_id, RunChunk.Status.FAILED, message, error=message)
         transition(run, Status.FAILED, reason=f"Chunk {chunk.index} failed: {message}")
         finish_if_done(run.pk)
         return None
-    RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING).update(
-        status=RunChunk.Status.CANCELLED if stats.stopped else RunChunk.Status.DONE, finished_at=timezone.now())
+    if stats.stopped:
+        _end_chunk(chunk_id, RunChunk.Status.CANCELLED, "Stopped before its next batch")
+    else:
+        _end_chunk(chunk_id, RunChunk.Status.DONE, "Done")
     finish_if_done(run.pk)
     return stats
+
+
+def _end_chunk(chunk_id: int, to: str, reason: str, **fields) -> bool:
+    """End a running chunk (`RunChunk.STATES`); False if it is no longer running."""
+    running = RunChunk.objects.filter(pk=chunk_id, status=RunChunk.Status.RUNNING)
+    return bool(state.transition_many(running, to, reason=reason, finished_at=timezone.now(), **fields))
 
 
 def requeue_silent_chunks(send: Callable[[list[int]], None], *, now=None) -> dict:
@@ -417,12 +425,14 @@ def requeue_silent_chunks(send: Callable[[list[int]], None], *, now=None) -> dic
                                                status=RunChunk.Status.RUNNING, attempts=chunk.attempts)
         if gave_up:
             message = f"{silence}; it was started {chunk.attempts} times, the most allowed (EVAL_CHUNK_MAX_ATTEMPTS)"
-            if still_silent.update(status=RunChunk.Status.FAILED, error=message, finished_at=now):
+            if state.transition_many(still_silent, RunChunk.Status.FAILED, reason=message, error=message,
+                                     finished_at=now):
                 logger.warning("Run %s chunk %s failed: %s", chunk.run_id, chunk.index, message)
                 transition(chunk.run_id, Status.FAILED, reason=f"Chunk {chunk.index} failed: {message}")
                 finish_if_done(chunk.run_id)
                 failed.append(chunk.pk)
-        elif still_silent.update(status=RunChunk.Status.PENDING, error=f"Re-queued: {silence}"):
+        elif state.transition_many(still_silent, RunChunk.Status.PENDING, reason=f"Re-queued: {silence}",
+                                   error=f"Re-queued: {silence}"):
             logger.warning("Run %s chunk %s re-queued: %s", chunk.run_id, chunk.index, silence)
             requeued.append(chunk.pk)
     if requeued:

@@ -119,6 +119,14 @@ class Proposal(models.Model):
         Outcome.UNDECIDED: set(SETTLED),
         **_each_to_any_other(SETTLED),
     })
+    # how the model's output parsed: a pending row is filled in once (`generation.proposals`)
+    PARSE_STATES = StateMachine("status", {
+        Status.PENDING: {Status.OK, Status.MALFORMED, Status.EMPTY, Status.FAILED},
+        Status.OK: set(),
+        Status.MALFORMED: set(),
+        Status.EMPTY: set(),
+        Status.FAILED: set(),
+    })
 
     proposal_set = models.ForeignKey(ProposalSet, on_delete=models.PROTECT, related_name="proposals")
     task_kind = models.CharField(max_length=64, db_index=True)

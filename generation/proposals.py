@@ -679,10 +679,13 @@ def parsed_row(parsed: Parsed, text: str, params: dict, removed: int = 0, **posi
 
 
 def _save(proposal: Proposal, pset: ProposalSet, rows: list[dict], common: dict) -> Counter:
-    """Fill the pending row with the first record and add the others; nothing if it is no longer pending."""
-    first, rest = rows[0], rows[1:]
+    """Fill the pending row with the first record (its parse status moved through `Proposal.PARSE_STATES`) and
+    add the others; nothing if it is no longer pending."""
+    first, rest = dict(rows[0]), rows[1:]
+    status = first.pop("status")
     with transaction.atomic():
-        filled = Proposal.objects.filter(pk=proposal.pk, status=Proposal.Status.PENDING).update(**common, **first)
+        filled = state.transition_many(Proposal.objects.filter(pk=proposal.pk), status,
+                                       reason=first.get("parse_error", ""), state_field="status", **common, **first)
         if not filled:
             return Counter()
         Proposal.objects.bulk_create([

@@ -18,6 +18,7 @@ from annotation.crowd import assignment, forms, proposal_review, review, submiss
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.models import Study, StudyItem
 from config import state
+from config.models import StateChange
 from config.roles import ADMIN, ANNOTATOR, CURATOR, RESEARCHER
 from generation import jobs, proposals
 from generation.backends import registry
@@ -311,6 +312,14 @@ def test_job_batches_reports_progress_and_records_every_outcome(scripted, curato
     [failed] = by_key["video-4"]
     assert (failed.status, failed.parse_error, failed.raw_output) == ("failed", "HTTP 503 after 4 attempts", "")
     assert proposals.status_counts(pset)["status"] == {"ok": 3, "malformed": 2, "empty": 1, "failed": 1}
+    # each pending row filled in records the move of its parse status; the further records are made as they are
+    assert [history(p) for p in (umbrella[0], umbrella[1], prose, failed)] == [
+        [("pending", "ok", "")], [], [("pending", "malformed", prose.parse_error)],
+        [("pending", "failed", "HTTP 503 after 4 attempts")]]
+
+
+def history(proposal) -> list[tuple[str, str, str]]:
+    return [(change.from_state, change.to_state, change.reason) for change in StateChange.objects.of(proposal)]
 
 
 def test_n_samples_become_one_proposal_each(scripted, django_capture_on_commit_callbacks):
@@ -490,7 +499,7 @@ def test_an_outcome_moves_through_its_declared_transitions_with_history(generate
     proposals.decide(first, curator, "reject", reason="On a second look the answer is wrong.")
     first.refresh_from_db()
     assert first.outcome == "rejected" and first.final_fields is None
-    changes = list(state.history(first).values_list("from_state", "to_state", "actor", "reason"))
+    changes = list(state.history(first, "outcome").values_list("from_state", "to_state", "actor", "reason"))
     assert changes == [("undecided", "accepted", curator.pk, "Curator, directly: accept"),
                        ("accepted", "rejected", curator.pk, "Curator, directly: reject")]
     assert not Proposal.STATES.allows("accepted", "undecided")  # a decision is never taken back to none

@@ -1,21 +1,34 @@
 """One way to change state: declared transitions per model, one `transition` service, one
 insert-only history table (`config.StateChange`), used by the callers and the admin."""
 
+import ast
+import re
+from datetime import timedelta
+from pathlib import Path
+
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from annotation import curation_stages
 from annotation.crowd import assignment, submissions
 from annotation.crowd.models import Claim, Study, StudyItem, Submission
-from annotation.models import VideoSplit
+from annotation.curation_models import CurationRecord
+from annotation.models import Image, MediaAsset, Video, VideoSplit
 from config import state
 from config.models import StateChange
 from config.roles import CURATOR
-from evaluation.models import EvaluationRun
+from evaluation import runs
+from evaluation.models import EvaluationRun, RunChunk
 from generation import jobs
-from generation.models import Job
-from tests.conftest import create_study, logged_in_api, make_user
+from generation.models import Job, Proposal
+from tests.conftest import create_study, ingest_path, logged_in_api, make_user
+from tests.eval_support import make_version, use_toy_benchmark
 
+ROOT = Path(__file__).resolve().parent.parent
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
 
 
@@ -242,3 +255,185 @@ def test_existing_history_rows_move_into_the_one_history_table():
     assert moved == [("study", study.pk, "draft", "open", curator.pk, "long ago", study.pk),
                      ("user", curator.pk, "in_pool", "excluded", None, "spam", study.pk),
                      ("evaluationrun", run.pk, "pending", "running", curator.pk, "Started", None)]
+
+
+# --- Curation stages, run chunks, proposals' parse status, media status ---------------------------
+
+# The models' workflow fields that move only through `config.state` (with `annotation.curation_stages`
+# for curation records): what names them in an assignment, an UPDATE or a `save(update_fields=…)`.
+GUARDED_ENUMS = ("RunChunk.Status", "Proposal.Status", "MediaAsset.Status", "Video.Status", "Image.Status")
+GUARDED_RECEIVERS = re.compile(r"\b(chunks?|RunChunk|proposals?|Proposal|videos?|Video|images?|Image|clip|"
+                               r"assets?|MediaAsset)\b")
+THE_SERVICE = {"config/state.py", "annotation/curation_stages.py"}
+
+
+def _writes_of_guarded_states(path: Path, root: Path = ROOT) -> list[str]:
+    source = path.read_text()
+    name = path.relative_to(root)
+    found = []
+
+    def text(node) -> str:
+        return ast.get_source_segment(source, node) or ""
+
+    def guarded_status(value, receiver) -> bool:
+        return any(enum in text(value) for enum in GUARDED_ENUMS) or bool(GUARDED_RECEIVERS.search(text(receiver)))
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            while any(isinstance(target, (ast.Tuple, ast.List, ast.Starred)) for target in targets):
+                targets = [part for target in targets for part in (
+                    target.elts if isinstance(target, (ast.Tuple, ast.List)) else
+                    [target.value] if isinstance(target, ast.Starred) else [target])]
+            for attribute in targets:
+                if isinstance(attribute, ast.Attribute) and (attribute.attr == "stage" or (
+                        attribute.attr == "status" and guarded_status(node.value, attribute.value))):
+                    found.append(f"{name}:{node.lineno}: {text(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            if node.func.attr in ("update", "bulk_update"):
+                for keyword in node.keywords:
+                    if keyword.arg == "stage" or (keyword.arg == "status" and guarded_status(keyword.value, receiver)):
+                        found.append(f"{name}:{node.lineno}: {text(node)}")
+                if node.func.attr == "bulk_update" and len(node.args) > 1 and (
+                        '"stage"' in text(node.args[1]) or ('"status"' in text(node.args[1])
+                                                          and GUARDED_RECEIVERS.search(text(receiver)))):
+                    found.append(f"{name}:{node.lineno}: {text(node)}")
+            if node.func.attr in ("create", "get_or_create", "update_or_create", "bulk_create") and (
+                    "CurationRecord" in text(receiver)):  # a record starts at its first stage, recorded
+                found.append(f"{name}:{node.lineno}: {text(node)}")
+            if node.func.attr == "save":
+                for keyword in node.keywords:
+                    if keyword.arg == "update_fields" and (
+                            '"stage"' in text(keyword.value) or ('"status"' in text(keyword.value)
+                                                                 and GUARDED_RECEIVERS.search(text(receiver)))):
+                        found.append(f"{name}:{node.lineno}: {text(node)}")
+    return found
+
+
+def test_curation_stages_chunk_proposal_and_media_states_are_written_only_by_the_service():
+    """`CurationRecord.stage`, `RunChunk.status`, `Proposal.status` and `MediaAsset.status` are never
+    assigned, updated or saved by name outside `config.state` (and `annotation.curation_stages`, which
+    alone creates curation records)."""
+    found = []
+    for package in ("annotation", "evaluation", "generation", "config", "frontend"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts or str(path.relative_to(ROOT)) in THE_SERVICE:
+                continue
+            found += _writes_of_guarded_states(path)
+    assert found == []
+
+
+def test_the_scan_finds_each_kind_of_direct_write(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "record.stage = 'x'\n"
+        "record.working, record.stage = {}, 'x'\n"
+        "CurationRecord.objects.filter(pk=1).update(stage='x')\n"
+        "RunChunk.objects.filter(pk=1).update(status=RunChunk.Status.DONE)\n"
+        "run.chunks.filter(pk=1).update(status='done')\n"
+        "proposal.status = Proposal.Status.OK\n"
+        "video.status = MediaAsset.Status.READY\n"
+        "chunk.save(update_fields=['status'])\n".replace("'status'", '"status"')
+        + "record.save(update_fields=[\"stage\"])\n"
+        "CurationRecord.objects.create(item=item, stage='x')\n"
+        # not these: other models' status fields, reads and other creations
+        "job.status = Job.Status.RUNNING\n"
+        "Claim.objects.filter(pk=1).update(status=Claim.Status.SUBMITTED)\n"
+        "run.status = EvaluationRun.Status.RUNNING\n"
+        "RunChunk.objects.create(run=run, index=0)\n"
+        "if record.stage == 'x': pass\n")
+    found = _writes_of_guarded_states(probe, tmp_path)
+    assert sorted(int(line.split(":")[1]) for line in found) == list(range(1, 11))
+
+
+def _moves(obj) -> list[tuple[str, str]]:
+    return [(change.from_state, change.to_state) for change in StateChange.objects.of(obj)]
+
+
+def test_every_new_workflow_declares_its_states_over_its_own_choices():
+    for model, field in ((RunChunk, "status"), (Proposal, "status"), (Video, "status"), (Image, "status")):
+        machine = state.machine_of(model, field)
+        assert machine.states == {value for value, _label in model._meta.get_field(field).choices}, model
+    assert state.machine_of(Proposal) is Proposal.STATES and Proposal.STATES.field == "outcome"
+    assert not Proposal.STATES.states & Proposal.PARSE_STATES.states  # one history, told apart by its states
+    with pytest.raises(TypeError, match="no states for 'kind'"):
+        state.machine_of(Proposal, "kind")
+
+
+def _studies(n: int, *, prefix: str):
+    return [create_study(f"{prefix}-{i}", form=FORM, items=0, state=Study.State.DRAFT) for i in range(n)]
+
+
+def test_a_bulk_transition_records_each_row_in_the_same_number_of_queries_for_any_number(curator):
+    closed = create_study("closed", form=FORM, items=0, state=Study.State.CLOSED)
+    few, many = _studies(2, prefix="few"), _studies(6, prefix="many")
+    ContentType.objects.get_for_model(Study)  # the history's content type, cached per process
+    with CaptureQueriesContext(connection) as for_few:
+        moved = state.transition_many(Study.objects.filter(pk__in=[s.pk for s in [*few, closed]]), Study.State.OPEN,
+                                      curator, "all at once")
+    assert moved == [s.pk for s in few]  # the closed study may not open: left as it is, nothing recorded
+    with CaptureQueriesContext(connection) as for_many:
+        state.transition_many(Study.objects.filter(pk__in=[s.pk for s in many]), Study.State.OPEN, curator)
+    assert len(for_few) == len(for_many)
+    for study in [*few, *many]:
+        study.refresh_from_db()
+        assert study.state == Study.State.OPEN and _moves(study) == [("draft", "open")]
+    assert StateChange.objects.of(few[0]).get().reason == "all at once"
+    closed.refresh_from_db()
+    assert closed.state == Study.State.CLOSED and not StateChange.objects.of(closed).exists()
+
+
+def test_curation_stages_move_through_the_declared_moves_and_are_recorded(monkeypatch, curator):
+    use_toy_benchmark(monkeypatch)
+    monkeypatch.setattr(CurationRecord, "STATES", state.StateMachine("stage", {}))
+    curation_stages.declare({"drafted": {"checked"}, "checked": {"done", "drafted"}})
+    version = make_version("curated", [(f"q{i}", {}, ["open"]) for i in range(3)])
+    first, *others = [curation_stages.start(item=item, stage="drafted", by=curator) for item in version.items.all()]
+    assert _moves(first) == [("", "drafted")] and StateChange.objects.of(first).get().actor == curator
+
+    curation_stages.move(first, "drafted", working={"note": "same stage: no move"})
+    curation_stages.move(first, "checked", by=curator, reason="looked at", working={"note": "checked"})
+    first.refresh_from_db()
+    assert (first.stage, first.working) == ("checked", {"note": "checked"})
+    assert _moves(first) == [("", "drafted"), ("drafted", "checked")]
+    with pytest.raises(state.TransitionRefused):
+        curation_stages.move(first, "drafted_twice")
+
+    moved = curation_stages.move_many(CurationRecord.objects.filter(item__version=version), "checked", by=curator)
+    assert moved == [record.pk for record in others]  # the one already checked stays where it is
+    for record in others:
+        assert _moves(record) == [("", "drafted"), ("drafted", "checked")]
+
+
+def _run_with_chunks(statuses):
+    version = make_version("chunked", [("c0", {}, ["open"])])
+    run = EvaluationRun.objects.create(version=version, model_id="org/vlm", status=EvaluationRun.Status.RUNNING)
+    return run, [RunChunk.objects.create(run=run, index=index, status=status) for index, status in enumerate(statuses)]
+
+
+def test_run_chunks_record_every_move(settings, monkeypatch, db):
+    use_toy_benchmark(monkeypatch)
+    settings.EVAL_CHUNK_SILENT_AFTER_SECONDS = 60
+    run, (silent, pending, done) = _run_with_chunks(["running", "pending", "done"])
+    RunChunk.objects.filter(pk=silent.pk).update(attempts=1, started_at=timezone.now() - timedelta(minutes=5),
+                                                 heartbeat_at=timezone.now() - timedelta(minutes=5))
+    EvaluationRun.objects.filter(pk=run.pk).update(workers="celery")
+    sent = []
+    assert runs.requeue_silent_chunks(sent.extend)["requeued"] == [silent.pk] and sent == [silent.pk]
+    assert _moves(silent) == [("running", "pending")]
+    assert StateChange.objects.of(silent).get().reason.startswith("Re-queued: its worker")
+
+    assert runs.transition(run, EvaluationRun.Status.CANCELLED, reason="enough")
+    for chunk in (silent, pending, done):
+        chunk.refresh_from_db()
+    assert (silent.status, pending.status, done.status) == ("cancelled", "cancelled", "done")
+    assert _moves(pending) == [("pending", "cancelled")] and not StateChange.objects.of(done).exists()
+    assert StateChange.objects.of(pending).get().reason == "The run cancelled: enough"
+
+
+def test_probing_media_records_its_move_to_ready(astronaut, curator):
+    image = ingest_path(astronaut, user=curator)
+    assert image.status == MediaAsset.Status.READY
+    change = StateChange.objects.of(image).get()
+    assert (change.from_state, change.to_state, change.actor, change.reason) == ("probing", "ready", curator, "probed")

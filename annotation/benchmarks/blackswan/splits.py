@@ -219,8 +219,8 @@ def _store_clips(split: VideoSplit, analysis, plan, parameters: dict, files: dic
                 clip.poster.save(f"{clip.checksum[:2]}/{clip.checksum}.jpg", ContentFile(poster), save=False)
                 stored.append(clip.poster)
                 clip.provenance = _provenance(split, analysis, plan, parameters, name)
-                clip.status = MediaAsset.Status.READY
                 clip.save()
+                state.transition(clip, MediaAsset.Status.READY, split.requested_by, f"cut from split #{split.pk}")
                 clips[name] = clip
             transition(
                 split, VideoSplit.Status.DONE, reason=f"frames {plan.main_start}/{plan.main_end}",

@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import versions
+from annotation import curation_stages, versions
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from annotation.benchmarks.cvqa import sources
 from annotation.benchmarks.cvqa.source_reading import ROLE
@@ -36,6 +36,14 @@ DEFAULT_LABEL = "counterfactuals"
 PROPOSED, WRITTEN = "proposed", "written"  # CurationRecord stages, before verification
 ADJUDICATION, VERIFIED, REMOVED = "adjudication", "verified", "removed"  # after verification (`verification`)
 UNVERIFIED = (PROPOSED, WRITTEN)
+curation_stages.declare({
+    sources.SOURCE: set(),
+    PROPOSED: {ADJUDICATION, VERIFIED, REMOVED},
+    WRITTEN: {ADJUDICATION, VERIFIED, REMOVED},
+    VERIFIED: {ADJUDICATION},  # the answers that count no longer agree
+    ADJUDICATION: {VERIFIED, REMOVED},
+    REMOVED: set(),
+})
 WORKING_KEY = "counterfactual"
 APPROVED = (Proposal.Outcome.ACCEPTED, Proposal.Outcome.CORRECTED)
 REFUSAL_PHRASE = "not verified yet"
@@ -112,7 +120,7 @@ def _create(source: BenchmarkItem, label: str, group: str, new_query: str, new_a
                                  {ROLE: source.media.get(role=ROLE).image})
     except ValidationError as exc:
         raise CounterfactualError("The counterfactual is not valid: " + "; ".join(exc.messages)) from None
-    CurationRecord.objects.create(item=item, stage=stage, author=author, working={WORKING_KEY: {
+    curation_stages.start(item=item, stage=stage, author=author, by=author, working={WORKING_KEY: {
         "source_item": source.pk, "source_version": source.version_id, "source_external_id": source.external_id,
         "group": group, **working}})
     return item

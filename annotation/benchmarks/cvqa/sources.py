@@ -23,10 +23,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import versions
+from annotation import curation_stages, versions
 from annotation.benchmarks import registry
 from annotation.benchmarks.cvqa.source_reading import FORMATS, ROLE, ImageIndex, SourceBatch, read_csv, read_vqa
-from annotation.curation_models import CurationRecord
 from annotation.importers.base import ImportFailed, Problems
 from annotation.importers.release import MAX_ID_LENGTH, check_medium, store_medium
 from annotation.media_cleanup import ImportLease
@@ -182,7 +181,7 @@ def import_sources(path: Path, label: str, *, fmt: str = "", images: Path | None
                     report.images_added += new
                     report.images_reused += not new
                 item = versions.add_item(version, spec.external_id, spec.payload, {ROLE: assets[ref.path]})
-                CurationRecord.objects.create(item=item, stage=SOURCE, author=user, working={"imported": {
+                curation_stages.start(item=item, stage=SOURCE, author=user, by=user, working={"imported": {
                     "by": user.get_username() if user else "", "at": timezone.now().isoformat(),
                     "file": ", ".join(batch.files), "where": spec.where}})
                 present.add(spec.external_id)

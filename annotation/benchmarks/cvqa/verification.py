@@ -35,7 +35,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation import decisions
+from annotation import curation_stages, decisions
 from annotation.benchmarks.cvqa import counterfactual_groups as groups
 from annotation.benchmarks.cvqa import counterfactuals
 from annotation.benchmarks.cvqa.source_reading import ROLE
@@ -251,8 +251,7 @@ def _record(item_id: int) -> CurationRecord | None:
 def _write(record: CurationRecord, stage: str, **entries) -> None:
     working = dict(record.working or {})
     working[WORKING_KEY] = {**(working.get(WORKING_KEY) or {}), **entries}
-    record.working, record.stage = working, stage
-    record.save(update_fields=["working", "stage", "updated_at"])
+    curation_stages.move(record, stage, working=working)
 
 
 def _set_answer(record: CurationRecord, answer: str) -> dict:

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation import curation_stages
 from annotation.benchmarks.cvrr import stages, video_pool
 from annotation.benchmarks.cvrr.captions import CAPTIONERS, FORM, STUDY_KIND
 from annotation.benchmarks.cvrr.pools import CurationError
@@ -171,8 +172,7 @@ def _save(item: BenchmarkItem, user, chosen: str, provenance: dict) -> Benchmark
             raise CurationError(" ".join(exc.messages), status=409) from None
         except ValidationError as exc:
             raise CurationError("The caption does not fit the video's item: " + "; ".join(exc.messages)) from None
-        record.working = {**(record.working or {}), "caption": {
-            **provenance, "by": user.get_username(), "at": timezone.now().isoformat()}}
-        record.stage = stages.CAPTIONED
-        record.save(update_fields=["working", "stage", "updated_at"])
+        curation_stages.move(record, stages.CAPTIONED, by=user, reason="caption chosen", working={
+            **(record.working or {}), "caption": {**provenance, "by": user.get_username(),
+                                                  "at": timezone.now().isoformat()}})
     return item

@@ -33,6 +33,7 @@ from collections import Counter, defaultdict
 
 from django.db import transaction
 
+from annotation import curation_stages
 from annotation.benchmarks.cvrr import expert_study, filtration, stages
 from annotation.benchmarks.cvrr.expert_study import ANSWER, NEGATIVE, NOTES, POSITIVE, QUESTION_NAMES, QUESTIONS
 from annotation.crowd import agreement, history
@@ -235,12 +236,12 @@ def finalise(study: Study, curator) -> dict:
             if record is None or record.stage != stages.FILTERED:
                 skipped[pair["study_item"]] = f"at stage {record.stage}" if record else "no curation record"
                 continue
-            record.working = {**(record.working or {}), "expert_assessment": {
-                "study": locked.slug, "votes": pair["votes"], "verdicts": pair["verdicts"], "notes": pair["notes"],
-                "outcome": pair["outcome"], "finalised_by": curator.pk}}
-            if pair["outcome"] == CHECKED:
-                record.stage = stages.EXPERT_CHECKED
-            record.save(update_fields=["stage", "working", "updated_at"])
+            curation_stages.move(
+                record, stages.EXPERT_CHECKED if pair["outcome"] == CHECKED else record.stage, by=curator,
+                reason="expert assessment report finalised", working={
+                    **(record.working or {}), "expert_assessment": {
+                        "study": locked.slug, "votes": pair["votes"], "verdicts": pair["verdicts"],
+                        "notes": pair["notes"], "outcome": pair["outcome"], "finalised_by": curator.pk}})
             if pair["outcome"] == RETURNED:
                 return_to_filtration(record.item, return_reason(locked, pair), curator)
             moved[pair["outcome"]].append(pair["study_item"])

@@ -25,7 +25,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
-from annotation import decisions
+from annotation import curation_stages, decisions
 from annotation.benchmarks import registry
 from annotation.benchmarks.cvrr import stages
 from annotation.curation_models import CurationRecord
@@ -149,8 +149,8 @@ def apply_outcome(proposal: Proposal, decision: ProposalDecision, outcome: str, 
             record.item.save(update_fields=["payload"])
         except ValidationError as exc:
             raise ProposalError("The pair does not fit CVRR-ES's items: " + "; ".join(exc.messages)) from None
-        record.stage, record.working = stages.FILTERED, working
-        record.save(update_fields=["stage", "working", "updated_at"])
+        curation_stages.move(record, stages.FILTERED, by=decision.decided_by, reason="kept in filtration",
+                             working=working)
         return
     version = pool_version(decision.decided_by)
     external_id = f"{payload['dimension']}:{payload['video_id']}:p{proposal.pk}"
@@ -162,7 +162,8 @@ def apply_outcome(proposal: Proposal, decision: ProposalDecision, outcome: str, 
         raise ProposalError("The pair does not fit CVRR-ES's items: " + "; ".join(exc.messages)) from None
     except IntegrityError:
         raise ProposalError(f"Version {version} already holds an item {external_id!r}.") from None
-    CurationRecord.objects.create(item=item, stage=stages.FILTERED, author=decision.decided_by, working=working)
+    curation_stages.start(item=item, stage=stages.FILTERED, author=decision.decided_by, by=decision.decided_by,
+                          reason="kept in filtration", working=working)
 
 
 def mark_returned(record: CurationRecord, reason: str, by, when) -> CurationRecord:
@@ -170,9 +171,7 @@ def mark_returned(record: CurationRecord, reason: str, by, when) -> CurationReco
     working = dict(record.working or {})
     working["returned"] = [*working.get("returned", []),
                            {"reason": reason, "by": by.get_username(), "by_id": by.pk, "at": when.isoformat()}]
-    record.stage, record.working = stages.RETURNED, working
-    record.save(update_fields=["stage", "working", "updated_at"])
-    return record
+    return curation_stages.move(record, stages.RETURNED, by=by, reason=reason, working=working)
 
 
 def human_decisions(version: BenchmarkVersion) -> list[decisions.Decision]:

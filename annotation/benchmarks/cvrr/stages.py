@@ -6,6 +6,8 @@ pairs people kept are `qa` items, in the importer's shape, of an unfrozen QA poo
 frozen into the benchmark.
 """
 
+from annotation import curation_stages
+
 # a video item
 VIDEO_ASSIGNED = "video_assigned"  # in a dimension, with its source and metadata
 CAPTIONED = "captioned"  # a curator merged or picked the caption used for QA generation
@@ -22,3 +24,11 @@ STAGES = (
     (RETURNED, "Back to filtration"),
 )
 LABELS = dict(STAGES)
+
+curation_stages.declare({
+    VIDEO_ASSIGNED: {CAPTIONED},
+    CAPTIONED: set(),
+    FILTERED: {EXPERT_CHECKED, RETURNED},
+    EXPERT_CHECKED: {RETURNED},  # a curator may still send a checked pair back
+    RETURNED: {FILTERED},  # kept again when the returned-pairs study reviews it
+})

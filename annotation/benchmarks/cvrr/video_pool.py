@@ -23,11 +23,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation import curation_stages
 from annotation.benchmarks.cvrr import stages
 from annotation.benchmarks.cvrr.dimensions import DIMENSIONS
 from annotation.benchmarks.cvrr.payload import VIDEO_SOURCES
 from annotation.benchmarks.cvrr.pools import CurationError, find_video_pool, video_pool_version
-from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError, ItemMedia, MediaAsset, Video
 from annotation.versions import add_item
 from config import json_text
@@ -155,7 +155,7 @@ def assign_video(user, video, dimension: str, source: str, metadata=None) -> Ben
             raise CurationError("The video does not fit CVRR-ES's items: " + "; ".join(exc.messages)) from None
         except IntegrityError:
             raise CurationError(f"The video pool already holds {dimension}/{video_id}.") from None
-        CurationRecord.objects.create(item=item, stage=stages.VIDEO_ASSIGNED, author=user, working={
+        curation_stages.start(item=item, stage=stages.VIDEO_ASSIGNED, author=user, by=user, working={
             "assigned": {"by": user.get_username(), "at": timezone.now().isoformat(), "library_video": video.pk}})
     return item
 

@@ -29,6 +29,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from annotation import curation_stages
 from annotation.benchmarks.maia import categories, stages
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.crowd import answers, forms, kinds, studies
@@ -204,13 +205,13 @@ def accept(submission) -> BenchmarkItem:
                         else {**payload, "answers": pool})
         item.save()
         if record is None:
-            record = CurationRecord(item=item, stage=stages.QUESTION_WRITTEN)
-        record.working = {**(record.working or {}), "answers": [
-            *(record.working or {}).get("answers", []),
-            {"answer": answer, "worker": claim.worker_id, "submission": submission.pk, "study": claim.study.slug}]}
-        if complete:
-            record.stage = stages.POOL_COMPLETE
-        record.save()
+            record = curation_stages.start(item=item, stage=stages.QUESTION_WRITTEN)
+        curation_stages.move(record, stages.POOL_COMPLETE if complete else record.stage,
+                             reason=f"{N_ANSWERS} answers collected" if complete else "", working={
+            **(record.working or {}), "answers": [
+                *(record.working or {}).get("answers", []),
+                {"answer": answer, "worker": claim.worker_id, "submission": submission.pk,
+                 "study": claim.study.slug}]})
     return item
 
 

@@ -13,10 +13,10 @@ others.
 
 from django.db import transaction
 
+from annotation import curation_stages
 from annotation.benchmarks.maia import answer_collection, question_writing, stages
 from annotation.crowd import studies
 from annotation.crowd.models import Study
-from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkVersion, MediaAsset, Video
 from annotation.versions import add_item
 
@@ -100,7 +100,7 @@ def _curation_version(curator, videos: dict) -> BenchmarkVersion | None:
                 item = add_item(version, f"{stem}/{category}/{index}", {
                     "kind": "question_draft", "video": stem, "category": category, "question": question,
                     "answers": answers[:DEMO_ANSWERS_IN]}, media={"video": videos[name]})
-                CurationRecord.objects.create(item=item, stage=stages.QUESTION_WRITTEN, author=curator)
+                curation_stages.start(item=item, stage=stages.QUESTION_WRITTEN, author=curator, by=curator)
     return version
 
 

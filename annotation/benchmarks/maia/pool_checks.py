@@ -50,7 +50,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation import decisions
+from annotation import curation_stages, decisions
 from annotation.benchmarks.maia import stages
 from annotation.benchmarks.maia.stopwords_it import STOPWORDS
 from annotation.curation_models import CurationRecord, ItemCheck
@@ -226,8 +226,9 @@ def run_checks(version: BenchmarkVersion, user, scorer, *, model_id: str = "",
     with transaction.atomic():
         for check in checks:
             check.save()
-        CurationRecord.objects.filter(item_id__in=[r.item_id for r in results], stage=stages.POOL_COMPLETE).update(
-            stage=stages.POOL_CHECKED)
+        curation_stages.move_many(CurationRecord.objects.filter(item_id__in=[r.item_id for r in results],
+                                                                stage=stages.POOL_COMPLETE),
+                                  stages.POOL_CHECKED, by=user, reason="pool checks ran")
     return results
 
 

@@ -32,13 +32,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.utils.translation import gettext as _
 
+from annotation import curation_stages
 from annotation.benchmarks.maia import categories, stages
 from annotation.benchmarks.maia.yes_no import YES_NO_MESSAGE, is_yes_no
 from annotation.crowd import forms, kinds, studies
 from annotation.crowd.errors import CrowdError, InvalidSubmission
 from annotation.crowd.kinds import StudySetup
 from annotation.crowd.models import Study, StudyItem
-from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError, Video
 from annotation.versions import add_item
 from config.roles import ADMIN, CURATOR, has_role
@@ -371,8 +371,8 @@ def accept(submission) -> list[BenchmarkItem]:
                              status=400) from None
         except IntegrityError:
             raise CrowdError(f"Version {version} already holds an item {ids[slot]!r}.", status=409) from None
-        CurationRecord.objects.create(
-            item=item, stage=stages.QUESTION_WRITTEN, author=claim.worker,
+        curation_stages.start(
+            item=item, stage=stages.QUESTION_WRITTEN, author=claim.worker, by=claim.worker,
             working={"submission": submission.pk, "study": claim.study.slug, "yes_no_override": overrides.get(slot)})
         items.append(item)
     return items

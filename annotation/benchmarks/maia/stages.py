@@ -8,6 +8,7 @@ question, the answers approved so far); once its pool holds 8 approved answers i
 version is frozen only when every item is a complete `question` with its statements.
 """
 
+from annotation import curation_stages
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem
@@ -26,6 +27,14 @@ STAGES = (
     (READY, "Ready to freeze"),
 )
 LABELS = dict(STAGES)
+
+curation_stages.declare({
+    QUESTION_WRITTEN: {POOL_COMPLETE},
+    POOL_COMPLETE: {POOL_CHECKED},
+    POOL_CHECKED: {STATEMENTS},
+    STATEMENTS: {READY, POOL_CHECKED},  # back when its true statements are rejected
+    READY: {STATEMENTS, POOL_CHECKED},  # a statement edited or checked again no longer passes
+})
 
 QUESTIONS_PER_CATEGORY = 2  # per video: 2 open questions per category, 24 per video
 REFUSAL_PHRASE = "is not complete"

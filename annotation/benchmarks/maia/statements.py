@@ -36,6 +36,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import curation_stages
 from annotation.benchmarks.maia import minimal_pairs, pool_checks, stages
 from annotation.benchmarks.maia.payload import N_ANSWERS
 from annotation.curation_models import CurationRecord, ItemCheck
@@ -114,9 +115,7 @@ def _save(record: CurationRecord, payload: dict, state: dict, stage: str) -> Non
         raise ProposalError("The statements do not fit MAIA's questions: " + "; ".join(exc.messages)) from None
     item.payload = payload
     item.save(update_fields=["payload"])
-    record.working = {**(record.working or {}), WORKING_KEY: state}
-    record.stage = stage
-    record.save(update_fields=["working", "stage", "updated_at"])
+    curation_stages.move(record, stage, working={**(record.working or {}), WORKING_KEY: state})
 
 
 def _locked_record(proposal: Proposal) -> CurationRecord:
@@ -237,8 +236,7 @@ def refresh_stage(record: CurationRecord) -> str:
         return record.stage
     stage = stages.READY if all_pairs_pass(record.item) else stages.STATEMENTS
     if stage != record.stage:
-        record.stage = stage
-        record.save(update_fields=["stage", "updated_at"])
+        curation_stages.move(record, stage, reason="minimal-pair checks")
     return stage
 
 

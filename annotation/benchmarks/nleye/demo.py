@@ -15,12 +15,12 @@ import io
 
 from PIL import Image as PILImage
 
-from annotation import image_studio
+from annotation import curation_stages, image_studio
 from annotation.benchmarks.nleye import scene_pool, stages
 from annotation.benchmarks.nleye import scenes as scene_writing
 from annotation.crowd import studies
 from annotation.crowd.models import Study
-from annotation.curation_models import CurationRecord, ImageAttempt
+from annotation.curation_models import ImageAttempt
 from annotation.models import BenchmarkItem
 from generation import diffusion, jobs
 
@@ -96,8 +96,8 @@ def _demo_triplet(curator) -> BenchmarkItem:
     if item is None:
         item = BenchmarkItem.objects.create(version=pool, external_id=DEMO_POOL_ID,
                                             payload=scene_pool.triplet_payload(DEMO_POOL_ID, DEMO_SCENES))
-        CurationRecord.objects.create(item=item, stage=stages.SCENES_ACCEPTED, author=curator,
-                                      working={"scenes": DEMO_SCENES, "seed": DEMO_SEED})
+        curation_stages.start(item=item, stage=stages.SCENES_ACCEPTED, author=curator, by=curator,
+                              working={"scenes": DEMO_SCENES, "seed": DEMO_SEED})
     return item
 
 

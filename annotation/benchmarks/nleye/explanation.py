@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import curation_stages
 from annotation.benchmarks.nleye import stages, triplets, validation, vocabulary
 from annotation.curation_models import CurationRecord
 from annotation.models import BenchmarkItem, FrozenError
@@ -97,8 +98,8 @@ def write_explanation(item_id: int, data, user) -> BenchmarkItem:
         validate_payload(item.version.benchmark.slug, payload)
         item.payload = payload
         item.save(update_fields=["payload"])
-        record, _ = CurationRecord.objects.select_for_update().get_or_create(
-            item=item, defaults={"stage": stages.EXPLAINED})
+        record = (CurationRecord.objects.select_for_update().filter(item=item).first()
+                  or curation_stages.start(item=item, stage=stages.EXPLAINED, by=user))
         working = dict(record.working) if isinstance(record.working, dict) else {}
         authors = [pk for pk in working.get("explanation_authors", []) if isinstance(pk, int)]
         working.update({"explained_by": user.pk, "explained_at": timezone.now().isoformat(),
@@ -107,7 +108,6 @@ def write_explanation(item_id: int, data, user) -> BenchmarkItem:
         record.save(update_fields=["working", "updated_at"])
         state = validation.triplet_state(triplets.triplet_items().get(pk=item.pk))
         if len(state.images) == len(validation.SLOTS) and _before(record.stage, stages.EXPLAINED):
-            record.stage = stages.EXPLAINED
-        validation.refresh_stage(record, state)
-        record.save(update_fields=["stage", "updated_at"])
+            curation_stages.move(record, stages.EXPLAINED, by=user, reason="explanation written")
+        validation.refresh_stage(record, state, by=user)
     return item

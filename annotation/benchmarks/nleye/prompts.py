@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from annotation import curation_stages
 from annotation.benchmarks.nleye import stages
 from annotation.curation_models import CurationRecord
 from config.roles import ADMIN, CURATOR, has_role
@@ -158,13 +159,12 @@ def apply_outcome(proposal: Proposal, decision: ProposalDecision, outcome: str, 
             "outcome": outcome, "backend": proposal.backend, "model_id": proposal.model_id,
             "revision": proposal.revision, "decided_by": decision.decided_by.get_username(),
             "decided_by_id": decision.decided_by_id, "decided_at": decision.decided_at.isoformat()}
-        record.stage = stages.PROMPTS_APPROVED
+        stage = stages.PROMPTS_APPROVED
     else:
         for key in ("prompts", "prompt_looks", "prompts_provenance"):
             working.pop(key, None)
-        record.stage = stages.SCENES_ACCEPTED
-    record.working = working
-    record.save(update_fields=["working", "stage", "updated_at"])
+        stage = stages.SCENES_ACCEPTED
+    curation_stages.move(record, stage, by=decision.decided_by, reason=f"prompts {outcome}", working=working)
 
 
 PROMPTS = proposals.register(ProposalTask(

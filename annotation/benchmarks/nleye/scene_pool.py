@@ -22,13 +22,13 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
+from annotation import curation_stages
 from annotation.benchmarks import registry
 from annotation.benchmarks.nleye import stages
 from annotation.benchmarks.nleye.vocabulary import CATEGORIES, DIRECTIONS, DOMAIN_VALUES, DURATIONS, PARALLEL, SHORT
 from annotation.crowd.errors import CrowdError
 from annotation.crowd.kinds import StudySetup
 from annotation.crowd.models import Study
-from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, FrozenError
 from annotation.versions import add_item
 
@@ -148,8 +148,8 @@ def accept(submission) -> BenchmarkItem:
         raise CrowdError("The triplet does not fit NL-EYE's items: " + "; ".join(exc.messages), status=400) from None
     except IntegrityError:
         raise CrowdError(f"Version {version} already holds an item {sample_id!r}.", status=409) from None
-    CurationRecord.objects.create(
-        item=item, stage=STAGE, source_submission=submission, author=claim.worker,
+    curation_stages.start(
+        item=item, stage=STAGE, source_submission=submission, author=claim.worker, by=claim.worker,
         working={"scenes": {key: scenes[key] for key in (*SCENE_KEYS, *TRIPLET_FIELDS)},
                  "seed": secrets.randbits(32), "study": claim.study.slug, "slot": claim.item.external_id})
     return item

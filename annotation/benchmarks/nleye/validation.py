@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation import decisions
+from annotation import curation_stages, decisions
 from annotation.benchmarks.nleye import stages, triplets, vocabulary
 from annotation.curation_models import CurationRecord, ItemCheck
 from annotation.models import BenchmarkItem, BenchmarkVersion, FrozenError
@@ -248,12 +248,12 @@ def human_decisions(version) -> list[decisions.Decision]:
     return found
 
 
-def refresh_stage(record: CurationRecord, state: TripletState) -> None:
+def refresh_stage(record: CurationRecord, state: TripletState, *, by=None) -> None:
     """A complete triplet is at stage `validated`; one that was and no longer is goes back to `explained`."""
     if state.validated:
-        record.stage = stages.VALIDATED
+        curation_stages.move(record, stages.VALIDATED, by=by, reason="every aspect passes its checks")
     elif record.stage == stages.VALIDATED:
-        record.stage = stages.EXPLAINED
+        curation_stages.move(record, stages.EXPLAINED, by=by, reason="an aspect no longer passes its checks")
 
 
 def _clean(verdicts: dict) -> dict[str, tuple[str, str]]:
@@ -314,7 +314,7 @@ def record_checks(item_id: int, user, verdicts: dict, seen: dict | None = None) 
         made = [ItemCheck.objects.create(item=item, aspect=aspect, verdict=verdict, note=note, checked_by=user,
                                          subject=state.aspect(aspect).subject)
                 for aspect, (verdict, note) in cleaned.items()]
-        record, _ = CurationRecord.objects.get_or_create(item=item, defaults={"stage": stages.EXPLAINED})
-        refresh_stage(record, triplet_state(triplets.triplet_items().get(pk=item.pk)))
-        record.save(update_fields=["stage", "updated_at"])
+        record = CurationRecord.objects.filter(item=item).first() or curation_stages.start(
+            item=item, stage=stages.EXPLAINED, by=user)
+        refresh_stage(record, triplet_state(triplets.triplet_items().get(pk=item.pk)), by=user)
     return made
