@@ -525,3 +525,24 @@ def test_apps_import_only_the_apps_below_them():
                     if other != app and other not in LAYER_BELOW[app] and module not in TOP_OF_CONFIG:
                         found.append(f"{relative(module)}:{node.lineno}: imports {name}")
     assert found == []
+
+
+# --- Study wrappers speak alike ------------------------------------------------------------------------
+
+STUDY_WRAPPER_NAMES = {"user", "created_by", "annotators_per_item", "reviewers_per_item"}
+
+
+def test_study_wrappers_take_curator_and_k():
+    """Every `create_…_study` wrapper names its creator `curator` and the answers per item `k`
+    (`annotation.crowd.studies.create_study`, the engine's own, keeps the model's field names)."""
+    found, wrappers = [], []
+    for module, tree in TREES.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and re.fullmatch(r"create_\w+_study", node.name):
+                wrappers.append(node.name)
+                arguments = node.args
+                names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+                if "curator" not in names or names & STUDY_WRAPPER_NAMES:
+                    found.append(f"{relative(module)}:{node.lineno}: {node.name}({', '.join(sorted(names))})")
+    assert len(wrappers) >= 14, wrappers  # every benchmark's and the generic ones are seen
+    assert found == []

@@ -205,7 +205,7 @@ def spy(monkeypatch):
 
 
 def test_a_proposal_review_study_is_made_by_the_service(spy, generated, curator):  # noqa: F811
-    made = proposal_review.create_review_study(generated.proposals.all(), user=curator, name="QA review")
+    made = proposal_review.create_review_study(generated.proposals.all(), curator=curator, name="QA review")
     options = spy[made.study.slug]
     assert options["fallback_slug"] == "proposal-review" and options["history_reason"].startswith("review of 3")
     assert {item.proposal_id for item in made.items} == set(

@@ -528,15 +528,15 @@ def test_the_database_guards_decisions(generated, curator):
 def test_only_curators_and_admins_create_review_studies(generated, annotator, researcher, admin_user):
     for user in (annotator, researcher):
         with pytest.raises(PermissionDenied):
-            proposal_review.create_review_study(generated.proposals.all(), user=user, name="Review")
+            proposal_review.create_review_study(generated.proposals.all(), curator=user, name="Review")
     assert not Study.objects.exists()
-    made = proposal_review.create_review_study(generated.proposals.all(), user=admin_user, name="Review")
+    made = proposal_review.create_review_study(generated.proposals.all(), curator=admin_user, name="Review")
     assert made.study.created_by == admin_user
 
 
 def test_review_study_holds_only_parsed_proposals(generated, curator):
-    made = proposal_review.create_review_study(generated.proposals.all(), user=curator, name="QA review",
-                                               reviewers_per_item=2)
+    made = proposal_review.create_review_study(generated.proposals.all(), curator=curator, name="QA review",
+                                               k=2)
     study = made.study
     ok = list(parsed(generated))
     assert {item.proposal for item in StudyItem.objects.filter(study=study)} == set(ok)
@@ -553,7 +553,7 @@ def test_review_study_holds_only_parsed_proposals(generated, curator):
     assert item.open_slots == 2 and item.external_id == f"proposal-{ok[1].pk}"
 
     with pytest.raises(CrowdError, match="None of these proposals is ready") as refused:
-        proposal_review.create_review_study(generated.proposals.all(), user=curator, name="QA review again")
+        proposal_review.create_review_study(generated.proposals.all(), curator=curator, name="QA review again")
     assert all(reason.startswith(("already under review in qa-review", "output"))
                for reason in refused.value.details.values())
 
@@ -565,7 +565,7 @@ def test_review_item_shows_the_library_image_and_hides_media_specs(scripted, cur
     inputs = {"media": {"type": "image", "path": str(astronaut)}, "image_id": image.pk}
     pset = proposals.create_proposal_set("caption", [{"inputs": inputs}], backend="scripted", model_id="m")
     run_set(pset, capture=django_capture_on_commit_callbacks)
-    made = proposal_review.create_review_study(pset.proposals.all(), user=curator, name="Captions")
+    made = proposal_review.create_review_study(pset.proposals.all(), curator=curator, name="Captions")
     [item] = made.items
     assert item.image == image
     assert item.payload == {"task": "Caption of an image or video", "input_image_id": image.pk,
@@ -581,7 +581,7 @@ def submit_review(study, worker, answers):
 
 def test_reviewers_answers_become_decisions_with_the_person_and_time(generated, curator):
     # items are handed out in the order given: umbrella 1, umbrella 2 (a robustness pair), lake 1
-    made = proposal_review.create_review_study(list(parsed(generated)), user=curator, name="QA")
+    made = proposal_review.create_review_study(list(parsed(generated)), curator=curator, name="QA")
     study = made.study
     workers = [make_user(f"reviewer{n}", ANNOTATOR) for n in range(4)]
     accepted, accept_sub = submit_review(study, workers[0], {"verdict": "accept"})
@@ -629,7 +629,7 @@ def test_reviewers_answers_become_decisions_with_the_person_and_time(generated, 
 ])
 def test_review_answers_that_make_no_valid_decision_are_reported(generated, curator, annotator, answers, reason):
     first = parsed(generated).first()
-    study = proposal_review.create_review_study([first], user=curator, name="One").study
+    study = proposal_review.create_review_study([first], curator=curator, name="One").study
     _, submission = submit_review(study, annotator, answers)
     report = proposal_review.apply_review_submissions(study)
     assert reason in report["invalid"][submission.pk]
@@ -638,7 +638,7 @@ def test_review_answers_that_make_no_valid_decision_are_reported(generated, cura
 
 def test_reviewers_who_disagree_leave_a_dispute_that_a_curator_settles(generated, curator):
     first = parsed(generated).first()
-    study = proposal_review.create_review_study([first], user=curator, name="Pair", reviewers_per_item=2).study
+    study = proposal_review.create_review_study([first], curator=curator, name="Pair", k=2).study
     one, two = make_user("rev-a", ANNOTATOR), make_user("rev-b", ANNOTATOR)
     submit_review(study, one, {"verdict": "accept"})
     proposal_review.apply_review_submissions(study)
@@ -656,7 +656,7 @@ def test_reviewers_who_disagree_leave_a_dispute_that_a_curator_settles(generated
 
 def test_agreeing_reviewers_settle_the_outcome(generated, curator):
     first = parsed(generated).first()
-    study = proposal_review.create_review_study([first], user=curator, name="Agree", reviewers_per_item=2).study
+    study = proposal_review.create_review_study([first], curator=curator, name="Agree", k=2).study
     for name in ("rev-c", "rev-d"):
         submit_review(study, make_user(name, ANNOTATOR),
                       {"verdict": "correct", "corrected_answer": "A black umbrella."})

@@ -82,7 +82,7 @@ def test_eight_approved_answers_make_the_draft_a_question_with_its_provenance(cu
 
 
 def test_a_ninth_approval_is_refused_and_undone(curator, draft):
-    study = answer_collection.create_answer_study(curator, draft.version, open_now=True, annotators_per_item=9)
+    study = answer_collection.create_answer_study(curator, draft.version, open_now=True, k=9)
     done = [answer(study, make_user(f"w{n}", ANNOTATOR), text) for n, text in enumerate(ANSWERS)]
     for submission in done[:8]:
         review.approve(submission, curator)
