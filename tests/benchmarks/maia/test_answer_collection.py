@@ -14,7 +14,7 @@ from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR
 from tests.conftest import logged_in_api, logged_in_client, make_user
-from tests.test_study_setup_pages import settings_post
+from tests.frontend.test_study_setup_pages import settings_post
 
 pytestmark = pytest.mark.django_db
 

@@ -28,9 +28,9 @@ from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat
 from generation.text_diff import word_diff
 from tests.conftest import make_user
+from tests.generation.test_proposals import submit_review
 from tests.openai_test_server import Reply, openai_test_server
 from tests.registry_support import register_api_model, register_models
-from tests.test_proposals import submit_review
 
 pytestmark = pytest.mark.django_db
 
