@@ -304,7 +304,7 @@ def review_study(request, pk):
         return _error(f"There is no proposal set #{pk}.", 404)
     try:
         made = proposal_review.create_review_study(
-            generation_selectors.queue_proposals().filter(proposal_set=proposal_set), user=request.user,
+            generation_selectors.queue_proposals().filter(proposal_set=proposal_set), curator=request.user,
             name=f"Review: {proposal_set.name}"[:200])
     except CrowdError as exc:
         return _error(exc.message, exc.status)

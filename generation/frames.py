@@ -36,7 +36,7 @@ two seconds when keyframes are unknown); on the way it does not decode unwanted 
 frames, which no other frame depends on. It falls back to a linear decode (counting frames) when the
 timestamps are irregular, when seeking fails, or when anything unexpected shows up (a frame off the
 grid, out of order, or missing). Either way the frame for an index is the one a full decode gives at
-that position (tests/test_frames.py checks pixel equality against `read_all_frames_reference`). Only
+that position (tests/generation/test_frames.py checks pixel equality against `read_all_frames_reference`). Only
 the wanted frames are kept, converted to RGB and resized as soon as they are decoded, so memory does
 not grow with the length of the video.
 

@@ -1,5 +1,5 @@
 """A few objects of each kind the API serves, so that a test which calls every operation (the Schemathesis run
-in tests/test_api_fuzz.py) meets real ids and slugs: one user per role with an API token, a video and
+in tests/config/test_api_fuzz.py) meets real ids and slugs: one user per role with an API token, a video and
 pictures, a draft and a frozen version with items, a succeeded run with predictions, a failure tag and a
 judge reference, a running run, jobs, an open study with a submission and an active claim, a closed study, a
 qualification test, and an NL-EYE triplet under curation with its image attempts. Some fields are left null
@@ -23,7 +23,7 @@ from evaluation.models import EvaluationRun
 from generation.models import Job
 from tests.conftest import create_study, cvqa_payload, ingest_path, make_user
 from tests.eval_support import frozen_version
-from tests.test_human_eval import make_run, predict
+from tests.evaluation.test_human_eval import make_run, predict
 
 FORM = {"fields": [{"name": "label", "type": "single_choice", "options": ["cat", "dog"]}]}
 SLOTS = ("premise", "hypothesis1", "hypothesis2")

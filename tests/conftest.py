@@ -275,8 +275,8 @@ def skimage_data() -> Path:
 @pytest.fixture(scope="session")
 def bunny_file(tmp_path_factory, bigbuckbunny) -> Path:
     """Big Buck Bunny cut to 4 s at 160x90 (100 frames at 25 fps, with audio), each frame stamped with
-    its index (tests/test_splitting.py reads the stamps)."""
-    from tests.test_splitting import make_stamped_clip
+    its index (tests/generation/test_splitting.py reads the stamps)."""
+    from tests.generation.test_splitting import make_stamped_clip
 
     return make_stamped_clip(bigbuckbunny, tmp_path_factory.mktemp("split-media") / "bunny-4s.mp4")
 
@@ -284,7 +284,7 @@ def bunny_file(tmp_path_factory, bigbuckbunny) -> Path:
 @pytest.fixture(scope="session")
 def bunny_bikes_file(tmp_path_factory, bigbuckbunny, bikes) -> Path:
     """3 s of Big Buck Bunny, then 1.16 s of the bikes video: 104 frames, a scene cut at frame 75."""
-    from tests.test_splitting import make_two_scene_clip
+    from tests.generation.test_splitting import make_two_scene_clip
 
     return make_two_scene_clip(bigbuckbunny, bikes, tmp_path_factory.mktemp("split-media") / "bunny-bikes.mp4")
 

@@ -1,7 +1,7 @@
 """Model proposals go to people: a review study of the crowd engine per set of proposals, and the
 reviewers' answers recorded as decisions on the proposals (`generation.proposals.decide`).
 
-- `create_review_study(proposals, user=..., name=...)`: curators and admins only. One study item
+- `create_review_study(proposals, curator=..., name=...)`: curators and admins only. One study item
   per proposal, linked to it (`StudyItem.proposal`), for the proposals whose output parsed (status
   ok) and that nobody has decided or is reviewing in an unclosed study. Proposals whose output is
   malformed, empty or failed are **left out** of the study and returned with their reason: a
@@ -120,11 +120,12 @@ def review_rows(proposals) -> list[dict]:
     return rows
 
 
-def create_review_study(proposals, *, user, name: str, slug: str | None = None, reviewers_per_item: int = 1,
+def create_review_study(proposals, *, curator, name: str, slug: str | None = None, k: int = 1,
                         instructions: str = "", open_now: bool = True, step_kind: str = "form",
                         **study_fields) -> ReviewStudy:
-    """A review study over the proposals that are ready for review (see the module docstring)."""
-    require_curator(user)
+    """A review study over the proposals that are ready for review (see the module docstring), `k` reviewers
+    per proposal."""
+    require_curator(curator)
     proposals = list(proposals)
     kinds = {proposal.task_kind for proposal in proposals}
     if len(kinds) != 1:
@@ -147,9 +148,9 @@ def create_review_study(proposals, *, user, name: str, slug: str | None = None, 
         raise CrowdError("None of these proposals is ready for review.", details=excluded)
     study_fields = {"expert_share": 0.0, "expert_first": 0, "gold_share": 0.0, **study_fields}
     made = studies.create_study(
-        name=name, slug=slug, fallback_slug="proposal-review", created_by=user, step_kind=step_kind,
+        name=name, slug=slug, fallback_slug="proposal-review", created_by=curator, step_kind=step_kind,
         form_schema=review_form(task), state=Study.State.OPEN if open_now else Study.State.DRAFT,
-        annotators_per_item=reviewers_per_item, instructions=instructions or task.instructions,
+        annotators_per_item=k, instructions=instructions or task.instructions,
         rows=review_rows(ready),
         history_reason=f"review of {len(ready)} {task.name} proposal(s); {len(excluded)} left out",
         **study_fields)

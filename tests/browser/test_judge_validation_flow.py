@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from config.roles import CURATOR, RESEARCHER
 from evaluation.models import EvaluationRun
-from tests.test_judge_validation import maia_run
+from tests.evaluation.test_judge_validation import maia_run
 
 pytestmark = [
     pytest.mark.browser,
@@ -43,7 +43,7 @@ def test_two_people_validate_the_judge_from_the_results_page(live_server, browse
     expect(page.locator("[data-no-kappa]")).to_have_text("2 raters are needed; 0 rated so far.")
     page.get_by_role("link", name="Rate its answers").click()
     rate_url = page.url
-    # judge: a b correct, c d incorrect (tests/test_judge_validation.py)
+    # judge: a b correct, c d incorrect (tests/evaluation/test_judge_validation.py)
     _rate_all(page, rate_url, {"a": "correct", "b": "correct", "c": "incorrect", "d": "correct"})
 
     page.context.clear_cookies()

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from config.roles import CURATOR
 from generation import proposals
 from generation.models import Proposal
-from tests.test_proposals_queue import FACT_OK, IMAGE_PROMPT, fact_set, scripted  # noqa: F401 (fixture)
+from tests.frontend.test_proposals_queue import FACT_OK, IMAGE_PROMPT, fact_set, scripted  # noqa: F401 (fixture)
 
 pytestmark = [
     pytest.mark.browser,

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from config.roles import RESEARCHER
-from tests.test_runs_page import QUESTIONS, cvrr_version
+from tests.frontend.test_runs_page import QUESTIONS, cvrr_version
 
 pytestmark = [
     pytest.mark.browser,

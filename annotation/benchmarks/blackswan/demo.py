@@ -129,7 +129,7 @@ def ensure_demo_staged_study(curator, say=lambda line: None) -> Study | None:
         return None
     return create_staged_study(
         splits, "BlackSwanSuite: what happens next?", curator, slug=DEMO_STAGED_SLUG, open_now=True,
-        annotators_per_item=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
+        k=DEMO_STAGED_K, pay_per_item="0.50", completion_code="DEMO-BLACKSWAN")
 
 
 DEMO_CAPTIONS_SLUG = "demo-blackswan-captions"

@@ -162,7 +162,7 @@ def api_rows(study: Study, rows: list[dict]) -> list[dict]:
             for row, found in zip(rows, videos, strict=True)]
 
 
-def create_staged_study(splits, name: str, curator, *, slug: str = "", annotators_per_item: int = 1,
+def create_staged_study(splits, name: str, curator, *, slug: str = "", k: int = 1,
                         instructions: str = "", lease_seconds: int = 45 * 60, estimated_minutes: float = 6,
                         open_now: bool = False, **fields) -> Study:
     """A `blackswan_staged` study over finished splits (VideoSplit objects or ids), one item per video.
@@ -176,7 +176,7 @@ def create_staged_study(splits, name: str, curator, *, slug: str = "", annotator
     rows = item_rows(splits)
     return studies.create_study(
         name=name, slug=slug or None, fallback_slug=None, created_by=curator, step_kind=STUDY_KIND, form_schema={},
-        state=Study.State.OPEN if open_now else Study.State.DRAFT, rows=rows, annotators_per_item=annotators_per_item,
+        state=Study.State.OPEN if open_now else Study.State.DRAFT, rows=rows, annotators_per_item=k,
         instructions=instructions, lease_seconds=lease_seconds, estimated_minutes=estimated_minutes, gold_share=0.0,
         history_reason=f"BlackSwanSuite staged study over {len(rows)} videos", **fields).study
 

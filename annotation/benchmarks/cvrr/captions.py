@@ -124,7 +124,7 @@ def item_row(study: Study, row: dict) -> str | None:
     return None
 
 
-def create_caption_study(curator, name: str, *, items=None, slug: str = "", annotators_per_item: int = CAPTIONERS,
+def create_caption_study(curator, name: str, *, items=None, slug: str = "", k: int = CAPTIONERS,
                          instructions: str = INSTRUCTIONS, open_now: bool = False, **fields) -> Study:
     """A captioning study over pool video `items` (every video awaiting a caption when None), k annotators
     per video (2 by default). 403 for a user who is no curator, 404 for an item that is no pool video,
@@ -145,7 +145,7 @@ def create_caption_study(curator, name: str, *, items=None, slug: str = "", anno
     return studies.create_study(
         name=name, slug=slug or None, fallback_slug="captions", created_by=curator, step_kind=STUDY_KIND,
         rows=rows, form_schema=FORM, state=Study.State.OPEN if open_now else Study.State.DRAFT,
-        annotators_per_item=annotators_per_item, instructions=instructions,
+        annotators_per_item=k, instructions=instructions,
         history_reason="CVRR-ES captioning study", **fields).study
 
 

@@ -181,7 +181,7 @@ def _qa_studies(curator) -> list[Study]:
         pairs = Proposal.objects.filter(proposal_set=imported).order_by("pk")
         for kept in pairs.filter(record_index=0):
             proposals.decide(kept, curator, "accept")
-        review = filtration.create_filtration_study(pairs.exclude(record_index=0), user=curator,
+        review = filtration.create_filtration_study(pairs.exclude(record_index=0), curator=curator,
                                                     name="CVRR-ES: keep, fix or remove the QA pairs",
                                                     slug=DEMO_FILTRATION_SLUG)
         annotator = get_user_model().objects.filter(username=DEMO_ANNOTATOR).first()

@@ -10,7 +10,7 @@ fix) and the corrected question, answer and question kind. The kind checks the a
 removal without its reason, a fix that changes nothing or a keep that carries changes is refused
 with 400 and a message per field.
 
-- `create_filtration_study(proposals, user=…)`: curators and admins; pairs whose output parsed and
+- `create_filtration_study(proposals, curator=…)`: curators and admins; pairs whose output parsed and
   that nobody decided or is reviewing (the others are left out, with the reason).
 - `record_decisions(study, user=…)`: each new submission becomes the worker's decision on the
   proposal (`proposal_review.apply_review_submissions`); kept or fixed pairs join the QA pool and
@@ -71,16 +71,16 @@ def require_curator(user) -> None:
         raise CrowdError("Only curators and admins manage the filtration.", status=403)
 
 
-def create_filtration_study(proposals, *, user, name: str = "", slug: str | None = None, reviewers_per_item: int = 1,
+def create_filtration_study(proposals, *, curator, name: str = "", slug: str | None = None, k: int = 1,
                             open_now: bool = True, **study_fields) -> proposal_review.ReviewStudy:
-    """A filtration study over these `cvrr_qa` proposals (see the module docstring)."""
-    require_curator(user)
+    """A filtration study over these `cvrr_qa` proposals (see the module docstring), `k` reviewers per pair."""
+    require_curator(curator)
     proposals = list(proposals)
     other = sorted({p.task_kind for p in proposals} - {TASK.name})
     if other:
         raise CrowdError(f"A filtration study holds CVRR-ES QA pairs only, not {', '.join(other)}.")
     return proposal_review.create_review_study(
-        proposals, user=user, name=name or "CVRR-ES QA filtration", slug=slug, reviewers_per_item=reviewers_per_item,
+        proposals, curator=curator, name=name or "CVRR-ES QA filtration", slug=slug, k=k,
         open_now=open_now, step_kind=STUDY_KIND, **study_fields)
 
 

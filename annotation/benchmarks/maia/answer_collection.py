@@ -224,14 +224,15 @@ def _in(language: str, text: str) -> str:
 LANGUAGE = "it"  # the paper's crowd answered in Italian: the study's pages are Italian by default
 
 
-def create_answer_study(curator, version, name: str = "", *, slug: str = "", open_now: bool = False,
-                        instructions: str = "", **fields) -> Study:
+def create_answer_study(curator, version, name: str = "", *, slug: str = "", k: int = N_ANSWERS,
+                        open_now: bool = False, instructions: str = "", **fields) -> Study:
     """An answer-collection study over the drafts of MAIA curation `version` (see the module
-    docstring). 403 for a user who is no curator, 404/409 for a bad version or one with no draft."""
+    docstring), `k` answers per question (8 by default). 403 for a user who is no curator, 404/409 for a bad
+    version or one with no draft."""
     if not has_role(curator, CURATOR, ADMIN):
         raise CrowdError("Only curators create studies.", status=403)
     version = curation_version(version)
-    fields = {"annotators_per_item": N_ANSWERS, "max_items_per_video": PER_VIDEO, "expert_share": 1.0,
+    fields = {"annotators_per_item": k, "max_items_per_video": PER_VIDEO, "expert_share": 1.0,
               "estimated_minutes": 2, "language": LANGUAGE, **fields}
     return studies.create_study(
         name=name or f"MAIA answers: {version}", slug=slug or None, fallback_slug="maia-answers", created_by=curator,

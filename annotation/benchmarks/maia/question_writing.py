@@ -383,14 +383,14 @@ def studies_of_kind():
     return Study.objects.filter(step_kind=STUDY_KIND).select_related("output_version").order_by("-created_at")
 
 
-def create_question_study(curator, name: str, *, videos=(), slug: str = "", version=None,
+def create_question_study(curator, name: str, *, videos=(), slug: str = "", version=None, k: int = 1,
                           instructions: str = INSTRUCTIONS, open_now: bool = False, **fields) -> Study:
-    """A question-writing study over library `videos` (one worker per video by default), its approved
+    """A question-writing study over library `videos` (`k` workers per video, one by default), its approved
     questions going to `version` (the default curation version when None). 403 for a user who is no
     curator. A draft unless `open_now`."""
     if not has_role(curator, CURATOR, ADMIN):
         raise CrowdError("Only curators create studies.", status=403)
-    fields.setdefault("annotators_per_item", 1)
+    fields["annotators_per_item"] = k
     fields.setdefault("expert_share", 1.0)
     fields.setdefault("estimated_minutes", 30)
     fields.setdefault("language", DEFAULT_LANGUAGE)

@@ -70,7 +70,7 @@ def demo_studies(curator) -> list[Study]:
     if study is None:
         try:
             study = scene_writing.create_scene_study(curator, "NL-EYE: write scene triplets", slug=DEMO_SCENES_SLUG,
-                                              annotators_per_item=3, open_now=True, pay_per_item="0.40",
+                                              k=3, open_now=True, pay_per_item="0.40",
                                               completion_code="DEMO-SCENES")
         except studies.SlugTaken:  # seeded by a concurrent run meanwhile
             study = Study.objects.get(slug=DEMO_SCENES_SLUG)

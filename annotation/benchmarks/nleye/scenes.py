@@ -122,7 +122,7 @@ def readable(schema: dict, payload: dict, data: dict) -> list[dict]:
     return answers.format_answers(FORM, payload, data)
 
 
-def create_scene_study(curator, name: str, *, pool=None, slug: str = "", annotators_per_item: int = 3,
+def create_scene_study(curator, name: str, *, pool=None, slug: str = "", k: int = 3,
                        instructions: str = INSTRUCTIONS, open_now: bool = False, **fields) -> Study:
     """A scene-writing study over the writing slots (briefs), its approved triplets going to `pool`
     (an unfrozen NL-EYE version; the default pool version when None). Every submission is reviewed
@@ -134,7 +134,7 @@ def create_scene_study(curator, name: str, *, pool=None, slug: str = "", annotat
     return studies.create_study(
         name=name, slug=slug or None, fallback_slug="scene-writing", created_by=curator, step_kind=STUDY_KIND,
         form_schema=FORM, state=Study.State.OPEN if open_now else Study.State.DRAFT, output_version=pool,
-        annotators_per_item=annotators_per_item, instructions=instructions,
+        annotators_per_item=k, instructions=instructions,
         history_reason="NL-EYE scene-writing study", **fields).study
 
 

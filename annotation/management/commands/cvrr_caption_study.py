@@ -32,7 +32,7 @@ class Command(BaseCommand):
             raise CommandError(f"There is no user {options['curator']!r}.")
         try:
             study = captions.create_caption_study(curator, options["name"], items=options["item"],
-                                                  slug=options["slug"], annotators_per_item=options["k"],
+                                                  slug=options["slug"], k=options["k"],
                                                   open_now=options["open"])
         except CrowdError as exc:
             raise CommandError(exc.message) from None

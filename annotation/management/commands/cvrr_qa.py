@@ -99,7 +99,7 @@ class Command(BaseCommand):
         user = self._user(options)
         proposal_set = self._set(options["proposal_set"])
         made = filtration.create_filtration_study(
-            qa_console.set_proposals(proposal_set), user=user, reviewers_per_item=options["reviewers"],
+            qa_console.set_proposals(proposal_set), curator=user, k=options["reviewers"],
             name=options["name"] or f"Filtration: {proposal_set.name}"[:200])
         self.stdout.write(f"Study {made.study.slug}: {len(made.items)} pair(s) to filter, "
                           f"{len(made.excluded)} left out")

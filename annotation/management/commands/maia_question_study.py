@@ -40,7 +40,7 @@ class Command(BaseCommand):
             study = question_writing.create_question_study(
                 curator, options["name"], videos=question_writing.library_videos(options["video"]),
                 slug=options["slug"], version=question_writing.curation_version(curator, options["into"]),
-                annotators_per_item=options["k"], open_now=options["open"],
+                k=options["k"], open_now=options["open"],
                 required_attributes={"native_language": options["language"]} if options["language"] != "it" else {})
         except CrowdError as exc:
             raise CommandError(exc.message) from None

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 pool = scene_pool.pool_version(curator, options["pool"])
                 study = scenes.create_scene_study(curator, options["name"], pool=pool, slug=options["slug"],
-                                                  annotators_per_item=options["k"], open_now=options["open"])
+                                                  k=options["k"], open_now=options["open"])
         except CrowdError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(f"Created {study.get_state_display().lower()} study {study.slug} with "

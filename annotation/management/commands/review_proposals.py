@@ -43,9 +43,9 @@ class Command(BaseCommand):
         if proposal_set is None:
             raise CommandError(f"No proposal set {options['proposal_set']}.")
         result = proposal_review.create_review_study(
-            Proposal.objects.filter(proposal_set=proposal_set).order_by("pk"), user=user,
+            Proposal.objects.filter(proposal_set=proposal_set).order_by("pk"), curator=user,
             name=options["name"] or f"Review: {proposal_set.name}", slug=options["slug"],
-            reviewers_per_item=options["reviewers"])
+            k=options["reviewers"])
         self.stdout.write(f"Study {result.study.slug}: {len(result.items)} proposals to review, "
                           f"{len(result.excluded)} left out")
         for proposal_id, why in sorted(result.excluded.items()):

@@ -158,7 +158,7 @@ def caption_study_new(request):
     data = request.POST
     try:
         study = captions.create_caption_study(
-            request.user, (data.get("name") or "").strip(), annotators_per_item=_k(data.get("k")),
+            request.user, (data.get("name") or "").strip(), k=_k(data.get("k")),
             open_now=bool(data.get("open")))
     except CrowdError as exc:
         return render(request, "cvrr/captions.html", {**_captions_context(), "error": exc.message},

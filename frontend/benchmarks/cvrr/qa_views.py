@@ -86,7 +86,7 @@ def open_filtration(request, pk):
         return _error("Reviewers per pair is a whole number from 1 to 10.")
     try:
         made = filtration.create_filtration_study(
-            qa_console.set_proposals(proposal_set), user=request.user, reviewers_per_item=int(reviewers),
+            qa_console.set_proposals(proposal_set), curator=request.user, k=int(reviewers),
             name=(request.POST.get("name", "").strip() or f"Filtration: {proposal_set.name}")[:200])
     except CrowdError as exc:
         return _error(exc.message, exc.status)

@@ -12,7 +12,7 @@ from annotation.crowd.models import Claim, Submission
 from annotation.models import VideoSplit
 from config.roles import ANNOTATOR, CURATOR
 from tests.conftest import ingest_path
-from tests.test_splitting import make_stamped_clip
+from tests.generation.test_splitting import make_stamped_clip
 
 pytestmark = [
     pytest.mark.browser,

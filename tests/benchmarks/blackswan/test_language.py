@@ -13,9 +13,9 @@ from annotation.benchmarks.blackswan.staged import DETECTIVE, DONE, FORECASTER, 
 from annotation.crowd.models import Claim, Study
 from config.models import StateChange
 from config.roles import ANNOTATOR
+from tests.annotation.test_worker_language import _lang
 from tests.benchmarks.blackswan.test_staged import SCENARIOS, advance, claim_for, make_split, step_url, submit
 from tests.conftest import logged_in_client, make_user
-from tests.test_worker_language import _lang
 
 pytestmark = pytest.mark.django_db
 

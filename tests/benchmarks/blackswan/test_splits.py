@@ -15,7 +15,7 @@ from generation.media_probe import MediaError
 from generation.models import Job
 from generation.splitting import SplitError
 from tests.conftest import files_under, ingest_path
-from tests.test_splitting import decode, is_black, stamps
+from tests.generation.test_splitting import decode, is_black, stamps
 
 pytestmark = pytest.mark.django_db
 

@@ -24,9 +24,9 @@ from annotation.models import MediaAsset, Video, VideoSplit
 from config.models import StateChange
 from config.roles import ANNOTATOR
 from evaluation.benchmarks.blackswan import benchmark as blackswan_eval
+from tests.annotation.test_crowd_concurrency import file_database  # noqa: F401  (a fixture)
 from tests.conftest import ingest_path, logged_in_api, logged_in_client, make_user
-from tests.test_crowd_concurrency import file_database  # noqa: F401  (a fixture)
-from tests.test_splitting import make_stamped_clip
+from tests.generation.test_splitting import make_stamped_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -563,7 +563,7 @@ def test_curators_see_a_finished_claim_in_the_queue_and_the_report(split, curato
 def test_concurrent_submits_of_one_step_make_one_submission(tmp_path, curator):
     """Eight requests submit the same step at once: one wins, the others get 409 and write nothing."""
     from annotation.crowd.submissions import load_claim
-    from tests.test_crowd_concurrency import run_in_threads
+    from tests.annotation.test_crowd_concurrency import run_in_threads
 
     split = make_split(tmp_path / "clips", curator)
     study = staged.create_staged_study([split], "Race", curator, open_now=True, expert_share=0, expert_first=0)

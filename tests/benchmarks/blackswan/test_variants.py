@@ -22,8 +22,8 @@ from generation.backends import registry
 from generation.backends.base import ChatResult, VideoPart
 from generation.models import Job, Proposal
 from tests.conftest import ingest_path, make_user
+from tests.generation.test_splitting import make_stamped_clip
 from tests.release_fixtures import place
-from tests.test_splitting import make_stamped_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ def staged_study(curator, tmp_path, bigbuckbunny, django_capture_on_commit_callb
     from annotation.benchmarks.blackswan import splits, staged
     from annotation.crowd import assignment
     from tests.conftest import make_user
-    from tests.test_splitting import make_stamped_clip
+    from tests.generation.test_splitting import make_stamped_clip
 
     video = ingest_path(make_stamped_clip(bigbuckbunny, tmp_path / "bunny.mp4"), user=curator)
     with django_capture_on_commit_callbacks(execute=True):

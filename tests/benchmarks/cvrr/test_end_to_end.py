@@ -87,7 +87,7 @@ def proposed_pairs(item, curator, capture):
 
 def filtered(made, curator, reviewer):
     """Keep the first pair, fix the second, remove the third; the curator records the answers."""
-    study = filtration.create_filtration_study(made, user=curator).study
+    study = filtration.create_filtration_study(made, curator=curator).study
     answers = [{"verdict": "accept"},
                {"verdict": "correct", "corrected_answer": "From a burrow under a big tree."},
                {"verdict": "reject", "reason": "unrelated"}]

@@ -312,7 +312,7 @@ def test_the_queue_shows_the_flag_and_the_removal_reasons(curator_client, propos
 
 @pytest.fixture
 def study(proposed, curator):
-    return filtration.create_filtration_study(proposed, user=curator, name="Filtration").study
+    return filtration.create_filtration_study(proposed, curator=curator, name="Filtration").study
 
 
 def test_the_filtration_item_shows_video_caption_dimension_description_pair_and_flag(study, proposed, video,
@@ -601,7 +601,7 @@ def test_a_tiny_causal_lm_s_output_is_marked_malformed_and_cannot_be_kept(
     with pytest.raises(ProposalError, match="malformed has no fields to accept"):
         proposals.decide(proposal, curator, "accept")
     with pytest.raises(CrowdError, match="None of these proposals is ready"):
-        filtration.create_filtration_study([proposal], user=curator)
+        filtration.create_filtration_study([proposal], curator=curator)
     assert noise_report()["total"]["unparsed"] == 1
 
 

@@ -14,7 +14,7 @@ from annotation.curation_models import CurationRecord
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion, ItemMedia
 from config.roles import ANNOTATOR
 from tests.conftest import logged_in_api, logged_in_client, make_user
-from tests.test_study_setup_pages import settings_post
+from tests.frontend.test_study_setup_pages import settings_post
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,7 @@ def test_eight_approved_answers_make_the_draft_a_question_with_its_provenance(cu
 
 
 def test_a_ninth_approval_is_refused_and_undone(curator, draft):
-    study = answer_collection.create_answer_study(curator, draft.version, open_now=True, annotators_per_item=9)
+    study = answer_collection.create_answer_study(curator, draft.version, open_now=True, k=9)
     done = [answer(study, make_user(f"w{n}", ANNOTATOR), text) for n, text in enumerate(ANSWERS)]
     for submission in done[:8]:
         review.approve(submission, curator)

@@ -230,7 +230,7 @@ def test_a_reviewers_edit_is_not_blocked_by_the_detector_and_is_recorded(study, 
 
 def test_a_second_approval_for_the_same_video_is_refused_and_writes_nothing(curator, bunny):
     study = question_writing.create_question_study(curator, "Due", videos=[bunny], open_now=True,
-                                                   annotators_per_item=2)
+                                                   k=2)
     first = _submit(study, make_user("w1", ANNOTATOR), answers())
     second = _submit(study, make_user("w2", ANNOTATOR), answers(**{SLOTS[0]: "Dove corre il coniglio?"}))
     review.approve(first, curator)

@@ -28,9 +28,9 @@ from generation.models import Job, Proposal, ProposalDecision, ProposalSet
 from generation.proposals import ProposalError, ProposalField, ProposalTask, chat
 from generation.text_diff import word_diff
 from tests.conftest import make_user
+from tests.generation.test_proposals import submit_review
 from tests.openai_test_server import Reply, openai_test_server
 from tests.registry_support import register_api_model, register_models
-from tests.test_proposals import submit_review
 
 pytestmark = pytest.mark.django_db
 
@@ -354,7 +354,7 @@ def test_approval_is_refused_when_the_triplet_is_no_longer_under_curation(propos
 
 
 def test_a_review_study_s_accepted_answer_writes_the_prompts_with_the_reviewer(proposed, triplet, curator):
-    made = proposal_review.create_review_study([proposed], user=curator, name="Prompts")
+    made = proposal_review.create_review_study([proposed], curator=curator, name="Prompts")
     reviewer = make_user("reviewer", ANNOTATOR)
     _, submission = submit_review(made.study, reviewer, {"verdict": "accept"})
     report = proposal_review.apply_review_submissions(made.study, user=curator)

@@ -62,7 +62,7 @@ def completion(content: str) -> dict:
 
 def written_triplet(curator, author) -> BenchmarkItem:
     """An author writes the scenes; a curator filters them in: the pool's triplet."""
-    study = scenes.create_scene_study(curator, "Write NL-EYE scenes", annotators_per_item=1, open_now=True)
+    study = scenes.create_scene_study(curator, "Write NL-EYE scenes", k=1, open_now=True)
     claim = submissions.load_claim(assignment.claim_next(study, author).pk)
     submission, created, _ = submissions.submit(claim, author, WRITTEN)
     assert created

@@ -31,7 +31,7 @@ def scene_study(transactional_db, make_user):
     from annotation.crowd import assignment, submissions
 
     curator = make_user("cora", CURATOR)
-    study = scenes.create_scene_study(curator, "Write NL-EYE scenes", annotators_per_item=1, open_now=True)
+    study = scenes.create_scene_study(curator, "Write NL-EYE scenes", k=1, open_now=True)
     earlier = make_user("eric", ANNOTATOR)
     claim = submissions.load_claim(assignment.claim_next(study, earlier).pk)
     submissions.submit(claim, earlier, EARLIER)

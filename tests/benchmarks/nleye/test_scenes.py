@@ -41,7 +41,7 @@ OTHER = {
 
 @pytest.fixture
 def scene_study(curator):
-    return scenes.create_scene_study(curator, "Write NL-EYE scenes", annotators_per_item=2, open_now=True)
+    return scenes.create_scene_study(curator, "Write NL-EYE scenes", k=2, open_now=True)
 
 
 def _submit(study, worker, data):

@@ -20,17 +20,7 @@ from evaluation.human_eval import references
 from evaluation.models import JudgeReference, Judgment
 from tests.conftest import ingest_path, logged_in_api, make_user
 from tests.eval_support import frozen_version
-from tests.openai_test_server import openai_test_server
-from tests.release_fixtures import (
-    NLEYE_HEADER,
-    NLEYE_ROWS,
-    assert_same_release,
-    import_problems,
-    run_import,
-    write_csv,
-    write_nleye,
-)
-from tests.test_human_eval import (
+from tests.evaluation.test_human_eval import (
     BASELINE,
     NLEYE_A,
     NLEYE_B,
@@ -43,7 +33,17 @@ from tests.test_human_eval import (
     triplet,
     work,
 )
-from tests.test_judges import openai_spec, said
+from tests.evaluation.test_judges import openai_spec, said
+from tests.openai_test_server import openai_test_server
+from tests.release_fixtures import (
+    NLEYE_HEADER,
+    NLEYE_ROWS,
+    assert_same_release,
+    import_problems,
+    run_import,
+    write_csv,
+    write_nleye,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def version(skimage_data, curator):
 @pytest.fixture
 def voted(version, curator):
     """A baseline study (w3's answer on t2 order 1 rejected) and an explanation vote over it (v2's vote on
-    t2 order 1 rejected), as in tests/test_human_eval.py."""
+    t2 order 1 rejected), as in tests/evaluation/test_human_eval.py."""
     workers = {name: make_user(name, ANNOTATOR) for name in ("w1", "w2", "w3")}
     baseline = human_eval.create_human_baseline_study(version, ("triplet",), curator=curator, k=3).study
     for name, worker in workers.items():
