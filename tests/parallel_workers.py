@@ -32,8 +32,24 @@ def worker_broker_url(url: str, worker: str | None) -> str:
     return f"{server}/{(database + number) % REDIS_DATABASES}{query}"
 
 
+def threads_per_worker(workers: str | None) -> int | None:
+    """The CPU threads each of `workers` test workers gives torch and the math libraries (the cores shared
+    out, at least one); None outside a run with workers."""
+    if not (workers or "").isdigit() or int(workers) < 1:
+        return None
+    return max(1, (os.cpu_count() or 1) // int(workers))
+
+
 def pytest_configure(config):
-    """Before any test runs (Celery reads CELERY_BROKER_URL from the environment on each use)."""
+    """Before any test runs (Celery reads CELERY_BROKER_URL from the environment on each use). Workers share
+    the cores: each gives torch its share of threads rather than one per core, which would oversubscribe them."""
+    threads = threads_per_worker(os.environ.get("PYTEST_XDIST_WORKER_COUNT"))
+    if threads is not None and os.environ.get("PYTEST_XDIST_WORKER"):
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(variable, str(threads))
+        import torch
+
+        torch.set_num_threads(threads)
     url = os.environ.get("CELERY_BROKER_URL")
     if url:
         os.environ["CELERY_BROKER_URL"] = worker_broker_url(url, os.environ.get("PYTEST_XDIST_WORKER"))
