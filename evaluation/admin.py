@@ -122,7 +122,7 @@ class JudgmentAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
-from evaluation import admin_exports  # noqa: E402,F401  (adds the export actions to the runs, predictions, judgments and crowd submissions admins)
+from evaluation import admin_export_actions  # noqa: E402,F401  (adds the export actions to the runs, predictions, judgments and crowd submissions admins)
 
 
 @admin.register(JudgeReference)

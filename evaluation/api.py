@@ -13,7 +13,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from config.roles import ADMIN, RESEARCHER
-from evaluation import import_jobs, imported_runs, run_control, runs, selectors
+from evaluation import imported_runs, prediction_import_jobs, run_control, runs, selectors
 from evaluation.filters import PredictionFilter, RunFilter
 from evaluation.models import EvaluationRun
 from evaluation.serializers import (
@@ -71,7 +71,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         found.is_valid(raise_exception=True)
         data = found.validated_data
         try:
-            job = import_jobs.enqueue_import(
+            job = prediction_import_jobs.enqueue_import(
                 data["version"], data["file"], model_id=data["model_id"], fmt=data.get("predictions_format") or None,
                 options=found.import_options(), user=request.user)
         except imported_runs.ImportRefused as exc:

@@ -7,7 +7,7 @@ class EvaluationConfig(AppConfig):
 
     def ready(self):
         from annotation import demo, versions
-        from evaluation import benchmarks, exports, import_jobs, result_actions, tasks  # noqa: F401  (register the job kinds)
+        from evaluation import benchmarks, exports, prediction_import_jobs, result_actions, tasks  # noqa: F401  (register the job kinds)
         from evaluation.demo import seed_demo_baselines, seed_demo_model_metrics, seed_demo_runs
         from evaluation.freeze_checks import requests_check
 

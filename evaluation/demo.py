@@ -9,7 +9,7 @@ real computations, not meaningful scores. The tiny judge cannot write the judges
 `choices` decoding (its most likely allowed answer), which each judgment records.
 """
 
-from evaluation import baselines, benchmarks, judges, run_scoring, runs
+from evaluation import baseline_runs, benchmarks, judges, run_scoring, runs
 from evaluation.models import EvaluationRun, RunModelMetric
 
 RUN_MODEL, JUDGE_MODEL = "qwen2-vl", "causal-lm"
@@ -79,14 +79,14 @@ def seed_demo_model_metrics(*, versions, models: dict, user, say=lambda line: No
 BASELINE_SEED = 0
 
 
-def demo_baselines(slug: str) -> list[baselines.Baseline]:
+def demo_baselines(slug: str) -> list[baseline_runs.Baseline]:
     """The baselines of a benchmark that run without a model: `random` and those it declares."""
     found = []
     for name in ("random", *benchmarks.get(slug).baselines):
-        maker = baselines.BASELINE_CLASSES[name](seed=BASELINE_SEED)
+        maker = baseline_runs.BASELINE_CLASSES[name](seed=BASELINE_SEED)
         try:
             maker.check()
-        except baselines.BaselineError:  # it needs models (nli, unimodal): not part of the demo
+        except baseline_runs.BaselineError:  # it needs models (nli, unimodal): not part of the demo
             continue
         found.append(maker)
     return found
@@ -98,12 +98,12 @@ def seed_demo_baselines(*, versions, models: dict, user, say=lambda line: None) 
     made = []
     for version in versions:
         for maker in demo_baselines(version.benchmark.slug):
-            run = EvaluationRun.objects.filter(version=version, backend=baselines.BACKEND,
+            run = EvaluationRun.objects.filter(version=version, backend=baseline_runs.BACKEND,
                                                model_id=maker.model_id()).order_by("pk").first()
             if run is None:
                 try:
-                    run = baselines.run_baseline(version, maker.name, seed=BASELINE_SEED, user=user)
-                except baselines.BaselineError as exc:
+                    run = baseline_runs.run_baseline(version, maker.name, seed=BASELINE_SEED, user=user)
+                except baseline_runs.BaselineError as exc:
                     say(f"No {maker.name} baseline on {version}: {exc}")
                     continue
                 say(f"Ran the {maker.name} baseline on {version}.")

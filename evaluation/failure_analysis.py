@@ -21,7 +21,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from config.roles import ADMIN, CURATOR, RESEARCHER, has_role
-from evaluation import benchmarks, parsers
+from evaluation import benchmarks, named_parsers
 from evaluation.models import EvaluationRun, FailureTag, Prediction
 from evaluation.results.metrics import planned_requests, run_results
 from evaluation.results.outcomes import WRONG
@@ -77,7 +77,7 @@ def history(prediction: Prediction) -> list[FailureTag]:
     return list(prediction.failure_tags.select_related("tagged_by").order_by("-tagged_at", "-pk"))
 
 
-def wrong_predictions(run: EvaluationRun, parser: str = parsers.DEFAULT) -> list[WrongPrediction]:
+def wrong_predictions(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> list[WrongPrediction]:
     """The run's predictions that can be tagged (see the module docstring), in plan order, with their
     current tags; [] for a benchmark without failure factors or a run that cannot be scored."""
     benchmark = benchmark_of(run)
@@ -121,7 +121,7 @@ def tag(user, prediction: Prediction, factor: str, note: str = "") -> FailureTag
         return FailureTag.objects.create(prediction=prediction, factor=factor, note=note, tagged_by=user)
 
 
-def distribution(run: EvaluationRun, parser: str = parsers.DEFAULT) -> dict:
+def distribution(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> dict:
     """Per factor the count of current tags and its share of the tagged predictions, with `wrong` and
     `tagged`; shares are None while nothing is tagged."""
     known = factors_of(benchmark_of(run))
@@ -136,7 +136,7 @@ def distribution(run: EvaluationRun, parser: str = parsers.DEFAULT) -> dict:
                          "share": counts[key] / tagged if tagged else None} for key, factor in known.items()]}
 
 
-def version_distributions(version, parser: str = parsers.DEFAULT) -> list[dict]:
+def version_distributions(version, parser: str = named_parsers.DEFAULT) -> list[dict]:
     """`distribution` of every succeeded run of the version that has a wrong prediction, oldest first."""
     runs = version.runs.filter(status=EvaluationRun.Status.SUCCEEDED).order_by("created_at", "pk")
     rows = [distribution(run, parser) for run in runs] if factors_of(benchmarks.find(version.benchmark.slug)) else []

@@ -29,7 +29,7 @@ file or one with no answer leave nothing behind (`ImportRefused`). Rows are read
 batches of `BATCH` predictions. `check_import` and `check_upload_size` are the checks that need no file's
 content (the model's name, a frozen version, the options, the platform's upload limit `MEDIA_MAX_UPLOAD_MB`):
 a file uploaded to a page or the API is checked with them in the request, then imported by a background job
-(`evaluation.import_jobs`).
+(`evaluation.prediction_import_jobs`).
 """
 
 from __future__ import annotations

@@ -337,7 +337,7 @@ class HumanAnswerJudgment(JudgeCall):
 class HumanBaselineMetric(models.Model):
     """Metrics of a human baseline that need a scoring model (BlackSwan's CLIP score of people's written
     answers), computed by `manage.py human_eval score` and kept so that the leaderboard's Human row shows
-    them (`evaluation.human_eval.baselines`). `study` is the first study of the baseline's group and
+    them (`evaluation.human_eval.human_baselines`). `study` is the first study of the baseline's group and
     `studies` all of them; `answers_state` fingerprints the answers scored, so values computed before
     the answers changed are not shown as current."""
 

@@ -1,5 +1,5 @@
 """A frozen version's requests as a file, for models run outside the platform: the platform's JSON lines
-(`evaluation.request_lines.request_line`) or an evaluation kit's layout (`evaluation.kits`: lmms-eval's
+(`evaluation.request_records.request_line`) or an evaluation kit's layout (`evaluation.kits`: lmms-eval's
 per-sample JSON Lines, VLMEvalKit's dataset TSV), in the export order, written in pieces of text.
 `manage.py export_requests` writes them to a file, the results page of a version streams them as a download
 (`request_export`); the predictions made from them come back with `manage.py score` or as an imported run
@@ -19,7 +19,7 @@ from evaluation.benchmarks.base import RequestOptions
 from evaluation.delimited import line_chunks
 from generation.frames import FramePolicy
 
-PLATFORM_FORMAT = "jsonl"  # the platform's own JSON lines (`evaluation.request_lines.request_line`)
+PLATFORM_FORMAT = "jsonl"  # the platform's own JSON lines (`evaluation.request_records.request_line`)
 FORMATS = (PLATFORM_FORMAT, *kits.names())
 FORMAT_LABELS = {PLATFORM_FORMAT: "the platform's JSON lines", **kits.labels()}
 CONTENT_TYPES = {".jsonl": "application/x-ndjson; charset=utf-8", ".tsv": "text/tab-separated-values; charset=utf-8"}

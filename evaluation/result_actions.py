@@ -20,7 +20,18 @@ from dataclasses import dataclass
 from annotation.crowd.models import Qualification
 from annotation.models import BenchmarkVersion
 from config.roles import has_role
-from evaluation import baselines, benchmarks, exports, human_eval, judges, kits, parsers, run_scoring, runs, subsets
+from evaluation import (
+    baseline_runs,
+    benchmarks,
+    exports,
+    human_eval,
+    judges,
+    kits,
+    named_parsers,
+    run_scoring,
+    runs,
+    subsets,
+)
 from evaluation.models import EvaluationRun
 from evaluation.similarity import CLIP_MODEL
 from generation import jobs, model_registry
@@ -90,7 +101,7 @@ def scoring_offers(run: EvaluationRun) -> list[Offer]:
 def baseline_offers(version) -> list[Offer]:
     names = ["random", *(name for name in _benchmark(version).baselines if name != "random")]
     return [Offer(name, f"{name} baseline", needs_model=name in BASELINES_WITH_MODELS,
-                  models=_registered(baselines.MODEL_USES[name]) if name in baselines.MODEL_USES else ())
+                  models=_registered(baseline_runs.MODEL_USES[name]) if name in baseline_runs.MODEL_USES else ())
             for name in names]
 
 
@@ -246,7 +257,7 @@ def human_clip_offered(version) -> bool:
 
 
 def start_human_clip(version, user, *, model: str = ""):
-    """Queue the CLIP scoring of the people's written answers of the version's baselines."""
+    """Queue the CLIP scoring of the people's written answers of the version's baseline_runs."""
     if not human_clip_offered(version):
         raise ResultActionError("This version has no people's written answers to score with CLIP.")
     return jobs.enqueue(HUMAN_CLIP_JOB, params={"version": version.pk,
@@ -287,7 +298,7 @@ def start_scoring(run: EvaluationRun, user, *, models: dict[str, str]):
 
 
 @job_handler(SCORE_JOB, queue="gpu", label="Score a run with its scoring models")
-def score_job(job, *, run: int, models: dict, parser: str = parsers.DEFAULT) -> dict:
+def score_job(job, *, run: int, models: dict, parser: str = named_parsers.DEFAULT) -> dict:
     found = EvaluationRun.objects.select_related("version__benchmark").get(pk=run)
     kept = run_scoring.score_run_with_models(found, models, parser=parser, progress=job.progress)
     return {"message": f"Kept {', '.join(row.kind for row in kept) or 'nothing'} with run {run}", "run": run}
@@ -301,8 +312,8 @@ def start_baseline(version, user, *, baseline: str, model: str = "", seed: int =
     _offered(baseline, list(offers.values()), "baseline", version.benchmark.slug)
     models = [_model(model)] if offers[baseline].needs_model else []
     try:
-        baselines.registered_models(baseline, models)  # refused here rather than in the job, which resolves them
-    except baselines.BaselineError as exc:
+        baseline_runs.registered_models(baseline, models)  # refused here rather than in the job, which resolves them
+    except baseline_runs.BaselineError as exc:
         raise ResultActionError(str(exc)) from None
     if not version.frozen:
         raise ResultActionError(f"Version {version} is not frozen: freeze it before evaluating on it.")
@@ -315,9 +326,9 @@ def baseline_job(job, *, version: int, baseline: str, models: list, seed: int = 
     found = BenchmarkVersion.objects.select_related("benchmark").get(pk=version)
     job.progress(1, f"Running the {baseline} baseline")
     try:
-        run = baselines.run_baseline(found, baseline, seed=seed, limit=limit, user=job.job.requested_by,
-                                     **baselines.registered_models(baseline, models))
-    except (baselines.BaselineError, BackendError, runs.RunConfigError) as exc:
+        run = baseline_runs.run_baseline(found, baseline, seed=seed, limit=limit, user=job.job.requested_by,
+                                     **baseline_runs.registered_models(baseline, models))
+    except (baseline_runs.BaselineError, BackendError, runs.RunConfigError) as exc:
         raise RuntimeError(str(exc)) from None
     return {"message": f"Run {run.pk}: {run.status}. {run.message}".strip(), "run": run.pk}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evaluation import benchmarks, judges, model_metrics, parsers, readings, runner, scoring
+from evaluation import benchmarks, judges, model_metrics, named_parsers, runner, scoring, stored_readings
 from evaluation.models import EvaluationRun, RunModelMetric
 from evaluation.similarity import BertScore
 from generation import model_registry
@@ -68,7 +68,7 @@ def kept_models(benchmark) -> tuple[str, ...]:
     return tuple(name for name in benchmark.scoring_models if name in KEPT_MODELS)
 
 
-def score_run_with_models(run: EvaluationRun, models: dict[str, str], *, parser: str = parsers.DEFAULT,
+def score_run_with_models(run: EvaluationRun, models: dict[str, str], *, parser: str = named_parsers.DEFAULT,
                           device: str | None = None,
                           progress: Callable[[float, str], None] | None = None) -> list[RunModelMetric]:
     """Score `run` with the kept scoring models named in `models` (name → a registered model: its name, or the
@@ -92,5 +92,5 @@ def score_run_with_models(run: EvaluationRun, models: dict[str, str], *, parser:
         used[name] = chosen.model_id
     report(30, "Scoring")
     metrics = scoring.score_predictions(benchmark, requests, scoring.run_predictions(run), parser=parser, **loaded)
-    readings.store_readings(run, requests, parser)
+    stored_readings.store_readings(run, requests, parser)
     return model_metrics.store(run, metrics, used, parser)

@@ -12,9 +12,9 @@ Both ways of scoring feed the same plain data to `Benchmark.score(requests, resp
 
 Rules kept by every scorer:
 - discrete answers (letters, yes/no, numbers, 1/2, scores) are read from the first sample (lowest
-  index) with the chosen named parser (`evaluation.parsers`: `authors` by default, `strict`):
+  index) with the chosen named parser (`evaluation.named_parsers`: `authors` by default, `strict`):
   `collect` stores each response's reading in `Response.parsed`; a response built without one is
-  read strictly (`evaluation.parsing`); an empty or unparsed answer is wrong and counted;
+  read strictly (`evaluation.answer_parsing`); an empty or unparsed answer is wrong and counted;
 - a rate is a fraction in [0, 1] and None when its group is empty; every group has its `n`;
 - judge-based metrics come from each response's `judgment` or, when there is none, from a `judge`
   callable `judge(request, response_text) -> judgment` (the hook for `evaluation.judges`). If an
@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import benchmarks, jsonl, judge_references, parsers, parsing, reasoning
+from evaluation import answer_parsing, benchmarks, jsonl, judge_references, named_parsers, reasoning
 
 MISSING = "missing"
 UNKNOWN_SHOWN = 20  # unknown request ids listed in the report (all are counted)
@@ -46,7 +46,7 @@ class Response:
     text: str | None
     sample: int = 0
     judgment: dict | None = None
-    parsed: parsing.Parsed | None = None  # the reading of the parser chosen for scoring (see `collect`)
+    parsed: answer_parsing.Parsed | None = None  # the reading of the parser chosen for scoring (see `collect`)
 
 
 @dataclass
@@ -96,8 +96,8 @@ def run_predictions(run, verdicts: dict | None = None) -> list[dict]:
             for rid, sample, text in rows]
 
 
-def collect(requests, predictions: Iterable[dict], read: parsers.Reader | None = None) -> Collected:
-    """Responses per request, in sample order, each read by `read` (`parsers.reader`) when given;
+def collect(requests, predictions: Iterable[dict], read: named_parsers.Reader | None = None) -> Collected:
+    """Responses per request, in sample order, each read by `read` (`named_parsers.reader`) when given;
     ValueError when a (request, sample) comes twice."""
     known = {request.request_id: request for request in requests}
     responses: dict[str, list[Response]] = {}
@@ -121,17 +121,17 @@ def collect(requests, predictions: Iterable[dict], read: parsers.Reader | None =
 
 # --- Parsing for the runner -------------------------------------------------------------------
 
-def parse_prediction(prediction, request, benchmark_slug: str, names: Iterable[str] = (parsers.DEFAULT,)):
+def parse_prediction(prediction, request, benchmark_slug: str, names: Iterable[str] = (named_parsers.DEFAULT,)):
     """Fill a `Prediction`'s readings of its raw output (not saved): `parses[name]` for every parser
     named (and the default one), and `parsed_answer` / `parse_status` with the default parser's
     reading. Failed rows, which have no output, are left as they are."""
     if getattr(prediction, "error", ""):
         return prediction
     stored = dict(prediction.parses or {})
-    for name in dict.fromkeys((parsers.DEFAULT, *names)):
-        stored[name] = parsers.reading(parsers.parse(benchmark_slug, request, prediction.raw_output, name))
+    for name in dict.fromkeys((named_parsers.DEFAULT, *names)):
+        stored[name] = named_parsers.reading(named_parsers.parse(benchmark_slug, request, prediction.raw_output, name))
     prediction.parses = stored
-    default = stored[parsers.DEFAULT]
+    default = stored[named_parsers.DEFAULT]
     prediction.parsed_answer, prediction.parse_status = default["value"], default["status"]
     return prediction
 
@@ -152,7 +152,7 @@ class Answer:
 
     @property
     def unparsed(self) -> bool:
-        return self.status in (parsing.UNPARSED, parsing.EMPTY)
+        return self.status in (answer_parsing.UNPARSED, answer_parsing.EMPTY)
 
 
 def first_response(responses: list[Response] | None) -> Response | None:
@@ -179,7 +179,9 @@ def answer(request, responses: list[Response] | None) -> Answer:
     response = first_response(responses)
     if response is None:
         return Answer(MISSING)
-    parsed = response.parsed if response.parsed is not None else parsing.parse_for_request(request, response.text)
+    parsed = response.parsed
+    if parsed is None:
+        parsed = answer_parsing.parse_for_request(request, response.text)
     return Answer(parsed.status, parsed.value, parsed.ok and matches_gold(request, parsed.value))
 
 
@@ -283,19 +285,19 @@ def disagreeing(benchmark_slug: str, requests, responses: dict[str, list[Respons
     found = []
     for request in requests:
         for response in responses.get(request.request_id, []):
-            both = parsers.differs(benchmark_slug, request, response.text)
+            both = named_parsers.differs(benchmark_slug, request, response.text)
             if both is not None:
                 found.append((request, response, *both))
     return found
 
 
-def score_predictions(benchmark, requests, predictions: Iterable[dict], parser: str = parsers.DEFAULT,
+def score_predictions(benchmark, requests, predictions: Iterable[dict], parser: str = named_parsers.DEFAULT,
                       **models) -> dict:
     """metrics.json for one benchmark under a named parser: the benchmark's metrics, and `predictions`
     (requests, answered, missing, the ids of predictions that match no request, the `parser` used,
     `parser_disagreements`: how many responses `authors` and `strict` read differently, and for requests
     asked with chain of thought `cot_reasoning`: how many responses hold any reasoning, `evaluation.reasoning`)."""
-    collected = collect(requests, predictions, parsers.reader(benchmark.slug, parser))
+    collected = collect(requests, predictions, named_parsers.reader(benchmark.slug, parser))
     metrics = benchmark.score(requests, collected.responses, **models)
     answered = sum(1 for request in requests if collected.responses.get(request.request_id))
     summary = {"requests": len(requests), "answered": answered, "missing": len(requests) - answered,

@@ -4,8 +4,8 @@ from django.db.models import Count, Prefetch, Q
 
 from annotation.models import BenchmarkVersion
 from evaluation.exports import EXPORT_JOB_KIND
-from evaluation.import_jobs import IMPORT_JOB_KIND
 from evaluation.models import EvaluationRun, JudgeReference, Judgment, Prediction
+from evaluation.prediction_import_jobs import IMPORT_JOB_KIND
 from evaluation.result_actions import METRIC_JOBS
 from generation.models import Job
 

@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from evaluation import export_views
+from evaluation import export_downloads
 
 urlpatterns = [
-    path("<id:pk>/download/", export_views.download_export, name="export-download"),
+    path("<id:pk>/download/", export_downloads.download_export, name="export-download"),
 ]

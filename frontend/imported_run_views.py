@@ -1,7 +1,7 @@
 """A version's results page for models run outside the platform: the version's requests as a download (the
 platform's JSON lines, lmms-eval samples or a VLMEvalKit table, as `manage.py export_requests` writes them:
 `evaluation.request_exports`), and the predictions made from them imported as a run (as `manage.py
-import_run` imports them: `evaluation.imported_runs`) by a background job (`evaluation.import_jobs`), which
+import_run` imports them: `evaluation.imported_runs`) by a background job (`evaluation.prediction_import_jobs`), which
 then shows on the page like any run.
 
 Researchers and admins. The request options default to the paper's main setting, as on the command line; a
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.permissions import roles_allowed
 from config.roles import ADMIN, RESEARCHER
-from evaluation import import_jobs, imported_runs, request_exports
+from evaluation import imported_runs, prediction_import_jobs, request_exports
 from frontend.result_action_views import form_error
 from frontend.results_views import version_of, version_page
 
@@ -87,9 +87,9 @@ def import_predictions(request, pk):
     if not form.is_valid():
         return version_page(request, version, status=400, error=form_error(form), import_values=request.POST)
     try:
-        job = import_jobs.enqueue_import(version, form.cleaned_data["file"], model_id=form.cleaned_data["model_id"],
-                                         fmt=form.cleaned_data["fmt"] or None, options=form.options(),
-                                         user=request.user)
+        job = prediction_import_jobs.enqueue_import(
+            version, form.cleaned_data["file"], model_id=form.cleaned_data["model_id"],
+            fmt=form.cleaned_data["fmt"] or None, options=form.options(), user=request.user)
     except imported_runs.ImportRefused as exc:
         return version_page(request, version, status=400, error=f"Nothing was imported: {exc}",
                             import_values=request.POST)

@@ -22,7 +22,7 @@ from evaluation import (
     human_verdicts,
     imported_runs,
     judges,
-    parsers,
+    named_parsers,
     plots,
     request_exports,
     result_actions,
@@ -127,13 +127,13 @@ def run_of(pk) -> EvaluationRun:
 def _parser(request) -> str:
     """The answer parser the page's numbers use (`?parser=`, default the authors'); 400 for an unknown one."""
     try:
-        return parsers.check(request.GET.get("parser") or parsers.DEFAULT)
+        return named_parsers.check(request.GET.get("parser") or named_parsers.DEFAULT)
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
 
 
 def _parser_query(parser: str) -> str:
-    return "" if parser == parsers.DEFAULT else f"parser={parser}"
+    return "" if parser == named_parsers.DEFAULT else f"parser={parser}"
 
 
 def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = ""):
@@ -144,7 +144,7 @@ def run_page(request, run: EvaluationRun, *, status: int = 200, error: str = "")
     return render(request, "frontend/results_run.html", {
         "run": run, "label": results.run_label(run), "results": found, "frames": results.frame_text(run),
         "cells": results.flat_metrics(found.metrics) if found.ok else [],
-        "summary": found.metrics.get("predictions", {}), "parser": parser, "parsers": parsers.NAMES,
+        "summary": found.metrics.get("predictions", {}), "parser": parser, "parsers": named_parsers.NAMES,
         "parser_query": _parser_query(parser), "error": error,
         "judges": result_actions.judge_offers(run), "scoring": result_actions.scoring_offers(run),
         "jobs": selectors.result_jobs(run_ids=[run.pk]), "export_scope": run.pk,

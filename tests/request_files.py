@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from annotation import versions
 from annotation.models import Benchmark, BenchmarkVersion
-from evaluation import readings, runner
+from evaluation import runner, stored_readings
 from evaluation.kits import tables
 from evaluation.models import EvaluationRun, Prediction
 from tests.conftest import cvqa_payload
@@ -62,7 +62,7 @@ def stored_run(version) -> EvaluationRun:
                                   prompt=[], raw_output=text)
     Prediction.objects.create(run=run, request_id="b1:counterfactual", item=items["b1"], variant="counterfactual",
                               prompt=[], raw_output="", error="CUDA out of memory")
-    readings.store_readings(run, [planned.request for planned in requests.values()])
+    stored_readings.store_readings(run, [planned.request for planned in requests.values()])
     return run
 
 

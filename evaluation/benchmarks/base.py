@@ -7,12 +7,12 @@ Request ids are stable: `<item external id>:<variant>[:<suffix>]`.
 
 Besides requests and `score`, a benchmark declares everything else that is particular to it, read by
 the generic machinery (see `Benchmark`): its answer parser under the authors' rules (`authors_parser`,
-`evaluation.parsers`), its leaderboard columns and per-category series (`main_metrics`, `series`,
+`evaluation.named_parsers`), its leaderboard columns and per-category series (`main_metrics`, `series`,
 `evaluation.results.specs`), how a metric path narrows its requests (`drill_rules`,
 `evaluation.results.drilldown`), its consistency views (`consistency_views`,
 `evaluation.results.consistency_views`), the LLM judges that judge its answers (`judge_kinds`, names
 of `evaluation.judges` kinds; the first is the one its scorer uses), the paper baselines it supports
-besides the random one (`baselines`, `evaluation.baselines`), the human evaluations it supports
+besides the random one (`baselines`, `evaluation.baseline_runs`), the human evaluations it supports
 (`human_evaluations`, `evaluation.human_eval`), the form of its human baseline where it differs
 from the plain one (`human_baseline_form`), the paper's human-performance draws (`human_performance`),
 the clips people see of a request that shows parts of a video (`human_clip`), and the sections of a
@@ -197,7 +197,7 @@ class Benchmark:
     drill_rules = None  # `evaluation.results.drilldown.DrillRules`; None: the variants and the count leaves only
     consistency_views: dict = {}  # name → `evaluation.results.consistency_views.PairView` / `PoolView`
     judge_kinds: tuple[str, ...] = ()  # LLM judge kinds (`evaluation.judges`) of its answers; the first scores
-    baselines: tuple[str, ...] = ()  # paper baselines (`evaluation.baselines`) besides `random`, which fits all
+    baselines: tuple[str, ...] = ()  # paper baselines (`evaluation.baseline_runs`) besides `random`, which fits all
     human_evaluations: tuple[str, ...] = ()  # human evaluation study kinds (`evaluation.human_eval`) it supports
     human_baseline_form: HumanBaselineForm | None = None  # a human baseline's richer form, where it has one
     human_performance: HumanPerformance | None = None  # the paper's expert and written human baselines

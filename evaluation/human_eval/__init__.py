@@ -102,7 +102,8 @@ from evaluation.human_eval.base import (
     studies_of,
     study_kind,
 )
-from evaluation.human_eval.baselines import (
+from evaluation.human_eval.canvases import canvas_image
+from evaluation.human_eval.human_baselines import (
     BASELINE_INSTRUCTIONS,
     CHOICE_TYPES,
     CROWD,
@@ -122,7 +123,6 @@ from evaluation.human_eval.baselines import (
     per_annotator,
     score_human_baseline,
 )
-from evaluation.human_eval.canvases import canvas_image
 from evaluation.human_eval.performance import (
     EXPERT,
     WRITTEN,

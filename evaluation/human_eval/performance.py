@@ -22,7 +22,7 @@ from django.db import transaction
 
 from evaluation import benchmarks, subsets
 from evaluation.human_eval.base import HumanEvalError, HumanStudy, require_study_maker
-from evaluation.human_eval.baselines import create_human_baseline_study
+from evaluation.human_eval.human_baselines import create_human_baseline_study
 from evaluation.models import VersionSubset
 
 EXPERT, WRITTEN = "expert", "crowd"

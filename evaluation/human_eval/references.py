@@ -24,7 +24,7 @@ from annotation.crowd.models import Study, StudyItem, Submission
 from annotation.models import BenchmarkItem
 from evaluation import judge_references
 from evaluation.human_eval.base import BASELINE, VOTE, VOTE_FIELD, _source, counted_submissions, meta_of, studies_of
-from evaluation.human_eval.baselines import _plan, baseline_groups, gold_explanations
+from evaluation.human_eval.human_baselines import _plan, baseline_groups, gold_explanations
 from evaluation.models import JudgeReference
 
 VALID, INVALID, NOT_VOTED = "valid", "invalid", "not voted"

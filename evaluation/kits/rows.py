@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation import benchmarks, request_lines, results, runner, scoring
+from evaluation import benchmarks, request_records, results, runner, scoring
 from evaluation.benchmarks.base import EvalRequest
 
 
@@ -23,7 +23,7 @@ from evaluation.benchmarks.base import EvalRequest
 class RequestRow:
     position: int  # in the export order
     request: EvalRequest
-    line: dict  # what `manage.py export_requests` writes for it (`request_lines.request_line`)
+    line: dict  # what `manage.py export_requests` writes for it (`request_records.request_line`)
     category: str = ""  # the benchmark's category of the request (`Benchmark.request_category`), if any
 
 
@@ -42,9 +42,9 @@ def version_rows(version, options, variants, setting: dict) -> Iterator[RequestR
     benchmark = benchmarks.get(version.benchmark.slug)
     position = 0
     for item, requests in scoring.item_requests(version, options, variants):
-        assets = request_lines.item_assets(item)
+        assets = request_records.item_assets(item)
         for request in requests:
-            yield RequestRow(position, request, request_lines.request_line(request, assets, setting),
+            yield RequestRow(position, request, request_records.request_line(request, assets, setting),
                              benchmark.request_category(request))
             position += 1
 
@@ -75,7 +75,7 @@ def run_rows(run) -> list[PredictionRow]:
         if not given:
             continue
         found = scored.outcomes.get(request.request_id) or results.Outcome(results.MISSING)
-        line = request_lines.request_line(request, request_lines.item_assets(items[entry.item_pk]), setting)
+        line = request_records.request_line(request, request_records.item_assets(items[entry.item_pk]), setting)
         rows.append(PredictionRow(entry.position, request, line, benchmark.request_category(request),
                                   responses=tuple(given), parsed=found.value, outcome=found.status,
                                   correct=results.right_or_wrong(found.status)))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation import benchmarks, parsers
+from evaluation import benchmarks, named_parsers
 from evaluation.models import EvaluationRun
 from evaluation.results.metrics import RunResults, planned_requests, run_results
 from evaluation.results.outcomes import CORRECT, EMPTY, MISSING, UNPARSED, Outcome, UnknownMetric
@@ -90,7 +90,7 @@ class Drill:
 
 
 def drill(run: EvaluationRun, path: str, *, outcome_filter: str = "", view: str = "", view_cell: str = "",
-          parser: str = parsers.DEFAULT) -> Drill:
+          parser: str = named_parsers.DEFAULT) -> Drill:
     """The requests behind the metric at `path` of a run scored under `parser` (UnknownMetric when the
     run has none there); optionally only those with one outcome, or only the items of one cell of a
     consistency view."""

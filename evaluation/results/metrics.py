@@ -1,6 +1,6 @@
 """A run's metrics, outcomes and consistency views: scored like `manage.py score --run`, and cached.
 
-Each is scored under a named answer parser (`evaluation.parsers`: `authors` by default, `strict`);
+Each is scored under a named answer parser (`evaluation.named_parsers`: `authors` by default, `strict`);
 the CLIP score and BERTScore that `score --run` computed and kept with the run
 (`evaluation.model_metrics`) are put into the metrics. `disagreements(run)` lists the predictions
 the two parsers read differently, with both readings.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from evaluation import benchmarks, judge_references, judges, model_metrics, parsers, runner, scoring
+from evaluation import benchmarks, judge_references, judges, model_metrics, named_parsers, runner, scoring
 from evaluation.models import EvaluationRun, Judgment, Prediction, RunModelMetric
 from evaluation.results.consistency_views import views_of
 from evaluation.results.outcomes import Outcome, outcome
@@ -44,7 +44,7 @@ class RunResults:
     judge: dict | None = None  # the stored judgments used: kind, model, judgments, verdicts
     error: str = ""  # why the run could not be scored
     key: str = ""  # the cache key it was stored under
-    parser: str = parsers.DEFAULT  # the answer parser the metrics use
+    parser: str = named_parsers.DEFAULT  # the answer parser the metrics use
     model_metrics: list[dict] = field(default_factory=list)  # kept CLIP score / BERTScore put in (see overlay)
 
     @property
@@ -65,15 +65,15 @@ def fingerprint(run: EvaluationRun) -> str:
     return "|".join(parts)
 
 
-def cache_key(run: EvaluationRun, parser: str = parsers.DEFAULT) -> str:
+def cache_key(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> str:
     digest = hashlib.sha256(fingerprint(run).encode()).hexdigest()[:32]
     return f"{CACHE_PREFIX}:{run.pk}:{parser}:{digest}"
 
 
-def run_results(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
+def run_results(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> RunResults:
     """The run's metrics, outcomes and consistency views under `parser`, from the cache or scored now
     (and cached)."""
-    key = cache_key(run, parsers.check(parser))
+    key = cache_key(run, named_parsers.check(parser))
     found = cache.get(key)
     if found is not None:
         return found
@@ -84,7 +84,7 @@ def run_results(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults
     return results
 
 
-def run_metrics(run: EvaluationRun, parser: str = parsers.DEFAULT) -> dict:
+def run_metrics(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> dict:
     return run_results(run, parser).metrics
 
 
@@ -102,7 +102,7 @@ def planned_requests(run: EvaluationRun) -> list:
     return [planned.request for planned in runner.plan(run)]
 
 
-def score_run(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
+def score_run(run: EvaluationRun, parser: str = named_parsers.DEFAULT) -> RunResults:
     """Score a stored run now under `parser`, like `manage.py score --run` with no scoring models, using
     the run's stored judgments where there are any and the model metrics kept with it."""
     try:
@@ -119,7 +119,7 @@ def score_run(run: EvaluationRun, parser: str = parsers.DEFAULT) -> RunResults:
     except ValueError as exc:
         return RunResults(run.pk, error=f"The run cannot be scored: {exc}", parser=parser)
     kept = model_metrics.overlay(run, metrics)
-    collected = scoring.collect(requests, predictions, parsers.reader(benchmark.slug, parser))
+    collected = scoring.collect(requests, predictions, named_parsers.reader(benchmark.slug, parser))
     outcomes = {r.request_id: outcome(r, collected.responses.get(r.request_id)) for r in requests}
     views = {name: view.compute(requests, outcomes) for name, view in views_of(benchmark).items()}
     return RunResults(run.pk, metrics=metrics, outcomes=outcomes, views=views, judge=judge, parser=parser,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation import parsing, scoring
+from evaluation import answer_parsing, scoring
 
 # How the first response of a request was scored (`Outcome.status`).
 CORRECT, WRONG, UNPARSED, EMPTY, MISSING, ANSWERED = "correct", "wrong", "unparsed", "empty", "missing", "answered"
@@ -53,12 +53,12 @@ def outcome(request, responses) -> Outcome:
         return Outcome(MISSING)
     if request.answer_type in DISCRETE_TYPES:
         found = scoring.answer(request, responses)
-        status = CORRECT if found.correct else {parsing.UNPARSED: UNPARSED, parsing.EMPTY: EMPTY}.get(found.status,
-                                                                                                       WRONG)
+        unread = {answer_parsing.UNPARSED: UNPARSED, answer_parsing.EMPTY: EMPTY}
+        status = CORRECT if found.correct else unread.get(found.status, WRONG)
         return Outcome(status, found.value)
     if request.answer_type != "free":
-        parsed = parsing.parse_for_request(request, response.text)
-        status = ANSWERED if parsed.ok else {parsing.EMPTY: EMPTY}.get(parsed.status, UNPARSED)
+        parsed = answer_parsing.parse_for_request(request, response.text)
+        status = ANSWERED if parsed.ok else {answer_parsing.EMPTY: EMPTY}.get(parsed.status, UNPARSED)
         return Outcome(status, parsed.value)
     if not (response.text or "").strip():
         return Outcome(EMPTY)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from annotation.crowd.models import Study
 from annotation.models import BenchmarkVersion
 from config import json_text
-from evaluation import import_jobs
+from evaluation import prediction_import_jobs
 from evaluation.models import EvaluationRun
 from generation.models import Job, ProposalSet
 from tests import release_fixtures
@@ -62,7 +62,8 @@ def deep_upload(name: str = "deep.jsonl", *lines: str) -> SimpleUploadedFile:
 
 def no_import_left(media_root) -> bool:
     stored = [path for path in (media_root / "exports").rglob("*") if path.is_file()]
-    return (not EvaluationRun.objects.exists() and not Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).exists()
+    imports = Job.objects.filter(kind=prediction_import_jobs.IMPORT_JOB_KIND)
+    return (not EvaluationRun.objects.exists() and not imports.exists()
             and not stored)
 
 

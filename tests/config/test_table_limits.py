@@ -17,7 +17,7 @@ from django.urls import reverse
 from annotation.crowd import attribute_import
 from annotation.crowd.models import Study, WorkerProfile
 from annotation.models import BenchmarkVersion, Image
-from evaluation import import_jobs
+from evaluation import prediction_import_jobs
 from evaluation.models import EvaluationRun
 from generation.models import Job
 from tests.conftest import create_study, logged_in_client, make_user
@@ -95,7 +95,8 @@ def test_prediction_tables_past_the_limits_are_refused_naming_the_line(tmp_path,
 
 def no_import_left(media_root) -> bool:
     stored_files = [path for path in (media_root / "exports").rglob("*") if path.is_file()]
-    return (not EvaluationRun.objects.exists() and not Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).exists()
+    imports = Job.objects.filter(kind=prediction_import_jobs.IMPORT_JOB_KIND)
+    return (not EvaluationRun.objects.exists() and not imports.exists()
             and not stored_files)
 
 

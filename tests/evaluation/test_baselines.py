@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from PIL import Image
 
-from evaluation import baselines, runner, scoring
+from evaluation import baseline_runs, runner, scoring
 from evaluation.benchmarks.base import derived_seed
 from evaluation.benchmarks.nleye import benchmark as nleye
 from evaluation.models import EvaluationRun, Prediction
@@ -45,7 +45,7 @@ def half_up(value: float) -> int:
 @pytest.mark.django_db
 def test_random_baseline_is_seeded_per_request_and_reproducible():
     version = frozen_version("nleye", "rnd-1", [(f"n{i}", triplet_payload(1 + i % 2), {}) for i in range(3)])
-    run = baselines.run_baseline(version, "random", seed=3)
+    run = baseline_runs.run_baseline(version, "random", seed=3)
     assert (run.backend, run.model_id, run.status) == ("baseline", "random:seed=3", "succeeded")
     got = outputs(run)
     requests = {p.request.request_id: p.request for p in runner.plan(run)}
@@ -55,8 +55,8 @@ def test_random_baseline_is_seeded_per_request_and_reproducible():
         assert got[request_id] == random.Random(derived_seed(3, request_id)).choice(choices)
     assert set(Prediction.objects.filter(run=run).values_list("parse_status", flat=True)) == {"ok"}
 
-    assert outputs(baselines.run_baseline(version, "random", seed=3)) == got  # same seed, same answers
-    other = outputs(baselines.run_baseline(version, "random", seed=4))
+    assert outputs(baseline_runs.run_baseline(version, "random", seed=3)) == got  # same seed, same answers
+    other = outputs(baseline_runs.run_baseline(version, "random", seed=4))
     assert other == {rid: random.Random(derived_seed(4, rid)).choice(
         ["1", "2"] if requests[rid].variant == "triplet" else [str(s) for s in range(1, 11)]) for rid in requests}
     assert other != got
@@ -69,7 +69,7 @@ def test_random_letters_come_from_the_shown_options_and_open_requests_get_none()
     payload = {"kind": "question", "video": "video1", "category": "Sentiment_A", "question": "Che cosa fa il cuoco?",
                "answers": [f"Taglia pomodori {n}." for n in range(8)], **statements}
     version = frozen_version("maia", "rnd-maia", [("q1", payload, {})])
-    run = baselines.run_baseline(version, "random", seed=0)
+    run = baseline_runs.run_baseline(version, "random", seed=0)
     got = outputs(run)
     assert sorted(got) == [f"q1:vsv:{n}" for n in range(8)]  # the open question has no random answer
     assert set(got.values()) <= {"A", "B"}
@@ -79,8 +79,8 @@ def test_random_letters_come_from_the_shown_options_and_open_requests_get_none()
     cvrr_version = frozen_version("cvrr", "rnd-cvrr", [("c1", {"kind": "qa", "dimension": "partial_actions",
                                                                "video_id": "v", "question": "Q?", "answer": "A"}, {})])
     before = EvaluationRun.objects.count()
-    with pytest.raises(baselines.BaselineError, match="no answer for any request"):
-        baselines.run_baseline(cvrr_version, "random")
+    with pytest.raises(baseline_runs.BaselineError, match="no answer for any request"):
+        baseline_runs.run_baseline(cvrr_version, "random")
     assert EvaluationRun.objects.count() == before  # nothing stored
 
 
@@ -111,7 +111,7 @@ def test_dumb_pixel_picks_the_brighter_corner_in_both_orders(tmp_path, curator):
                                                      ("hypothesis2", second)))}
         items.append((external_id, triplet_payload(label), media))
     version = frozen_version("nleye", "px-1", items)
-    run = baselines.run_baseline(version, "dumb_pixel")
+    run = baseline_runs.run_baseline(version, "dumb_pixel")
     assert (run.model_id, run.input_strategy, run.status) == ("dumb_pixel", "separate", "succeeded")
 
     got = outputs(run)
@@ -136,8 +136,8 @@ def test_dumb_pixel_picks_the_brighter_corner_in_both_orders(tmp_path, curator):
 def test_dumb_pixel_is_only_for_nleye():
     version = frozen_version("cvrr", "px-cvrr", [("c1", {"kind": "qa", "dimension": "partial_actions",
                                                          "video_id": "v", "question": "Q?", "answer": "A"}, {})])
-    with pytest.raises(baselines.BaselineError, match="defined for nleye"):
-        baselines.run_baseline(version, "dumb_pixel")
+    with pytest.raises(baseline_runs.BaselineError, match="defined for nleye"):
+        baseline_runs.run_baseline(version, "dumb_pixel")
 
 
 # --- NLI -----------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_nli_baseline_picks_the_higher_entailment_and_scales_it(tiny_models_dir)
     payloads = {"n1": triplet_payload(1), "n2": triplet_payload(2, premise="The floor is wet and a sign warns."),
                 "n3": triplet_payload(1, premise="Glass lies on the grass.")}
     version = frozen_version("nleye", "nli-1", [(k, v, {}) for k, v in payloads.items()])
-    run = baselines.run_baseline(version, "nli", models=[model])
+    run = baseline_runs.run_baseline(version, "nli", models=[model])
     assert (run.model_id, run.input_strategy, run.status) == (f"nli:{model}", "text_only", "succeeded")
     assert run.resolved_revision == registry.resolve_revision("nli", model)
     got = outputs(run)
@@ -169,20 +169,20 @@ def test_nli_baseline_picks_the_higher_entailment_and_scales_it(tiny_models_dir)
         assert got[f"{external_id}:pairs:h1"] == str(1 + half_up(9 * p1))
         assert got[f"{external_id}:pairs:h2"] == str(1 + half_up(9 * p2))
 
-    with pytest.raises(baselines.BaselineError, match="one NLI model"):
-        baselines.run_baseline(version, "nli")
+    with pytest.raises(baseline_runs.BaselineError, match="one NLI model"):
+        baseline_runs.run_baseline(version, "nli")
 
 
 # --- MAIA unimodal -------------------------------------------------------------------------------
 
 def test_unimodal_choice_takes_the_best_statement_under_any_model():
     scores = {"m1": {"A": -2.0, "B": -1.5}, "m2": {"A": -1.0, "B": -3.0}}
-    assert baselines.unimodal_choice(scores, ["A", "B"]) == ("A", "m2", False)  # −1.0 is the highest
-    assert baselines.unimodal_choice({"m1": {"A": -4.0, "B": -0.5}}, ["A", "B"]) == ("B", "m1", False)
-    assert baselines.unimodal_choice({"m1": {"A": -1.0, "B": -1.0}}, ["A", "B"]) == ("A", "m1", True)
-    assert baselines.unimodal_choice({"m1": {"A": math.nan, "B": -9.0}}, ["A", "B"]) == ("B", "m1", False)
+    assert baseline_runs.unimodal_choice(scores, ["A", "B"]) == ("A", "m2", False)  # −1.0 is the highest
+    assert baseline_runs.unimodal_choice({"m1": {"A": -4.0, "B": -0.5}}, ["A", "B"]) == ("B", "m1", False)
+    assert baseline_runs.unimodal_choice({"m1": {"A": -1.0, "B": -1.0}}, ["A", "B"]) == ("A", "m1", True)
+    assert baseline_runs.unimodal_choice({"m1": {"A": math.nan, "B": -9.0}}, ["A", "B"]) == ("B", "m1", False)
     with pytest.raises(ValueError):
-        baselines.unimodal_choice({"m1": {"A": math.nan, "B": math.nan}}, ["A", "B"])
+        baseline_runs.unimodal_choice({"m1": {"A": math.nan, "B": math.nan}}, ["A", "B"])
 
 
 @pytest.mark.django_db
@@ -197,7 +197,7 @@ def test_unimodal_baseline_answers_the_more_probable_statement(tiny_models_dir):
     payload = {"kind": "question", "video": "video1", "category": "SpazialeParziale_A", "question": "Che succede?",
                "answers": [f"Risposta {n}." for n in range(8)], "true_statements": trues, "false_statements": falses}
     version = frozen_version("maia", "uni-1", [("q1", payload, {})])
-    run = baselines.run_baseline(version, "unimodal", models=[model], seed=5)
+    run = baseline_runs.run_baseline(version, "unimodal", models=[model], seed=5)
     assert (run.model_id, run.variants, run.status) == (f"unimodal:{model}", ["vsv"], "succeeded")
     got = outputs(run)
     requests = [p.request for p in runner.plan(run)]
@@ -219,8 +219,8 @@ def test_unimodal_baseline_answers_the_more_probable_statement(tiny_models_dir):
     chose_true = sum(r.extra["order"][letter_index(got[r.request_id])] == "true" for r in requests)
     assert chose_true == right
 
-    with pytest.raises(baselines.BaselineError, match="answers variants vsv"):
-        baselines.run_baseline(version, "unimodal", models=[model], variants=["oevqa"])
+    with pytest.raises(baseline_runs.BaselineError, match="answers variants vsv"):
+        baseline_runs.run_baseline(version, "unimodal", models=[model], variants=["oevqa"])
 
 
 def letter_index(letter: str) -> int:

@@ -5,7 +5,7 @@ answer, reported with the run's predictions summary and on its results page."""
 import pytest
 from django.urls import reverse
 
-from evaluation import parsers, reasoning, results, scoring
+from evaluation import named_parsers, reasoning, results, scoring
 from evaluation.benchmarks.base import RequestOptions
 from evaluation.benchmarks.blackswan import benchmark as blackswan
 from evaluation.models import EvaluationRun, Prediction
@@ -36,7 +36,7 @@ def by_type(requests, answer_type: str):
 ])
 def test_reasoning_is_counted_only_before_the_answer_and_beyond_the_options(answer_type, text, expected):
     request = by_type(cot_requests(), answer_type)
-    parsed = parsers.reader(blackswan.BENCHMARK.slug, parsers.DEFAULT)(request, text)
+    parsed = named_parsers.reader(blackswan.BENCHMARK.slug, named_parsers.DEFAULT)(request, text)
     assert reasoning.has_reasoning(text, request, parsed) is expected
 
 

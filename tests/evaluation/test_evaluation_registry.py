@@ -16,8 +16,9 @@ from django.urls import reverse
 
 from annotation.models import Benchmark as BenchmarkRow
 from annotation.models import BenchmarkVersion
-from evaluation import baselines, benchmarks, judge_registry, judges, parsers, results
+from evaluation import baseline_runs, benchmarks, judge_registry, judges, named_parsers, results
 from evaluation.admin_filters import BenchmarkFilter
+from evaluation.answer_parsing import OK, Parsed
 from evaluation.benchmarks.base import Benchmark, EvalRequest
 from evaluation.human_eval import base as human_eval_base
 from evaluation.management.commands.evaluate import Command as EvaluateCommand
@@ -27,7 +28,6 @@ from evaluation.management.commands.judge import Command as JudgeCommand
 from evaluation.management.commands.run_baseline import Command as RunBaselineCommand
 from evaluation.management.commands.score import Command as ScoreCommand
 from evaluation.models import EvaluationRun, Judgment
-from evaluation.parsing import OK, Parsed
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, extra_is
 from evaluation.results.specs import MetricSpec, SeriesSpec
 
@@ -131,8 +131,8 @@ def test_a_benchmark_defined_outside_the_package_registers_and_is_read_by_the_ge
     assert benchmarks.get("sixth") is sixth and "sixth" in benchmarks.slugs()
     assert benchmarks.register(sixth) is sixth  # the same benchmark again: no error
     request = EvalRequest("a:open", "a", "open", "Why?", "Why?")
-    assert parsers.parse("sixth", request, "because") == Parsed("BECAUSE", OK)
-    assert parsers.parse("sixth", request, "because", parsers.STRICT) != Parsed("BECAUSE", OK)
+    assert named_parsers.parse("sixth", request, "because") == Parsed("BECAUSE", OK)
+    assert named_parsers.parse("sixth", request, "because", named_parsers.STRICT) != Parsed("BECAUSE", OK)
     assert results.main_metrics("sixth") == sixth.main_metrics
     assert results.series_specs("sixth") == sixth.series
     assert results.drill_rules(sixth) is sixth.drill_rules
@@ -146,13 +146,13 @@ def test_what_the_five_benchmarks_declare():
         "blackswan": "llm_match", "cvqa": None, "cvrr": "cvrr", "maia": "maia", "nleye": "nleye_explanation"}
     for benchmark in benchmarks.registered():
         assert all(kind in judge_registry.KINDS for kind in benchmark.judge_kinds), benchmark.slug
-        assert all(name in baselines.BASELINE_CLASSES for name in benchmark.baselines), benchmark.slug
+        assert all(name in baseline_runs.BASELINE_CLASSES for name in benchmark.baselines), benchmark.slug
         assert all(isinstance(spec, MetricSpec) for spec in benchmark.main_metrics), benchmark.slug
         assert benchmark.main_metrics, benchmark.slug
     assert benchmarks.supporting("baselines", "unimodal") == ["maia"]
     assert sorted(benchmarks.get("nleye").consistency_views) == ["orders"]
-    assert parsers.reader("cvqa") is benchmarks.get("cvqa").authors_parser
-    assert parsers.reader("nleye") is parsers.strict
+    assert named_parsers.reader("cvqa") is benchmarks.get("cvqa").authors_parser
+    assert named_parsers.reader("nleye") is named_parsers.strict
 
 
 # --- Lists of benchmarks ---------------------------------------------------------------------------

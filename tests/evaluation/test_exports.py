@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Benchmark, BenchmarkItem, BenchmarkVersion
-from evaluation import admin_exports, exports
+from evaluation import admin_export_actions, exports
 from evaluation.models import EvaluationRun, Prediction
 from generation import job_files, jobs
 from generation.models import Job
@@ -821,12 +821,12 @@ def test_prediction_actions_send_whole_runs_or_ids(results, researcher, curator)
 
 
 def test_a_large_selection_of_single_rows_is_refused(results, researcher, monkeypatch):
-    monkeypatch.setattr(admin_exports, "MAX_SELECTED_IDS", 2)
+    monkeypatch.setattr(admin_export_actions, "MAX_SELECTED_IDS", 2)
     src = exports.source("predictions")
     three = Prediction.objects.filter(run=results["run_a"]).order_by("pk")[:3].values_list("pk", flat=True)
     with pytest.raises(exports.ExportError, match="3 rows are selected"):
-        admin_exports.selection_of(src, Prediction.objects.filter(pk__in=list(three)))
-    assert admin_exports.selection_of(src, Prediction.objects.filter(run=results["run_b"])) == {
+        admin_export_actions.selection_of(src, Prediction.objects.filter(pk__in=list(three)))
+    assert admin_export_actions.selection_of(src, Prediction.objects.filter(run=results["run_b"])) == {
         "runs": [results["run_b"].pk]}
 
 

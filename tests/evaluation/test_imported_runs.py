@@ -1,6 +1,6 @@
 """Predictions made outside the platform imported as a run (evaluation/imported_runs.py): a version's requests
 exported in each format, answered, and brought back with `manage.py import_run`, or from the version's
-results page and the API by a background job (evaluation/import_jobs.py) that links the new run; the run's
+results page and the API by a background job (evaluation/prediction_import_jobs.py) that links the new run; the run's
 metrics are those `manage.py score --predictions` gives for the same file, it shows on the results pages and
 the leaderboard, its predictions export with gold and correctness, and bad input (a malformed file, an
 unknown or unfrozen version, a file too large, rows naming no request) is refused with a clear message,
@@ -16,7 +16,7 @@ from django.core.management import CommandError
 from django.urls import reverse
 
 from config.models import StateChange
-from evaluation import import_jobs, imported_runs, results, runs
+from evaluation import imported_runs, prediction_import_jobs, results, runs
 from evaluation.models import EvaluationRun, Prediction
 from generation.models import Job
 from tests.request_files import (
@@ -249,7 +249,7 @@ def post_import(client, url, data, capture, **kwargs):
 
 
 def import_job() -> Job:
-    return Job.objects.get(kind=import_jobs.IMPORT_JOB_KIND)
+    return Job.objects.get(kind=prediction_import_jobs.IMPORT_JOB_KIND)
 
 
 def stored_files(media_root) -> list:
@@ -258,7 +258,7 @@ def stored_files(media_root) -> list:
 
 def no_import_left(media_root) -> bool:
     """No import job was queued and no upload is stored."""
-    return not Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).exists() and not stored_files(media_root)
+    return not Job.objects.filter(kind=prediction_import_jobs.IMPORT_JOB_KIND).exists() and not stored_files(media_root)
 
 
 def test_a_researcher_imports_from_the_version_page(tmp_path, version, answers, researcher_client, researcher,
@@ -391,7 +391,7 @@ def test_the_import_job_is_its_owners_and_has_no_download(tmp_path, version, ans
     assert annotator_client.get(reverse("api-job-detail", kwargs={"pk": job.pk})).status_code == 404
     assert annotator_client.get(download).status_code == 403
     assert researcher_client.get(download).status_code == 404  # an import keeps no file to download
-    other = Job.objects.create(kind=import_jobs.IMPORT_JOB_KIND, requested_by=annotator,
+    other = Job.objects.create(kind=prediction_import_jobs.IMPORT_JOB_KIND, requested_by=annotator,
                                params={"version": version.pk})
     listed = researcher_client.get(reverse("results-version", kwargs={"pk": version.pk})).content.decode()
     assert f'data-job-row="{job.pk}"' in listed and f'data-job-row="{other.pk}"' not in listed  # only one's own
@@ -472,5 +472,6 @@ def test_the_api_imports_a_run_as_the_page_does(tmp_path, version, answers, rese
     assert unknown.status_code == 400 and "cvqa has no version 'k9'" in unknown.content.decode()
     assert annotator_api.post(url, {"version": version.pk, "file": upload(path), "model_id": "m"},
                               format="multipart").status_code == 403
-    assert EvaluationRun.objects.count() == 2 and Job.objects.filter(kind=import_jobs.IMPORT_JOB_KIND).count() == 3
+    assert EvaluationRun.objects.count() == 2
+    assert Job.objects.filter(kind=prediction_import_jobs.IMPORT_JOB_KIND).count() == 3
     assert not stored_files(media_root)

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.urls import reverse
 
-from evaluation import baselines, results
+from evaluation import baseline_runs, results
 from evaluation.management.commands.evaluate import Command as Evaluate
 from evaluation.models import EvaluationRun, Prediction, RunModelMetric
 from tests.conftest import cvqa_payload
@@ -95,7 +95,7 @@ def test_baseline_predictions_are_stored_with_their_reading(tmp_path):
     boolean = cvqa_payload("yes", type="boolean", query="Is there a cup?", new_query="Is there a cup if it fell?",
                            new_answer="no")
     version = frozen_version("cvqa", "c1", [("q1", boolean, {})])
-    run = baselines.run_baseline(version, "random", seed=3)
+    run = baseline_runs.run_baseline(version, "random", seed=3)
     rows = list(Prediction.objects.filter(run=run))
     assert rows and all(row.parses["authors"]["status"] == row.parse_status == "ok" for row in rows)
     assert all(row.parses["authors"]["value"] == row.parsed_answer for row in rows)

@@ -3,9 +3,9 @@ name, where the two differ, and MAIA's Italian answers under both."""
 
 import pytest
 
-from evaluation import parsers
+from evaluation import named_parsers
+from evaluation.answer_parsing import EMPTY, OK, UNPARSED, Parsed, parse_letter
 from evaluation.benchmarks.base import EvalRequest
-from evaluation.parsing import EMPTY, OK, UNPARSED, Parsed, parse_letter
 
 
 def request(answer_type: str, text: str = "How many cups are there if one is removed?", options=None):
@@ -49,31 +49,33 @@ YES_NO_CASES = [
 @pytest.mark.parametrize(("text", "authors", "strict"), NUMBER_CASES)
 def test_cvqa_numbers_follow_the_released_rule_by_default_and_the_strict_one_by_name(text, authors, strict):
     asked = request("number")
-    assert parsers.parse("cvqa", asked, text) == authors
-    assert parsers.parse("cvqa", asked, text, parsers.AUTHORS) == authors
-    assert parsers.parse("cvqa", asked, text, parsers.STRICT) == strict
-    assert (parsers.differs("cvqa", asked, text) is None) == (authors == strict)
+    assert named_parsers.parse("cvqa", asked, text) == authors
+    assert named_parsers.parse("cvqa", asked, text, named_parsers.AUTHORS) == authors
+    assert named_parsers.parse("cvqa", asked, text, named_parsers.STRICT) == strict
+    assert (named_parsers.differs("cvqa", asked, text) is None) == (authors == strict)
 
 
 @pytest.mark.parametrize(("text", "authors", "strict"), YES_NO_CASES)
 def test_cvqa_yes_no_follow_the_released_rule_by_default_and_the_strict_one_by_name(text, authors, strict):
     asked = request("yes_no", "Would the cup be on the table if it fell?")
-    assert parsers.parse("cvqa", asked, text) == authors
-    assert parsers.parse("cvqa", asked, text, parsers.STRICT) == strict
+    assert named_parsers.parse("cvqa", asked, text) == authors
+    assert named_parsers.parse("cvqa", asked, text, named_parsers.STRICT) == strict
 
 
 def test_benchmarks_without_released_rules_read_strictly_under_both_names():
     yes_no = request("yes_no", "Does the hypothesis hold?")
     # BlackSwan Y/N: the C-VQA bag-of-words rule must not apply ("is" is not a yes there)
-    assert parsers.parse("blackswan", yes_no, "The man is falling.") == Parsed(None, UNPARSED)
-    assert parsers.parse("blackswan", yes_no, "The man is falling.", parsers.STRICT) == Parsed(None, UNPARSED)
+    assert named_parsers.parse("blackswan", yes_no, "The man is falling.") == Parsed(None, UNPARSED)
+    assert named_parsers.parse("blackswan", yes_no, "The man is falling.",
+                               named_parsers.STRICT) == Parsed(None, UNPARSED)
     letter = request("letter", options={"A": "16", "B": "17", "C": "12", "D": "13"})
-    assert parsers.parse("cvqa", letter, "B") == parsers.parse("cvqa", letter, "B", parsers.STRICT) == Parsed("B", OK)
+    assert named_parsers.parse("cvqa", letter, "B") == named_parsers.parse(
+        "cvqa", letter, "B", named_parsers.STRICT) == Parsed("B", OK)
 
 
 def test_an_unknown_parser_name_is_refused():
     with pytest.raises(ValueError, match="Unknown parser 'loose'; known: authors, strict"):
-        parsers.reader("cvqa", "loose")
+        named_parsers.reader("cvqa", "loose")
 
 
 MAIA_OPTIONS = {"A": "Il bambino ride.", "B": "Il bambino piange."}
@@ -99,6 +101,6 @@ ITALIAN_CASES = [
 def test_maia_italian_answers_read_as_the_letter_they_name(text, letter):
     vsv = request("letter", "Chi ride?", options=MAIA_OPTIONS)
     expected = Parsed(letter, OK) if letter else Parsed(None, UNPARSED)
-    assert parsers.parse("maia", vsv, text) == expected
-    assert parsers.parse("maia", vsv, text, parsers.STRICT) == expected
+    assert named_parsers.parse("maia", vsv, text) == expected
+    assert named_parsers.parse("maia", vsv, text, named_parsers.STRICT) == expected
     assert parse_letter(text, "AB", MAIA_OPTIONS) == expected

@@ -2,8 +2,7 @@
 
 import pytest
 
-from evaluation.benchmarks.base import EvalRequest
-from evaluation.parsing import (
+from evaluation.answer_parsing import (
     EMPTY,
     OK,
     UNPARSED,
@@ -17,6 +16,7 @@ from evaluation.parsing import (
     parse_yes_no,
     presupposition_of,
 )
+from evaluation.benchmarks.base import EvalRequest
 
 OPTIONS = {"A": "He catches the ball.", "B": "He slips on the ice and falls.", "C": "The dog takes the ball."}
 

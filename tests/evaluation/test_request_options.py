@@ -9,7 +9,7 @@ from django.core.management import CommandError
 from django.urls import reverse
 from django.utils.html import escape
 
-from evaluation import import_jobs, request_options, runs
+from evaluation import prediction_import_jobs, request_options, runs
 from evaluation.models import EvaluationRun
 from generation.models import Job
 from tests.request_files import KIT_LABEL, kit_version, run_command
@@ -43,7 +43,7 @@ def refusal(version, field: str, value: str) -> str:
 def nothing_started() -> bool:
     """No run and no job that runs or imports one."""
     return not EvaluationRun.objects.exists() and not Job.objects.filter(
-        kind__in=(runs.JOB_KIND, import_jobs.IMPORT_JOB_KIND)).exists()
+        kind__in=(runs.JOB_KIND, prediction_import_jobs.IMPORT_JOB_KIND)).exists()
 
 
 def test_the_message_is_the_benchmark_s_own(version):

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from annotation.benchmarks.blackswan.staged import PART_FIELDS, part_starts
 from annotation.models import BenchmarkItem, VideoSplit
-from evaluation import benchmarks, parsing, prompting, scoring, similarity
+from evaluation import answer_parsing, benchmarks, prompting, scoring, similarity
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -422,7 +422,7 @@ def llm_match_scores(judgment: dict) -> list[float] | None:
     """The 1–5 scores a judgment gives: `score` (one) or `scores` (one per reference); None if invalid."""
     values = judgment.get("scores", [judgment.get("score")])
     values = values if isinstance(values, list) else [values]
-    parsed = [parsing.parse_score(v if isinstance(v, str) else str(v), 1, 5) for v in values]
+    parsed = [answer_parsing.parse_score(v if isinstance(v, str) else str(v), 1, 5) for v in values]
     return [p.value for p in parsed] if parsed and all(p.ok for p in parsed) else None
 
 

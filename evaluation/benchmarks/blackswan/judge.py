@@ -1,7 +1,7 @@
 r"""BlackSwan's LLM-Match judge: its prompt, the reading of "Reason: …" / "Score: N" and the
 per-reference verdict.
 
-Reading the score (`LlmMatch(parser=…)`, `evaluation.parsers` names): `authors` (the default, as
+Reading the score (`LlmMatch(parser=…)`, `evaluation.named_parsers` names): `authors` (the default, as
 `metric/llm_match_llama.py` reads it) takes the first `Score:\s*(\d+)` match of the raw text;
 `strict` reads "Score: N" in any case and markdown, or a number alone, and refuses two different
 scores. Under both a value off the prompt's 1–5 scale is unparsed."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evaluation import judge_registry, parsers
+from evaluation import judge_registry, named_parsers
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeKind, Reading, _clean, _one
 
 # BlackSwan, metric/llm_match_llama.py (github.com/sahithyaravi/BlackSwan), as the authors send it.
@@ -47,8 +47,8 @@ class LlmMatch(JudgeKind):
     default_params = LLM_MATCH_PARAMS
     answer_choices = tuple(f"Score: {score}" for score in range(LLM_MATCH_RANGE[0], LLM_MATCH_RANGE[1] + 1))
 
-    def __init__(self, parser: str = parsers.DEFAULT):
-        self.parser = parsers.check(parser)
+    def __init__(self, parser: str = named_parsers.DEFAULT):
+        self.parser = named_parsers.check(parser)
 
     def applies(self, request) -> bool:
         return request.variant.endswith("_gen") and isinstance(request.gold, list | tuple) and bool(request.gold)
@@ -61,7 +61,7 @@ class LlmMatch(JudgeKind):
         cleaned = _clean(raw)
         reason = re.search(r"\breason\s*:\s*(.*?)\s*(?:\bscore\s*:|$)", cleaned, re.I | re.S)
         value = {"score": None, "reason": reason.group(1).strip() if reason else ""}
-        if self.parser == parsers.AUTHORS:
+        if self.parser == named_parsers.AUTHORS:
             first = AUTHORS_SCORE.search(raw or "")
             if first is None or not LLM_MATCH_RANGE[0] <= int(first.group(1)) <= LLM_MATCH_RANGE[1]:
                 return Reading(UNPARSED, value)

@@ -35,7 +35,7 @@ of each letter among the synthetic answers that parsed (`option_distribution`, b
 letters' `gold_distribution`); the unparsed rate; and, when items carry a `subgroup`, the drop per
 subgroup (`diff`) and the gap between the largest and smallest one.
 
-Answer parsing (`authors_reading`, the `authors` parser of `evaluation.parsers`): numbers and yes/no
+Answer parsing (`authors_reading`, the `authors` parser of `evaluation.named_parsers`): numbers and yes/no
 follow the authors' `format_response.py` / `calc_acc.py` (SPEC "Fidelity rules": `authors_number`,
 `authors_yes_no`); the synthetic letters have no released rule and are read strictly.
 """
@@ -45,7 +45,8 @@ from __future__ import annotations
 import re
 
 from annotation.benchmarks.cvqa.subgroups import label_of
-from evaluation import benchmarks, parsers, prompting, scoring
+from evaluation import benchmarks, named_parsers, prompting, scoring
+from evaluation.answer_parsing import EMPTY, OK, UNPARSED, Parsed
 from evaluation.benchmarks.base import (
     Benchmark,
     EvalRequest,
@@ -56,7 +57,6 @@ from evaluation.benchmarks.base import (
     option_order_seed,
     ordered_options,
 )
-from evaluation.parsing import EMPTY, OK, UNPARSED, Parsed
 from evaluation.results.consistency_views import PairView
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, extra_is
 from evaluation.results.outcomes import CORRECT, WRONG
@@ -167,7 +167,7 @@ def authors_reading(request, text) -> Parsed:
         return authors_number(text)
     if request.answer_type == "yes_no":
         return authors_yes_no(text)
-    return parsers.strict(request, text)
+    return named_parsers.strict(request, text)
 
 
 # --- The benchmark ----------------------------------------------------------------------------

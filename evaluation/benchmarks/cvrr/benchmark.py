@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from annotation.benchmarks.cvrr.dimensions import DIMENSIONS  # slug → the paper's name (§3.1)
-from evaluation import benchmarks, parsing, prompting, scoring
+from evaluation import answer_parsing, benchmarks, prompting, scoring
 from evaluation.benchmarks.base import Benchmark, EvalRequest, RequestOptions, media_input, media_links
 from evaluation.benchmarks.cvrr.judge import CvrrJudge
 from evaluation.results.drilldown import COUNT_LEAVES, DrillRules, status_in
@@ -167,7 +167,7 @@ class Judged:
             return cls(None, None)
         pred = str(verdict.get("pred") or "").strip().lower()
         score = verdict.get("score")
-        parsed = parsing.parse_score(str(score), *SCORE_RANGE) if score is not None else None
+        parsed = answer_parsing.parse_score(str(score), *SCORE_RANGE) if score is not None else None
         return cls(pred if pred in VERDICTS else "other", parsed.value if parsed and parsed.ok else None)
 
     @property

@@ -48,11 +48,11 @@ from evaluation.human_eval.base import (
     register_kind,
     require_study_maker,
 )
-from evaluation.human_eval.baselines import gold_explanations
 from evaluation.human_eval.canvases import (
     _images_by_role,
     canvas_image,
 )
+from evaluation.human_eval.human_baselines import gold_explanations
 from evaluation.models import EvaluationRun, Judgment
 
 JUDGE_VALID, JUDGE_NOT_LOGICAL = 2, 0  # the NL-EYE judge's labels a person's valid / not valid stands for

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from evaluation import judge_references, judge_registry, parsing
+from evaluation import answer_parsing, judge_references, judge_registry
 from evaluation.benchmarks.base import EvalRequest
 from evaluation.judges.base import EMPTY, OK, UNPARSED, Case, JudgeError, JudgeKind, Reading, _clean, _one
 
@@ -84,7 +84,7 @@ class NleyeExplanationJudge(JudgeKind):
 
     def selects(self, request, text: str) -> bool:
         """Only explanations of correct predictions are judged (seeds/002 §5.1)."""
-        parsed = parsing.parse_for_request(request, text)
+        parsed = answer_parsing.parse_for_request(request, text)
         return parsed.ok and request.gold is not None and int(parsed.value) == int(request.gold)
 
     def cases(self, request, text: str) -> list[Case]:

@@ -10,7 +10,16 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import benchmarks, headlines, parsers, readings, request_options, results, run_control, runs
+from evaluation import (
+    benchmarks,
+    headlines,
+    named_parsers,
+    request_options,
+    results,
+    run_control,
+    runs,
+    stored_readings,
+)
 from evaluation.benchmarks.base import Benchmark
 from evaluation.cli_options import add_benchmark_argument, parse_option
 from evaluation.models import EvaluationRun
@@ -94,7 +103,7 @@ class Command(BaseCommand):
         parser.add_argument("--describer-backend", default="", help="default: the registered describer's")
         parser.add_argument("--workers", choices=runs.WORKERS, default="local",
                             help="local: in this process; celery: one task per chunk on the gpu queue")
-        parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
+        parser.add_argument("--parser", choices=named_parsers.NAMES, default=named_parsers.DEFAULT,
                             help="answer parser for the headline metrics: authors (default) or strict")
         parser.add_argument("--resume", type=int, metavar="RUN_ID",
                             help="continue a run with its own options: only missing or failed predictions are made")
@@ -144,7 +153,7 @@ class Command(BaseCommand):
         if not scored.ok:
             self.stderr.write(f"Run {run.pk} could not be scored: {scored.error}\n")
             return
-        readings.store_readings(run, results.planned_requests(run), parser)
+        stored_readings.store_readings(run, results.planned_requests(run), parser)
         self.stdout.write(f"Headline metrics (manage.py score --run {run.pk} writes them all):")
         for line in headlines.headline_lines(run.version.benchmark.slug, scored.metrics):
             self.stdout.write(line)

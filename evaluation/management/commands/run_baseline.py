@@ -1,9 +1,9 @@
 """`manage.py run_baseline`: a paper's baseline (random, dumb_pixel, nli, unimodal) over a frozen
-benchmark version, stored as an evaluation run beside the models' (`evaluation.baselines`)."""
+benchmark version, stored as an evaluation run beside the models' (`evaluation.baseline_runs`)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation import baselines, request_options, runs
+from evaluation import baseline_runs, request_options, runs
 from evaluation.cli_options import add_benchmark_argument, supporting_text
 from generation.backends.base import BackendError
 
@@ -22,9 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--version", dest="version_label", required=True, metavar="LABEL",
                             help="label of a frozen version of that benchmark")
         fits = {name: "every benchmark" if cls.everywhere else supporting_text("baselines", name)
-                for name, cls in baselines.BASELINE_CLASSES.items()}
-        parser.add_argument("--baseline", required=True, choices=baselines.BASELINES,
-                            help="; ".join(f"{name}: {fits[name]}" for name in baselines.BASELINES))
+                for name, cls in baseline_runs.BASELINE_CLASSES.items()}
+        parser.add_argument("--baseline", required=True, choices=baseline_runs.BASELINES,
+                            help="; ".join(f"{name}: {fits[name]}" for name in baseline_runs.BASELINES))
         parser.add_argument("--model", action="append", default=[],
                             help="nli: a registered NLI model; unimodal: a registered causal LM (repeat for several); "
                                  "its name, or the hub id or folder its entry holds")
@@ -38,12 +38,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         try:
             version = request_options.find_version(options["benchmark"], options["version_label"])
-            run = baselines.run_baseline(
+            run = baseline_runs.run_baseline(
                 version, options["baseline"], seed=options["seed"],
-                **baselines.registered_models(options["baseline"], options["model"], options["revision"]),
+                **baseline_runs.registered_models(options["baseline"], options["model"], options["revision"]),
                 variants=[v.strip() for v in options["variants"].split(",") if v.strip()],
                 limit=options["limit"], input_strategy=options["input_strategy"], batch_size=options["batch_size"])
-        except (runs.RunConfigError, baselines.BaselineError, BackendError) as exc:
+        except (runs.RunConfigError, baseline_runs.BaselineError, BackendError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"Run {run.pk}: {run.model_id} on {run.version} ({run.input_strategy}), {run.status}: "
                           f"{run.completed_predictions} of {run.total_predictions} predictions. {run.message}")

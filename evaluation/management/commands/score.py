@@ -18,7 +18,7 @@ without a value names the authors' model: `--clip-model` alone is `openai/clip-v
 sampled at temperature 0.4 with 100 new tokens); the judge, its revision and parameters are recorded
 in `meta.judge`.
 
-`--parser authors|strict` picks the answer parser (`evaluation.parsers`; default `authors`, the
+`--parser authors|strict` picks the answer parser (`evaluation.named_parsers`; default `authors`, the
 benchmark authors' released rules); metrics.json records it (`meta.parser`, `predictions.parser`)
 with `predictions.parser_disagreements`, the answers the two parsers read differently. With `--run`
 the parser's reading of each prediction is stored beside the others (`Prediction.parses`), and the
@@ -37,11 +37,11 @@ from evaluation import (
     judges,
     kits,
     model_metrics,
-    parsers,
-    readings,
+    named_parsers,
     run_scoring,
     runner,
     scoring,
+    stored_readings,
 )
 from evaluation.benchmarks.base import parse_option_order
 from evaluation.models import EvaluationRun
@@ -78,7 +78,7 @@ class Command(BaseCommand):
                                                                   "hub id or folder its entry holds)")
         parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer (default: bert-score's, or the last)")
         parser.add_argument("--device", default=None, help="device for the scoring models (cpu, cuda, ...)")
-        parser.add_argument("--parser", choices=parsers.NAMES, default=parsers.DEFAULT,
+        parser.add_argument("--parser", choices=named_parsers.NAMES, default=named_parsers.DEFAULT,
                             help="answer parser: authors (default: the benchmark authors' released rules) or strict")
 
     def handle(self, *args, **options):
@@ -107,7 +107,7 @@ class Command(BaseCommand):
                               f"(e.g. {', '.join(summary['unknown_request_ids'][:3])}); they were left out.")
         if options["run"]:
             run = EvaluationRun.objects.get(pk=options["run"])
-            readings.store_readings(run, requests, options["parser"])
+            stored_readings.store_readings(run, requests, options["parser"])
             for row in model_metrics.store(run, metrics, used, options["parser"]):
                 self.stdout.write(f"Kept {row.kind} ({row.model_id}) with run {run.pk} for its results pages.")
         self.stdout.write(f"Scored {summary['requests']} requests of {version} ({summary['answered']} answered, "

@@ -18,7 +18,7 @@ from annotation.crowd.errors import InvalidSubmission
 from annotation.crowd.models import Study, Submission
 from config.roles import ANNOTATOR
 from evaluation import human_eval, human_verdicts, judges
-from evaluation.human_eval.baselines import FREE_INSTRUCTIONS
+from evaluation.human_eval.human_baselines import FREE_INSTRUCTIONS
 from evaluation.models import EvaluationRun, HumanAnswerJudgment, HumanVerdict, Prediction
 from evaluation.result_actions import HUMAN_JUDGE_JOB
 from generation import jobs

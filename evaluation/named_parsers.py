@@ -1,5 +1,5 @@
 """Named answer parsers: `authors` (the default) reproduces each benchmark's released scoring rules,
-`strict` is the platform's stricter reading (`evaluation.parsing`). Results record which one was used.
+`strict` is the platform's stricter reading (`evaluation.answer_parsing`). Results record which one was used.
 
 `reader(benchmark_slug, name)` gives a function `read(request, text) -> Parsed`; `parse(slug, request,
 text, name)` reads one text. A benchmark whose authors released answer-parsing rules declares them as
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evaluation import benchmarks, parsing
-from evaluation.parsing import Parsed
+from evaluation import answer_parsing, benchmarks
+from evaluation.answer_parsing import Parsed
 
 AUTHORS, STRICT = "authors", "strict"
 NAMES = (AUTHORS, STRICT)
@@ -27,8 +27,8 @@ DEFAULT = AUTHORS
 Reader = Callable[[Any, str | None], Parsed]
 
 def strict(request, text) -> Parsed:
-    """The platform's strict reading of the request's answer type (`evaluation.parsing`)."""
-    return parsing.parse_for_request(request, text)
+    """The platform's strict reading of the request's answer type (`evaluation.answer_parsing`)."""
+    return answer_parsing.parse_for_request(request, text)
 
 
 def check(name: str) -> str:

@@ -5,13 +5,13 @@ the default reading of predictions written before readings were stored."""
 
 from __future__ import annotations
 
-from evaluation import parsers, scoring
+from evaluation import named_parsers, scoring
 from evaluation.models import EvaluationRun, Prediction
 
 BATCH = 500
 
 
-def store_readings(run: EvaluationRun, requests, parser: str = parsers.DEFAULT) -> int:
+def store_readings(run: EvaluationRun, requests, parser: str = named_parsers.DEFAULT) -> int:
     """Store `parser`'s (and the default parser's) reading on each answered prediction of the run whose
     requests are given; the number of predictions whose stored readings changed."""
     by_id = {request.request_id: request for request in requests}

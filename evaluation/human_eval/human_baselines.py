@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from annotation.crowd import agreement
 from annotation.crowd.models import Study, StudyItem
 from annotation.models import BenchmarkVersion
-from evaluation import benchmarks, judges, model_metrics, parsing, scoring, subsets
+from evaluation import answer_parsing, benchmarks, judges, model_metrics, scoring, subsets
 from evaluation.benchmarks.base import HumanBaselineForm
 from evaluation.human_eval.answer_judgments import (
     FREE_TYPES,
@@ -232,7 +232,7 @@ def _answer_of(request, data: dict, worker: int) -> _Answered | None:
         return None
     text = str(raw).strip()
     if request.answer_type in TEXT_TYPES:
-        parsed = parsing.parse_for_request(request, text)
+        parsed = answer_parsing.parse_for_request(request, text)
         return _Answered(worker, parsed.value if parsed.ok else f"unparsed:{text.lower()}", text, data)
     return _Answered(worker, text, text, data)
 
