@@ -502,8 +502,6 @@ def tiny_sd() -> TinySD:
     """Tiny random Stable Diffusion pipelines (`generation.tiny_models`): `text2image` (4-channel UNet)
     and `inpaint` (9-channel UNet), local folders for `generation.diffusion` and `--model`. From the
     persistent cache, like `tiny_models_dir`."""
-    from generation.tiny_model_cache import cached_tiny_models
-
     built = cached_tiny_models(["sd-text2image", "sd-inpaint"])
     return TinySD(text2image=str(built["sd-text2image"]), inpaint=str(built["sd-inpaint"]))
 

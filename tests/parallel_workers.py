@@ -12,6 +12,8 @@ talks to its own Redis database of that server. The tiny models are shared on pu
 import os
 import re
 
+import torch
+
 REDIS_DATABASES = 16  # Redis's default `databases`
 
 
@@ -47,8 +49,6 @@ def pytest_configure(config):
     if threads is not None and os.environ.get("PYTEST_XDIST_WORKER"):
         for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ.setdefault(variable, str(threads))
-        import torch
-
         torch.set_num_threads(threads)
     url = os.environ.get("CELERY_BROKER_URL")
     if url:
